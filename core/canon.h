@@ -1,0 +1,66 @@
+/* Canonicalization and tokenizing (Broder 1997, "Definitions": a parser reduces
+ * a document to a canonical sequence of tokens, so that documents differing
+ * only in formatting, capitalization or punctuation give the same sequence).
+ *
+ * One pass over the input bytes: optional HTML stripping (tags, comments,
+ * the contents of script and style, entities decoded), lowercasing (ASCII fast
+ * path, UTF-8 through utf8proc; a multibyte letter is never split or dropped),
+ * and splitting into words. Every token keeps the byte span it came from in the
+ * input, so a caller can show the original text that matched.
+ *
+ * Reentrant: all state lives in the caller's sh_tokens and sh_canon_opts. */
+#ifndef SHINGLE_CANON_H
+#define SHINGLE_CANON_H
+
+#include <stddef.h>
+#include "error.h"
+
+enum {
+    SH_CANON_HTML    = 1u << 0, /* input is HTML: strip tags, comments, script/style; decode entities */
+    SH_CANON_LOWER   = 1u << 1, /* lowercase letters (simple Unicode mapping) */
+    SH_CANON_NUMBERS = 1u << 2, /* keep tokens made only of digits (else dropped) */
+    SH_CANON_PUNCT   = 1u << 3, /* keep each punctuation/symbol character as a token of its own (else a separator) */
+    SH_CANON_FOLD    = 1u << 4  /* Unicode fold: NFKC, case fold, strip combining marks (implies LOWER) */
+};
+
+/* What to do with bytes that are not valid UTF-8. */
+typedef enum sh_utf8_mode {
+    SH_UTF8_ERROR = 0, /* fail with SH_EUTF8 naming the byte offset */
+    SH_UTF8_SKIP,      /* treat each invalid byte as a separator */
+    SH_UTF8_LATIN1     /* read each invalid byte as the Latin-1 character of that value */
+} sh_utf8_mode;
+
+typedef struct sh_canon_opts {
+    unsigned flags;            /* SH_CANON_* */
+    sh_utf8_mode invalid;
+} sh_canon_opts;
+
+/* The default the paper describes for web pages: HTML off, lowercase, keep numbers, drop punctuation. */
+#define SH_CANON_DEFAULT_FLAGS (SH_CANON_LOWER | SH_CANON_NUMBERS)
+
+typedef struct sh_token {
+    size_t src_off;  /* offset in the input of the token's first byte */
+    size_t src_len;  /* bytes of input the token spans (an entity counts whole) */
+    size_t off;      /* offset of the token's canonical bytes in sh_tokens.text */
+    size_t len;      /* length of the canonical bytes (UTF-8, never empty) */
+} sh_token;
+
+/* Output buffers, reused across calls (the arrays only grow). Zero-initialize
+ * before first use; release with sh_tokens_free. */
+typedef struct sh_tokens {
+    sh_token *tok;
+    size_t n, cap;
+    char *text;          /* canonical bytes of all tokens, back to back (not NUL-separated) */
+    size_t text_len, text_cap;
+} sh_tokens;
+
+/* Tokenize in[0..n) into out (its previous contents are discarded).
+ * Returns SH_OK, SH_ENOMEM, or SH_EUTF8 (only with SH_UTF8_ERROR; err->offset is
+ * the offending byte). NUL bytes are separators. On error out is left valid but
+ * its contents are unspecified. */
+sh_status sh_canon_tokenize(const sh_canon_opts *opts, const char *in, size_t n,
+                            sh_tokens *out, sh_error *err);
+
+void sh_tokens_free(sh_tokens *t);
+
+#endif

@@ -1,0 +1,32 @@
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+sh_status sh_error_set(sh_error *err, sh_status code, size_t offset, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        err->code = code;
+        err->offset = offset;
+        err->sys_errno = 0;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+const char *sh_status_name(sh_status code)
+{
+    switch (code) {
+    case SH_OK: return "OK";
+    case SH_ENOMEM: return "ENOMEM";
+    case SH_EINVAL: return "EINVAL";
+    case SH_EUTF8: return "EUTF8";
+    case SH_EFORMAT: return "EFORMAT";
+    case SH_EMISMATCH: return "EMISMATCH";
+    case SH_EIO: return "EIO";
+    }
+    return "EUNKNOWN";
+}
