@@ -1,0 +1,153 @@
+/* Estimators of Theorem 1 (Broder 1997) and the confidence of section 4.2. */
+#include "sketch.h"
+
+#include <math.h>
+
+static const char *kind_name(int k)
+{
+    switch (k) {
+    case SH_SKETCH_MIN: return "min";
+    case SH_SKETCH_MOD: return "mod";
+    case SH_SKETCH_MINMOD: return "minmod";
+    case SH_SKETCH_CLASS: return "class";
+    case SH_SKETCH_FULL: return "full";
+    }
+    return "unknown";
+}
+
+#define DIFF(field, what, fmt, cast) \
+    if (a->p.field != b->p.field) \
+        return sh_error_set(err, SH_EMISMATCH, 0, "cannot compare sketches made with different " what " (" fmt " and " fmt "): " \
+                            "sketch both documents with the same shingler", (cast)a->p.field, (cast)b->p.field)
+
+/* Moduli compare when one divides the other: MOD_m2(MOD_m1(X)) = MOD_m2(X) for m1 | m2. */
+static uint64_t common_modulus(uint64_t m1, uint64_t m2)
+{
+    if (m1 == m2) return m1;
+    if (m1 && m2 % m1 == 0) return m2;
+    if (m2 && m1 % m2 == 0) return m1;
+    return 0;
+}
+
+sh_status sh_sketch_compatible(const sh_sketch *a, const sh_sketch *b, sh_error *err)
+{
+    if (a->p.kind != b->p.kind)
+        return sh_error_set(err, SH_EMISMATCH, 0, "cannot compare a %s sketch with a %s sketch: sketch both documents with the same shingler",
+                            kind_name(a->p.kind), kind_name(b->p.kind));
+    if ((a->p.w == 0) != (b->p.w == 0))
+        return sh_error_set(err, SH_EMISMATCH, 0, "cannot compare a sketch of a feature set with a sketch of a text (w = %u and %u)",
+                            a->p.w, b->p.w);
+    DIFF(w, "shingle widths w", "%u", unsigned);
+    DIFF(k, "fingerprint degrees k", "%u", unsigned);
+    DIFF(option, "shingling options (0 = B, set; 1 = A, labelled bag)", "%u", unsigned);
+    DIFF(tokens, "token modes (0 = rabin, 1 = pad8)", "%u", unsigned);
+    DIFF(poly, "polynomials", "0x%llx", unsigned long long);
+    DIFF(idpoly, "token-id polynomials", "0x%llx", unsigned long long);
+    DIFF(seed, "seeds", "%llu", unsigned long long);
+    DIFF(rules, "canonicalization rules", "0x%016llx", unsigned long long);
+    /* MIN_s of MOD_m does not commute with a coarser modulus: it needs equal m */
+    if (a->p.kind == SH_SKETCH_MINMOD && a->p.m != b->p.m)
+        return sh_error_set(err, SH_EMISMATCH, 0, "cannot compare min-of-mod sketches with moduli %llu and %llu: use the same m",
+                            (unsigned long long)a->p.m, (unsigned long long)b->p.m);
+    if (a->p.kind == SH_SKETCH_MOD && !common_modulus(a->p.m, b->p.m))
+        return sh_error_set(err, SH_EMISMATCH, 0, "cannot compare sketches with moduli %llu and %llu: one must divide the other",
+                            (unsigned long long)a->p.m, (unsigned long long)b->p.m);
+    return SH_OK;
+}
+
+/* The merged MIN_s estimator: walk MIN_s(M(A) u M(B)) in order and count the
+ * values found in both sketches. Each sketch holds its s smallest values, so
+ * the first s of the union are known exactly (Theorem 1, first claim). */
+static void min_merge(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, size_t s, sh_estimate *e)
+{
+    size_t i = 0, j = 0, taken = 0, both = 0;
+    while (taken < s && (i < na || j < nb)) {
+        if (j >= nb || (i < na && a[i] < b[j])) i++;
+        else if (i >= na || b[j] < a[i]) j++;
+        else { both++; i++; j++; }
+        taken++;
+    }
+    e->both = both;
+    e->sample = taken;
+}
+
+/* Sizes of X' = MOD_m(X), Y' = MOD_m(Y) and of X' n Y' for sorted sets X, Y */
+static void mod_counts(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64_t m,
+                       size_t *ka, size_t *kb, size_t *both)
+{
+    size_t i = 0, j = 0, ca = 0, cb = 0, cab = 0;
+    while (i < na || j < nb) {
+        if (j >= nb || (i < na && a[i] < b[j])) { ca += a[i] % m == 0; i++; }
+        else if (i >= na || b[j] < a[i]) { cb += b[j] % m == 0; j++; }
+        else { int k = a[i] % m == 0; ca += k; cb += k; cab += k; i++; j++; }
+    }
+    *ka = ca; *kb = cb; *both = cab;
+}
+
+sh_status sh_sketch_estimate(const sh_sketch *a, const sh_sketch *b, sh_estimate *e, sh_error *err)
+{
+    sh_status st = sh_sketch_compatible(a, b, err);
+    e->resemblance = e->contain_ab = e->contain_ba = 0;
+    e->both = e->sample = 0;
+    if (st != SH_OK) return st;
+    if (a->n == 0 || b->n == 0) return SH_OK;
+    switch (a->p.kind) {
+    case SH_SKETCH_MIN: case SH_SKETCH_MINMOD: {
+        size_t s = a->p.s < b->p.s ? a->p.s : b->p.s;
+        double r, inter;
+        min_merge(a->v, a->n, b->v, b->n, s, e);
+        r = e->sample ? (double)e->both / (double)e->sample : 0.0;
+        e->resemblance = r;
+        /* |A n B| = r (|A| + |B|) / (1 + r), from the exact set sizes */
+        inter = r * ((double)a->n_shingles + (double)b->n_shingles) / (1.0 + r);
+        e->contain_ab = a->n_shingles ? fmin(1.0, inter / (double)a->n_shingles) : 0.0;
+        e->contain_ba = b->n_shingles ? fmin(1.0, inter / (double)b->n_shingles) : 0.0;
+        return SH_OK;
+    }
+    case SH_SKETCH_MOD: case SH_SKETCH_CLASS: case SH_SKETCH_FULL: {
+        uint64_t m = 1;
+        size_t ka, kb, both, uni;
+        if (a->p.kind == SH_SKETCH_MOD) m = common_modulus(a->p.m, b->p.m);
+        if (a->p.kind == SH_SKETCH_CLASS) m = 1ULL << (a->p.cls > b->p.cls ? a->p.cls : b->p.cls);
+        mod_counts(a->v, a->n, b->v, b->n, m, &ka, &kb, &both);
+        uni = ka + kb - both;
+        e->both = both;
+        e->sample = uni;
+        e->resemblance = uni ? (double)both / (double)uni : 0.0;
+        e->contain_ab = ka ? (double)both / (double)ka : 0.0;
+        e->contain_ba = kb ? (double)both / (double)kb : 0.0;
+        return SH_OK;
+    }
+    }
+    return sh_error_set(err, SH_EINVAL, 0, "unknown sketch kind %d", (int)a->p.kind);
+}
+
+/* log C(s, k) r^k (1-r)^(s-k), with the r = 0 and r = 1 edge cases exact */
+static double binom_term(uint32_t s, uint32_t k, double r)
+{
+    double lc;
+    if (r <= 0.0) return k == 0 ? 1.0 : 0.0;
+    if (r >= 1.0) return k == s ? 1.0 : 0.0;
+    lc = lgamma((double)s + 1) - lgamma((double)k + 1) - lgamma((double)(s - k) + 1);
+    return exp(lc + k * log(r) + (s - k) * log1p(-r));
+}
+
+#define TOL 1e-9 /* s * (r +- eps) computed in floating point: 100 * 0.9 is 90.00000000000001 */
+
+double sh_confidence(uint32_t s, double r, double eps)
+{
+    double p = 0.0, lo = s * (r - eps) - TOL, hi = s * (r + eps) + TOL;
+    uint32_t k;
+    for (k = 0; k <= s; k++)
+        if (k >= lo && k <= hi) p += binom_term(s, k, r);
+    return p > 1.0 ? 1.0 : p;
+}
+
+double sh_error_probability(uint32_t s, double r, double eps)
+{
+    double p = 0.0;
+    uint32_t k;
+    for (k = 0; k <= s; k++)
+        if (fabs((double)k - s * r) >= s * eps - TOL) p += binom_term(s, k, r);
+    return p > 1.0 ? 1.0 : p;
+}

@@ -1,0 +1,18 @@
+/* luaopen_shingle_core: the C module under the `shingle` facade (lua/shingle/init.lua). */
+#include "lshingle.h"
+
+#if defined(__GNUC__)
+__attribute__((visibility("default")))
+#endif
+int luaopen_shingle_core(lua_State *L);
+
+int luaopen_shingle_core(lua_State *L)
+{
+    lua_newtable(L);
+    shl_open_sketch(L);
+    shl_open_shingler(L);
+    shl_open_util(L);
+    lua_pushliteral(L, "0.1.0");
+    lua_setfield(L, -2, "_VERSION");
+    return 1;
+}

@@ -1,0 +1,347 @@
+/* shingle.Shingler: an independent, configured shingler (no global state; any
+ * number can live in one Lua state). */
+#include <stdlib.h>
+#include <string.h>
+#include "lshingle.h"
+
+static shl_shingler *check(lua_State *L, int i)
+{
+    return (shl_shingler *)luaL_checkudata(L, i, SHL_SHINGLER);
+}
+
+static lua_Integer opt_int(lua_State *L, int t, const char *k, lua_Integer def)
+{
+    lua_Integer v;
+    lua_getfield(L, t, k);
+    if (lua_isnil(L, -1)) v = def;
+    else if (lua_type(L, -1) != LUA_TNUMBER) return luaL_error(L, "option '%s' must be a number", k);
+    else v = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+static uint64_t opt_u64(lua_State *L, int t, const char *k, uint64_t def)
+{
+    uint64_t v = def;
+    lua_getfield(L, t, k);
+    if (!lua_isnil(L, -1)) v = shl_checku64(L, lua_gettop(L));
+    lua_pop(L, 1);
+    return v;
+}
+
+static int opt_bool(lua_State *L, int t, const char *k, int def)
+{
+    int v = def;
+    lua_getfield(L, t, k);
+    if (!lua_isnil(L, -1)) v = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+static int opt_enum(lua_State *L, int t, const char *k, const char *def, const char *const names[])
+{
+    int i;
+    const char *v;
+    lua_getfield(L, t, k);
+    v = lua_isnil(L, -1) ? def : lua_tostring(L, -1);
+    for (i = 0; v && names[i]; i++)
+        if (strcmp(names[i], v) == 0) { lua_pop(L, 1); return i; }
+    return luaL_error(L, "option '%s' is '%s'; use one of the documented values", k, v ? v : "?");
+}
+
+static const char *const kinds[] = { "", "min", "mod", "minmod", "class", "full", NULL };
+static const char *const token_modes[] = { "rabin", "pad8", NULL };
+static const char *const options[] = { "B", "A", NULL };
+static const char *const invalids[] = { "error", "skip", "latin1", NULL };
+
+/* core.new(config) -> shingler. The facade validates and documents the
+ * options; this checks ranges again, since core can be used directly. */
+static int shingler_new(lua_State *L)
+{
+    shl_shingler *u;
+    sh_shingler_config c;
+    sh_error err;
+    lua_Integer s, m;
+    luaL_checktype(L, 1, LUA_TTABLE);
+    memset(&c, 0, sizeof c);
+    c.w = (int)opt_int(L, 1, "w", 10);
+    c.k = (int)opt_int(L, 1, "k", 64);
+    c.seed = opt_u64(L, 1, "seed", 0);
+    c.poly = opt_u64(L, 1, "poly", 0);
+    c.idpoly = opt_u64(L, 1, "idpoly", 0);
+    c.tokens = (sh_token_mode)opt_enum(L, 1, "tokens", "rabin", token_modes);
+    c.option = (sh_option)opt_enum(L, 1, "option", "B", options);
+    c.canon.flags = (opt_bool(L, 1, "html", 0) ? SH_CANON_HTML : 0) |
+                    (opt_bool(L, 1, "lowercase", 1) ? SH_CANON_LOWER : 0) |
+                    (opt_bool(L, 1, "numbers", 1) ? SH_CANON_NUMBERS : 0) |
+                    (opt_bool(L, 1, "punctuation", 0) ? SH_CANON_PUNCT : 0) |
+                    (opt_bool(L, 1, "fold", 0) ? SH_CANON_FOLD : 0);
+    c.canon.invalid = (sh_utf8_mode)opt_enum(L, 1, "invalid", "error", invalids);
+    s = opt_int(L, 1, "s", 200);
+    m = opt_int(L, 1, "m", 25);
+    luaL_argcheck(L, s >= 1 && s <= 1000000, 1, "sketch size s must be 1 to 1000000");
+    luaL_argcheck(L, m >= 1, 1, "modulus m must be at least 1");
+    u = (shl_shingler *)shl_newuserdata(L, sizeof *u);
+    memset(u, 0, sizeof *u);
+    u->closed = 1; /* nothing to free until init succeeds */
+    luaL_getmetatable(L, SHL_SHINGLER);
+    lua_setmetatable(L, -2);
+    if (sh_shingler_init(&u->sh, &c, &err) != SH_OK) return shl_raise(L, &err);
+    u->sp.kind = (uint8_t)opt_enum(L, 1, "sketch", "min", kinds);
+    luaL_argcheck(L, u->sp.kind != 0, 1, "option 'sketch' must be min, mod, minmod, class or full");
+    u->sp.s = (uint32_t)s;
+    u->sp.m = (uint64_t)m;
+    u->sp.rules = opt_u64(L, 1, "rules", 0);
+    u->closed = 0;
+    return 1;
+}
+
+static int shingler_gc(lua_State *L)
+{
+    shl_shingler *u = check(L, 1);
+    if (!u->closed) {
+        sh_work_free(&u->work);
+        u->closed = 1;
+    }
+    return 0;
+}
+
+static int kind_arg(lua_State *L, int i, int def)
+{
+    if (lua_isnoneornil(L, i)) return def;
+    {
+        int k = luaL_checkoption(L, i, NULL, kinds);
+        luaL_argcheck(L, k != 0, i, "sketch kind must be min, mod, minmod, class or full");
+        return k;
+    }
+}
+
+static int build(lua_State *L, shl_shingler *u, int kind, int features, uint64_t ntok)
+{
+    sh_sketch_params p = u->sp;
+    sh_sketch *sk;
+    sh_error err;
+    p.kind = (uint8_t)kind;
+    if (sh_sketch_build(&u->sh, &u->work, &p, features, ntok, &sk, &err) != SH_OK) return shl_raise(L, &err);
+    shl_pushsketch(L, sk);
+    free(sk);
+    return 1;
+}
+
+/* sh:sketch_text(text [, kind]) -> sketch, or nil, message for input the
+ * canonicalizer rejects (invalid UTF-8 with invalid = "error"). */
+static int shingler_sketch_text(lua_State *L)
+{
+    shl_shingler *u = check(L, 1);
+    size_t n;
+    const char *s = luaL_checklstring(L, 2, &n);
+    int kind = kind_arg(L, 3, u->sp.kind);
+    sh_error err;
+    if (sh_shingle_text(&u->sh, &u->work, s, n, &err) != SH_OK) {
+        if (err.code == SH_EUTF8) return shl_fail(L, &err);
+        return shl_raise(L, &err);
+    }
+    return build(L, u, kind, 0, u->work.toks.n);
+}
+
+/* Fill work.ids from a Lua list: strings are tokens (hashed like canonical
+ * tokens), numbers and 8-byte values given as integers are ids as they are. */
+static void ids_from_list(lua_State *L, shl_shingler *u, int t)
+{
+    size_t n = shl_rawlen(L, t), i;
+    if (sh_work_reserve_ids(&u->work, n) != SH_OK) luaL_error(L, "out of memory for %d tokens", (int)n);
+    for (i = 0; i < n; i++) {
+        lua_rawgeti(L, t, (int)(i + 1));
+        if (lua_type(L, -1) == LUA_TSTRING) {
+            size_t len;
+            const char *s = lua_tolstring(L, -1, &len);
+            u->work.ids[i] = sh_token_id(&u->sh, s, len);
+        } else if (lua_type(L, -1) == LUA_TNUMBER) {
+            u->work.ids[i] = shl_checku64(L, lua_gettop(L));
+        } else {
+            luaL_error(L, "item %d of the list is a %s; tokens and features must be strings or integers",
+                       (int)(i + 1), luaL_typename(L, -1));
+        }
+        lua_pop(L, 1);
+    }
+    u->work.n_ids = n;
+}
+
+/* sh:sketch_tokens(list [, kind]): shingle a token sequence given as a list */
+static int shingler_sketch_tokens(lua_State *L)
+{
+    shl_shingler *u = check(L, 1);
+    int kind;
+    sh_error err;
+    luaL_checktype(L, 2, LUA_TTABLE);
+    kind = kind_arg(L, 3, u->sp.kind);
+    ids_from_list(L, u, 2);
+    if (sh_shingle_ids(&u->sh, &u->work, &err) != SH_OK) return shl_raise(L, &err);
+    return build(L, u, kind, 0, u->work.n_ids);
+}
+
+/* sh:sketch_features(list [, kind]): sketch a set of features (no shingling) */
+static int shingler_sketch_features(lua_State *L)
+{
+    shl_shingler *u = check(L, 1);
+    size_t i;
+    int kind;
+    luaL_checktype(L, 2, LUA_TTABLE);
+    kind = kind_arg(L, 3, u->sp.kind);
+    ids_from_list(L, u, 2);
+    if (u->work.n_ids > u->work.cap_fps) {
+        size_t cap = u->work.n_ids;
+        uint64_t *f = (uint64_t *)realloc(u->work.fps, cap * sizeof *f);
+        uint32_t *g;
+        if (!f) return luaL_error(L, "out of memory");
+        u->work.fps = f;
+        g = (uint32_t *)realloc(u->work.fp_id, cap * sizeof *g);
+        if (!g) return luaL_error(L, "out of memory");
+        u->work.fp_id = g;
+        u->work.cap_fps = cap;
+    }
+    for (i = 0; i < u->work.n_ids; i++) u->work.fps[i] = u->work.ids[i];
+    u->work.n_fps = u->work.n_ids;
+    return build(L, u, kind, 1, u->work.n_ids);
+}
+
+/* sh:shingle_list(text) -> fingerprints, first byte, last byte (1-based,
+ * inclusive, as string.sub takes them) of every shingle in document order */
+static int shingler_shingle_list(lua_State *L)
+{
+    shl_shingler *u = check(L, 1);
+    size_t n, i;
+    const char *s = luaL_checklstring(L, 2, &n);
+    sh_error err;
+    sh_work *w = &u->work;
+    if (sh_shingle_text(&u->sh, w, s, n, &err) != SH_OK) {
+        if (err.code == SH_EUTF8) return shl_fail(L, &err);
+        return shl_raise(L, &err);
+    }
+    lua_createtable(L, (int)w->n_fps, 0);
+    lua_createtable(L, (int)w->n_fps, 0);
+    lua_createtable(L, (int)w->n_fps, 0);
+    for (i = 0; i < w->n_fps; i++) {
+        size_t first_id = w->fp_id[i];
+        size_t last_id = w->n_ids < (size_t)u->sh.c.w ? w->n_ids - 1 : first_id + (size_t)u->sh.c.w - 1;
+        const sh_token *a = &w->toks.tok[w->id_tok[first_id]], *b = &w->toks.tok[w->id_tok[last_id]];
+        shl_pushu64(L, w->fps[i]);
+        lua_rawseti(L, -4, (int)(i + 1));
+        lua_pushinteger(L, (lua_Integer)a->src_off + 1);
+        lua_rawseti(L, -3, (int)(i + 1));
+        lua_pushinteger(L, (lua_Integer)(b->src_off + b->src_len));
+        lua_rawseti(L, -2, (int)(i + 1));
+    }
+    return 3;
+}
+
+/* sh:tokens(text) -> canonical tokens, first byte, last byte */
+static int shingler_tokens(lua_State *L)
+{
+    shl_shingler *u = check(L, 1);
+    size_t n, i;
+    const char *s = luaL_checklstring(L, 2, &n);
+    sh_error err;
+    sh_tokens *t = &u->work.toks;
+    if (sh_canon_tokenize(&u->sh.c.canon, s, n, t, &err) != SH_OK) {
+        if (err.code == SH_EUTF8) return shl_fail(L, &err);
+        return shl_raise(L, &err);
+    }
+    lua_createtable(L, (int)t->n, 0);
+    lua_createtable(L, (int)t->n, 0);
+    lua_createtable(L, (int)t->n, 0);
+    for (i = 0; i < t->n; i++) {
+        lua_pushlstring(L, t->text + t->tok[i].off, t->tok[i].len);
+        lua_rawseti(L, -4, (int)(i + 1));
+        lua_pushinteger(L, (lua_Integer)t->tok[i].src_off + 1);
+        lua_rawseti(L, -3, (int)(i + 1));
+        lua_pushinteger(L, (lua_Integer)(t->tok[i].src_off + t->tok[i].src_len));
+        lua_rawseti(L, -2, (int)(i + 1));
+    }
+    return 3;
+}
+
+/* sh:fingerprint(s): the AUG Rabin fingerprint of a whole string under P
+ * (documents, URLs); the "append nulls" form, so it looks random. */
+static int shingler_fingerprint(lua_State *L)
+{
+    shl_shingler *u = check(L, 1);
+    size_t n;
+    const char *s = luaL_checklstring(L, 2, &n);
+    shl_pushu64(L, sh_rabin_aug(&u->sh.win, s, n));
+    return 1;
+}
+
+static int shingler_token_id(lua_State *L)
+{
+    shl_shingler *u = check(L, 1);
+    size_t n;
+    const char *s = luaL_checklstring(L, 2, &n);
+    shl_pushu64(L, sh_token_id(&u->sh, s, n));
+    return 1;
+}
+
+/* sh:window(list): the fingerprint of a window of ids computed from scratch,
+ * byte by byte: the slow reference the sliding window must equal. */
+static int shingler_window(lua_State *L)
+{
+    shl_shingler *u = check(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    ids_from_list(L, u, 2);
+    shl_pushu64(L, sh_window_slow(&u->sh, u->work.ids, u->work.n_ids));
+    return 1;
+}
+
+static int shingler_params(lua_State *L)
+{
+    shl_shingler *u = check(L, 1);
+    const sh_shingler_config *c = &u->sh.c;
+    lua_createtable(L, 0, 16);
+    lua_pushinteger(L, c->w); lua_setfield(L, -2, "w");
+    lua_pushinteger(L, c->k); lua_setfield(L, -2, "k");
+    shl_pushu64(L, c->seed); lua_setfield(L, -2, "seed");
+    shl_pushu64(L, c->poly); lua_setfield(L, -2, "poly");
+    shl_pushu64(L, c->idpoly); lua_setfield(L, -2, "idpoly");
+    lua_pushstring(L, token_modes[c->tokens]); lua_setfield(L, -2, "tokens");
+    lua_pushstring(L, options[c->option]); lua_setfield(L, -2, "option");
+    lua_pushstring(L, kinds[u->sp.kind]); lua_setfield(L, -2, "sketch");
+    lua_pushinteger(L, u->sp.s); lua_setfield(L, -2, "s");
+    lua_pushinteger(L, (lua_Integer)u->sp.m); lua_setfield(L, -2, "m");
+    shl_pushu64(L, u->sp.rules); lua_setfield(L, -2, "rules");
+    lua_pushboolean(L, (c->canon.flags & SH_CANON_HTML) != 0); lua_setfield(L, -2, "html");
+    lua_pushboolean(L, (c->canon.flags & SH_CANON_LOWER) != 0); lua_setfield(L, -2, "lowercase");
+    lua_pushboolean(L, (c->canon.flags & SH_CANON_NUMBERS) != 0); lua_setfield(L, -2, "numbers");
+    lua_pushboolean(L, (c->canon.flags & SH_CANON_PUNCT) != 0); lua_setfield(L, -2, "punctuation");
+    lua_pushboolean(L, (c->canon.flags & SH_CANON_FOLD) != 0); lua_setfield(L, -2, "fold");
+    lua_pushstring(L, invalids[c->canon.invalid]); lua_setfield(L, -2, "invalid");
+    return 1;
+}
+
+static int shingler_tostring(lua_State *L)
+{
+    shl_shingler *u = check(L, 1);
+    lua_pushfstring(L, "shingle.Shingler(w=%d, k=%d, sketch=%s)", u->sh.c.w, u->sh.c.k, kinds[u->sp.kind]);
+    return 1;
+}
+
+void shl_open_shingler(lua_State *L)
+{
+    static const luaL_Reg methods[] = {
+        { "sketch_text", shingler_sketch_text }, { "sketch_tokens", shingler_sketch_tokens },
+        { "sketch_features", shingler_sketch_features }, { "shingle_list", shingler_shingle_list },
+        { "tokens", shingler_tokens }, { "fingerprint", shingler_fingerprint },
+        { "token_id", shingler_token_id }, { "window", shingler_window },
+        { "params", shingler_params }, { NULL, NULL }
+    };
+    static const luaL_Reg meta[] = { { "__gc", shingler_gc }, { "__tostring", shingler_tostring }, { NULL, NULL } };
+    luaL_newmetatable(L, SHL_SHINGLER);
+    shl_setfuncs(L, meta);
+    lua_newtable(L);
+    shl_setfuncs(L, methods);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -4, "Shingler");
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+    lua_pushcfunction(L, shingler_new);
+    lua_setfield(L, -2, "new");
+}

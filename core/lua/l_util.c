@@ -1,0 +1,111 @@
+/* shingle.core functions that stand alone: Rabin fingerprints under a given
+ * polynomial, irreducibility, the mixer, the confidence of section 4.2. */
+#include <string.h>
+#include "lshingle.h"
+
+static int check_degree(lua_State *L, int i, lua_Integer def)
+{
+    lua_Integer k = luaL_optinteger(L, i, def);
+    luaL_argcheck(L, k >= 16 && k <= 64, i, "degree k must be 16 to 64");
+    return (int)k;
+}
+
+/* core.rabin(s, poly, k [, form]) with form "aug" (default), "raw" or "aug1" */
+static int u_rabin(lua_State *L)
+{
+    static const char *const forms[] = { "aug", "raw", "aug1", NULL };
+    size_t n;
+    const char *s = luaL_checklstring(L, 1, &n);
+    uint64_t p = shl_checku64(L, 2);
+    int k = check_degree(L, 3, 64);
+    int form = luaL_checkoption(L, 4, "aug", forms);
+    sh_rabin r;
+    uint64_t f;
+    luaL_argcheck(L, k == 64 || (p >> k) == 0, 2, "give only the low k bits of the polynomial");
+    sh_rabin_init(&r, p, k);
+    f = form == 0 ? sh_rabin_aug(&r, s, n) : form == 1 ? sh_rabin_raw(&r, s, n) : sh_rabin_aug1(&r, s, n);
+    shl_pushu64(L, f);
+    return 1;
+}
+
+static int u_irreducible(lua_State *L)
+{
+    uint64_t p = shl_checku64(L, 1);
+    int k = check_degree(L, 2, 64);
+    lua_pushboolean(L, sh_poly_irreducible(p, k));
+    return 1;
+}
+
+static int u_random_poly(lua_State *L)
+{
+    uint64_t seed = shl_checku64(L, 1);
+    int k = check_degree(L, 2, 64);
+    shl_pushu64(L, sh_poly_random(seed, k));
+    return 1;
+}
+
+static int u_mix(lua_State *L)
+{
+    shl_pushu64(L, sh_mix(shl_checku64(L, 1)));
+    return 1;
+}
+
+static void check_sre(lua_State *L, uint32_t *s, double *r, double *eps)
+{
+    lua_Integer si = luaL_checkinteger(L, 1);
+    *r = luaL_checknumber(L, 2);
+    *eps = luaL_checknumber(L, 3);
+    luaL_argcheck(L, si >= 1 && si <= 100000000, 1, "sample size s must be 1 to 10^8");
+    luaL_argcheck(L, *r >= 0 && *r <= 1, 2, "resemblance r must be between 0 and 1");
+    luaL_argcheck(L, *eps >= 0 && *eps <= 1, 3, "epsilon must be between 0 and 1");
+    *s = (uint32_t)si;
+}
+
+static int u_confidence(lua_State *L)
+{
+    uint32_t s;
+    double r, eps;
+    check_sre(L, &s, &r, &eps);
+    lua_pushnumber(L, sh_confidence(s, r, eps));
+    return 1;
+}
+
+static int u_error_probability(lua_State *L)
+{
+    uint32_t s;
+    double r, eps;
+    check_sre(L, &s, &r, &eps);
+    lua_pushnumber(L, sh_error_probability(s, r, eps));
+    return 1;
+}
+
+static int u_size_class(lua_State *L)
+{
+    lua_Integer n = luaL_checkinteger(L, 1);
+    luaL_argcheck(L, n >= 0, 1, "a shingle count is not negative");
+    lua_pushinteger(L, (lua_Integer)sh_size_class((uint64_t)n));
+    return 1;
+}
+
+/* core.tohex(fp): a fingerprint as 16 hex digits, the same on every Lua */
+static int u_tohex(lua_State *L)
+{
+    uint64_t v = shl_checku64(L, 1);
+    char b[17];
+    int i;
+    for (i = 0; i < 16; i++) b[i] = "0123456789abcdef"[(v >> (60 - 4 * i)) & 15];
+    lua_pushlstring(L, b, 16);
+    return 1;
+}
+
+void shl_open_util(lua_State *L)
+{
+    static const luaL_Reg funcs[] = {
+        { "rabin", u_rabin }, { "irreducible", u_irreducible }, { "random_poly", u_random_poly },
+        { "mix", u_mix }, { "confidence", u_confidence }, { "error_probability", u_error_probability },
+        { "size_class", u_size_class }, { "tohex", u_tohex }, { NULL, NULL }
+    };
+    shl_setfuncs(L, funcs);
+    lua_pushboolean(L, SHL_INT64);
+    lua_setfield(L, -2, "int64");
+}

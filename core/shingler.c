@@ -1,0 +1,224 @@
+#include "shingler.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SEED_P_ID 0x5bd1e9955bd1e995ULL /* separates the P_id stream from P's */
+
+sh_status sh_shingler_init(sh_shingler *s, const sh_shingler_config *cfg, sh_error *err)
+{
+    sh_shingler_config c = *cfg;
+    if (c.w < 1 || c.w > 1024)
+        return sh_error_set(err, SH_EINVAL, 0, "shingle width w = %d is out of range; use 1 to 1024 (the paper uses 10)", c.w);
+    if (c.k < 16 || c.k > 64)
+        return sh_error_set(err, SH_EINVAL, 0, "fingerprint degree k = %d is out of range; use 16 to 64 (64 by default, 40 as in the paper)", c.k);
+    if (c.k < 64 && c.poly >> c.k)
+        return sh_error_set(err, SH_EINVAL, 0, "polynomial 0x%llx has more than k = %d low bits; give only the low k bits (the x^k term is implied)",
+                            (unsigned long long)c.poly, c.k);
+    if (c.poly == 0)
+        c.poly = sh_poly_random(c.seed, c.k);
+    else if (!sh_poly_irreducible(c.poly, c.k))
+        return sh_error_set(err, SH_EINVAL, 0, "polynomial 0x%llx of degree %d is not irreducible; pass poly = 0 to draw one from the seed",
+                            (unsigned long long)c.poly, c.k);
+    if (c.idpoly == 0)
+        c.idpoly = sh_poly_random(c.seed ^ SEED_P_ID, 64);
+    else if (!sh_poly_irreducible(c.idpoly, 64))
+        return sh_error_set(err, SH_EINVAL, 0, "token-id polynomial 0x%llx is not irreducible of degree 64",
+                            (unsigned long long)c.idpoly);
+    if (c.tokens != SH_TOKENS_RABIN && c.tokens != SH_TOKENS_PAD8)
+        return sh_error_set(err, SH_EINVAL, 0, "unknown token mode %d; use rabin or pad8", (int)c.tokens);
+    if (c.option != SH_OPTION_A && c.option != SH_OPTION_B)
+        return sh_error_set(err, SH_EINVAL, 0, "unknown option %d; use A (labelled bag) or B (set)", (int)c.option);
+    s->c = c;
+    sh_rabin_init(&s->win, c.poly, c.k);
+    sh_rabin_init(&s->id, c.idpoly, 64);
+    sh_mulx_init(&s->id64, &s->id, 64);
+    sh_mulx_init(&s->w64, &s->win, 64);
+    sh_mulx_init(&s->wk, &s->win, (uint64_t)c.k);
+    sh_mulx_init(&s->wout, &s->win, 64u * (uint64_t)c.w + (uint64_t)c.k);
+    return SH_OK;
+}
+
+static inline uint64_t load_be(const unsigned char *p, size_t n)
+{
+    uint64_t v = 0;
+    size_t i;
+    for (i = 0; i < n; i++) v = (v << 8) | p[i];
+    return v;
+}
+
+/* AUG under P_id (degree 64) eight bytes at a time: appending an 8-byte chunk
+ * C gives (f xor C) * x^64; a tail of t < 8 bytes gives
+ * (f_lo << 8t) xor ((f_hi xor T) * x^64), f_hi being the t bytes shifted out. */
+uint64_t sh_token_id(const sh_shingler *s, const void *bytes, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)bytes;
+    uint64_t f = 0;
+    size_t t;
+    while (n >= 8) {
+        f = sh_mulx_apply(&s->id64, f ^ load_be(b, 8));
+        b += 8;
+        n -= 8;
+    }
+    if ((t = n) > 0) {
+        unsigned sh = (unsigned)(64 - 8 * t);
+        uint64_t hi = f >> sh, lo = f & ((1ULL << sh) - 1);
+        f = (lo << (8 * t)) ^ sh_mulx_apply(&s->id64, hi ^ load_be(b, t));
+    }
+    return f;
+}
+
+uint64_t sh_label(const sh_shingler *s, uint64_t fp, uint64_t label)
+{
+    return sh_mulx_apply(&s->w64, sh_mulx_apply(&s->wk, fp)) ^ sh_mulx_apply(&s->wk, label);
+}
+
+uint64_t sh_window_slow(const sh_shingler *s, const uint64_t *ids, size_t n)
+{
+    uint64_t f = 0;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        unsigned char be[8];
+        int j;
+        for (j = 0; j < 8; j++) be[j] = (unsigned char)(ids[i] >> (56 - 8 * j));
+        f = sh_rabin_extend(&s->win, f, be, 8);
+    }
+    return f;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    size_t nc;
+    void *q;
+    if (need <= *cap) return 1;
+    nc = *cap ? *cap : 256;
+    while (nc < need) nc *= 2;
+    q = realloc(*p, nc * elem);
+    if (!q) return 0;
+    *p = q;
+    *cap = nc;
+    return 1;
+}
+
+sh_status sh_work_reserve_ids(sh_work *w, size_t n)
+{
+    size_t cap = w->cap_ids;
+    if (n <= cap) return SH_OK;
+    if (!grow((void **)&w->ids, &cap, n, sizeof *w->ids)) return SH_ENOMEM;
+    cap = w->cap_ids;
+    if (!grow((void **)&w->id_tok, &cap, n, sizeof *w->id_tok)) return SH_ENOMEM;
+    w->cap_ids = cap;
+    return SH_OK;
+}
+
+static sh_status reserve_fps(sh_work *w, size_t n)
+{
+    size_t cap = w->cap_fps;
+    if (n <= cap) return SH_OK;
+    if (!grow((void **)&w->fps, &cap, n, sizeof *w->fps)) return SH_ENOMEM;
+    cap = w->cap_fps;
+    if (!grow((void **)&w->fp_id, &cap, n, sizeof *w->fp_id)) return SH_ENOMEM;
+    w->cap_fps = cap;
+    return SH_OK;
+}
+
+/* The sliding window of section 4.3: f <- f * x^64 + id_in * x^k - id_out * x^(64w + k). */
+static sh_status window(const sh_shingler *s, sh_work *w, sh_error *err)
+{
+    const size_t n = w->n_ids, W = (size_t)s->c.w;
+    const uint64_t *ids = w->ids;
+    uint64_t *fps;
+    uint32_t *fid;
+    size_t i, nf;
+    uint64_t f = 0;
+    w->n_fps = 0;
+    if (n == 0) return SH_OK;
+    nf = n >= W ? n - W + 1 : 1;
+    if (reserve_fps(w, nf) != SH_OK)
+        return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu shingles", nf);
+    fps = w->fps;
+    fid = w->fp_id;
+    if (n < W) {
+        fps[0] = sh_window_slow(s, ids, n);
+        fid[0] = 0;
+        w->n_fps = 1;
+        return SH_OK;
+    }
+    if (s->c.k == 64) {
+        for (i = 0; i < W; i++) f = sh_mulx_apply(&s->w64, f ^ ids[i]);
+        fps[0] = f;
+        for (i = W; i < n; i++) {
+            f = sh_mulx_apply(&s->w64, f ^ ids[i]) ^ sh_mulx_apply(&s->wout, ids[i - W]);
+            fps[i - W + 1] = f;
+        }
+    } else {
+        for (i = 0; i < W; i++) f = sh_mulx_apply(&s->w64, f) ^ sh_mulx_apply(&s->wk, ids[i]);
+        fps[0] = f;
+        for (i = W; i < n; i++) {
+            f = sh_mulx_apply(&s->w64, f) ^ sh_mulx_apply(&s->wk, ids[i]) ^ sh_mulx_apply(&s->wout, ids[i - W]);
+            fps[i - W + 1] = f;
+        }
+    }
+    for (i = 0; i < nf; i++) fid[i] = (uint32_t)i;
+    w->n_fps = nf;
+    return SH_OK;
+}
+
+sh_status sh_shingle_ids(const sh_shingler *s, sh_work *w, sh_error *err)
+{
+    size_t i;
+    for (i = 0; i < w->n_ids; i++) w->id_tok[i] = (uint32_t)i;
+    return window(s, w, err);
+}
+
+sh_status sh_shingle_text(const sh_shingler *s, sh_work *w, const char *text, size_t n, sh_error *err)
+{
+    sh_status st = sh_canon_tokenize(&s->c.canon, text, n, &w->toks, err);
+    const sh_token *tok;
+    size_t i, nt, nid = 0;
+    if (st != SH_OK) return st;
+    nt = w->toks.n;
+    tok = w->toks.tok;
+    if (nt > UINT32_MAX)
+        return sh_error_set(err, SH_EINVAL, 0, "document has %zu tokens; at most 4294967295 are supported", nt);
+    if (s->c.tokens == SH_TOKENS_RABIN) {
+        if (sh_work_reserve_ids(w, nt) != SH_OK)
+            return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu tokens", nt);
+        for (i = 0; i < nt; i++) {
+            w->ids[i] = sh_token_id(s, w->toks.text + tok[i].off, tok[i].len);
+            w->id_tok[i] = (uint32_t)i;
+        }
+        nid = nt;
+    } else {
+        size_t need = 0;
+        for (i = 0; i < nt; i++) need += (tok[i].len + 7) / 8;
+        if (need > UINT32_MAX || sh_work_reserve_ids(w, need) != SH_OK)
+            return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu 8-byte words", need);
+        for (i = 0; i < nt; i++) {
+            const unsigned char *b = (const unsigned char *)w->toks.text + tok[i].off;
+            size_t len = tok[i].len;
+            while (len > 0) {
+                size_t c = len < 8 ? len : 8;
+                w->ids[nid] = load_be(b, c) << (8 * (8 - c)); /* NUL-padded on the right */
+                w->id_tok[nid++] = (uint32_t)i;
+                b += c;
+                len -= c;
+            }
+        }
+    }
+    w->n_ids = nid;
+    return window(s, w, err);
+}
+
+void sh_work_free(sh_work *w)
+{
+    sh_tokens_free(&w->toks);
+    free(w->ids);
+    free(w->id_tok);
+    free(w->fps);
+    free(w->fp_id);
+    free(w->tab);
+    free(w->cnt);
+    free(w->vals);
+    memset(w, 0, sizeof *w);
+}

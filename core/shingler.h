@@ -1,0 +1,96 @@
+/* Shingling (Broder 1997, "Definitions"): the w-shingles of a canonical token
+ * sequence, each identified by a Rabin fingerprint computed over a sliding
+ * window (section 4.3).
+ *
+ * Tokens have variable length, so the window does not run over their bytes:
+ * each token is first mapped to a 64-bit id (a Rabin fingerprint of its
+ * canonical bytes under a polynomial P_id), and the window fingerprint is the
+ * AUG fingerprint, under a second polynomial P, of the big-endian concatenation
+ * of the w ids. Two polynomials, because with one a token longer than 7 bytes
+ * would spill into its neighbours' slots. Sliding costs 16 independent table
+ * lookups per token whatever its length, and equals fingerprinting the 8w bytes
+ * from scratch bit for bit.
+ *
+ * SH_TOKENS_PAD8 reproduces the paper's alternative instead: a token's id is
+ * its bytes NUL-padded to 8, and a longer token is the catenation of several
+ * 8-byte words.
+ *
+ * A document with fewer than w (but at least one) ids has one shingle: the
+ * fingerprint of all of them, so short documents can still be compared.
+ *
+ * An sh_shingler is immutable once initialised: one can be shared by threads,
+ * each with its own sh_work. */
+#ifndef SHINGLE_SHINGLER_H
+#define SHINGLE_SHINGLER_H
+
+#include <stdint.h>
+#include "canon.h"
+#include "error.h"
+#include "rabin.h"
+
+typedef enum sh_token_mode { SH_TOKENS_RABIN = 0, SH_TOKENS_PAD8 = 1 } sh_token_mode;
+typedef enum sh_option { SH_OPTION_B = 0, SH_OPTION_A = 1 } sh_option; /* B: set; A: labelled bag */
+
+typedef struct sh_shingler_config {
+    int w;                    /* shingle width in tokens, 1..1024 (paper: 10) */
+    int k;                    /* degree of P, 16..64 (64; 40 reproduces the paper) */
+    uint64_t seed;            /* draws P, P_id and the MIN_s order */
+    uint64_t poly;            /* P's low k bits, or 0 to draw it from seed */
+    uint64_t idpoly;          /* P_id (degree 64), or 0 to draw it from seed */
+    sh_token_mode tokens;
+    sh_option option;
+    sh_canon_opts canon;
+} sh_shingler_config;
+
+typedef struct sh_shingler {
+    sh_shingler_config c;     /* with poly and idpoly filled in */
+    sh_rabin win;             /* P, degree k */
+    sh_rabin id;              /* P_id, degree 64 */
+    sh_mulx id64;             /* v * x^64 mod P_id: token ids 8 bytes at a time */
+    sh_mulx w64;              /* v * x^64 mod P */
+    sh_mulx wk;               /* v * x^k mod P (== w64 when k = 64) */
+    sh_mulx wout;             /* v * x^(64w + k) mod P: the id leaving the window */
+} sh_shingler;
+
+/* Per-thread scratch buffers; zero-initialise, release with sh_work_free. */
+typedef struct sh_work {
+    sh_tokens toks;
+    uint64_t *ids;            /* token ids */
+    uint32_t *id_tok;         /* token index of each id (PAD8 may make several per token) */
+    size_t n_ids, cap_ids;
+    uint64_t *fps;            /* shingle fingerprints in document order */
+    uint32_t *fp_id;          /* index of the first id of each shingle */
+    size_t n_fps, cap_fps;
+    uint64_t *tab;            /* hash table for distinct values / labels */
+    uint32_t *cnt;
+    size_t tab_cap;
+    uint64_t *vals;           /* distinct mixed values */
+    size_t n_vals, cap_vals;
+} sh_work;
+
+/* Validate cfg and fill s. Returns SH_EINVAL (with a message naming the
+ * parameter and the range that would work) or SH_OK. */
+sh_status sh_shingler_init(sh_shingler *s, const sh_shingler_config *cfg, sh_error *err);
+
+/* The 64-bit id of one token (its canonical bytes), as used in windows. */
+uint64_t sh_token_id(const sh_shingler *s, const void *bytes, size_t n);
+
+/* Canonicalize and tokenize text, then fill w->ids and w->fps. */
+sh_status sh_shingle_text(const sh_shingler *s, sh_work *w, const char *text, size_t n, sh_error *err);
+
+/* Same from a list of token ids already in w->ids[0..w->n_ids) (w->id_tok is set to identity). */
+sh_status sh_shingle_ids(const sh_shingler *s, sh_work *w, sh_error *err);
+
+/* Make room for n ids in w->ids / w->id_tok. */
+sh_status sh_work_reserve_ids(sh_work *w, size_t n);
+
+/* Option A (section 2): the fingerprint of shingle fp labelled with its
+ * occurrence number, AUG under P of the 16 bytes fp || label. */
+uint64_t sh_label(const sh_shingler *s, uint64_t fp, uint64_t label);
+
+/* Slow obvious reference: AUG under P of the big-endian bytes of ids[0..n). */
+uint64_t sh_window_slow(const sh_shingler *s, const uint64_t *ids, size_t n);
+
+void sh_work_free(sh_work *w);
+
+#endif

@@ -1,0 +1,314 @@
+#include "sketch.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "sort.h"
+
+static sh_status reserve(sh_work *w, size_t n)
+{
+    if (n > w->cap_vals) {
+        size_t nc = w->cap_vals ? w->cap_vals : 256;
+        uint64_t *q;
+        while (nc < n) nc *= 2;
+        q = (uint64_t *)realloc(w->vals, nc * sizeof *q);
+        if (!q) return SH_ENOMEM;
+        w->vals = q;
+        w->cap_vals = nc;
+    }
+    return SH_OK;
+}
+
+/* Open-addressing table sized to a power of two at least twice n. Key 0 marks
+ * an empty slot; a real key 0 is tracked by the caller. */
+static sh_status table(sh_work *w, size_t n, int counts)
+{
+    size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    if (cap > w->tab_cap) {
+        uint64_t *t = (uint64_t *)realloc(w->tab, cap * sizeof *t);
+        uint32_t *c;
+        if (!t) return SH_ENOMEM;
+        w->tab = t;
+        c = (uint32_t *)realloc(w->cnt, cap * sizeof *c);
+        if (!c) return SH_ENOMEM;
+        w->cnt = c;
+        w->tab_cap = cap;
+    }
+    memset(w->tab, 0, cap * sizeof *w->tab);
+    if (counts) memset(w->cnt, 0, cap * sizeof *w->cnt);
+    return SH_OK;
+}
+
+static size_t table_cap(size_t n)
+{
+    size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    return cap;
+}
+
+/* Distinct values of pi(fp) (option B or features), or of pi(label(fp, j))
+ * for the j-th occurrence of fp (option A), into w->vals. */
+static sh_status distinct(const sh_shingler *sh, sh_work *w, int option_a, uint64_t seed)
+{
+    const size_t n = w->n_fps;
+    const size_t cap = table_cap(n), mask = cap - 1;
+    const uint64_t *fps = w->fps;
+    uint64_t *tab, *vals;
+    size_t i, nv = 0;
+    int zero_seen = 0;
+    uint32_t zero_count = 0;
+    if (reserve(w, n) != SH_OK || table(w, n, option_a) != SH_OK) return SH_ENOMEM;
+    tab = w->tab;
+    vals = w->vals;
+    if (!option_a) {
+        for (i = 0; i < n; i++) {
+            uint64_t v = sh_permute(seed, fps[i]);
+            size_t h;
+            if (v == 0) {
+                if (!zero_seen) { zero_seen = 1; vals[nv++] = 0; }
+                continue;
+            }
+            for (h = (size_t)(v >> 20) & mask; tab[h] != 0 && tab[h] != v; h = (h + 1) & mask) {}
+            if (tab[h] == 0) { tab[h] = v; vals[nv++] = v; }
+        }
+    } else {
+        /* Option A (Broder 1997, section 2): label each shingle with its
+         * occurrence number, then fingerprint (shingle, label) again. */
+        uint32_t *cnt = w->cnt;
+        for (i = 0; i < n; i++) {
+            uint64_t fp = fps[i], key = sh_mix(fp);
+            uint32_t label;
+            size_t h;
+            if (key == 0) {
+                label = ++zero_count;
+            } else {
+                for (h = (size_t)(key >> 20) & mask; tab[h] != 0 && tab[h] != key; h = (h + 1) & mask) {}
+                tab[h] = key;
+                label = ++cnt[h];
+            }
+            vals[nv++] = sh_permute(seed, sh_label(sh, fp, label));
+        }
+    }
+    w->n_vals = nv;
+    return SH_OK;
+}
+
+/* Move the s smallest of v[0..n) to the front (Hoare's selection). */
+static void select_smallest(uint64_t *v, size_t n, size_t s)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        uint64_t pivot = v[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot) i++;
+            while (v[j] > pivot) j--;
+            if (i <= j) {
+                uint64_t t = v[i]; v[i] = v[j]; v[j] = t;
+                i++;
+                if (j == 0) break;
+                j--;
+            }
+        }
+        if (s - 1 <= j) hi = j;
+        else if (s - 1 >= i) lo = i;
+        else break;
+    }
+}
+
+static size_t keep_mod(uint64_t *v, size_t n, uint64_t m)
+{
+    size_t i, k = 0;
+    if ((m & (m - 1)) == 0) {
+        uint64_t mask = m - 1;
+        for (i = 0; i < n; i++) if ((v[i] & mask) == 0) v[k++] = v[i];
+    } else {
+        for (i = 0; i < n; i++) if (v[i] % m == 0) v[k++] = v[i];
+    }
+    return k;
+}
+
+uint32_t sh_size_class(uint64_t n_shingles)
+{
+    uint32_t i = 0;
+    while (i < 63 && n_shingles / 100 >= (2ULL << i)) i++;
+    return i;
+}
+
+sh_status sh_sketch_build(const sh_shingler *sh, sh_work *w, const sh_sketch_params *params,
+                          int features, uint64_t n_tokens, sh_sketch **out, sh_error *err)
+{
+    sh_sketch_params p = *params;
+    sh_sketch *sk;
+    size_t nv, keep;
+    uint64_t *v;
+    *out = NULL;
+    switch (p.kind) {
+    case SH_SKETCH_MIN: case SH_SKETCH_MINMOD:
+        if (p.s < 1)
+            return sh_error_set(err, SH_EINVAL, 0, "sketch size s = %u; use at least 1 (100 to 200 is the paper's advice)", p.s);
+        if (p.kind == SH_SKETCH_MIN) break;
+        /* fall through */
+    case SH_SKETCH_MOD:
+        if (p.m < 1)
+            return sh_error_set(err, SH_EINVAL, 0, "modulus m = %llu; use at least 1 (the paper's clustering used 25)", (unsigned long long)p.m);
+        break;
+    case SH_SKETCH_CLASS: case SH_SKETCH_FULL:
+        break;
+    default:
+        return sh_error_set(err, SH_EINVAL, 0, "unknown sketch kind %d; use min, mod, minmod, class or full", (int)p.kind);
+    }
+    p.option = (uint8_t)(features ? SH_OPTION_B : sh->c.option);
+    p.k = (uint8_t)sh->c.k;
+    p.tokens = (uint8_t)sh->c.tokens;
+    p.w = features ? 0 : (uint32_t)sh->c.w;
+    p.seed = sh->c.seed;
+    p.poly = sh->c.poly;
+    p.idpoly = sh->c.idpoly;
+    if (p.kind != SH_SKETCH_MIN && p.kind != SH_SKETCH_MINMOD) p.s = 0;
+    if (p.kind != SH_SKETCH_MOD && p.kind != SH_SKETCH_MINMOD) p.m = 0;
+    if (distinct(sh, w, p.option == SH_OPTION_A, p.seed) != SH_OK)
+        return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", w->n_fps);
+    v = w->vals;
+    nv = w->n_vals;
+    keep = nv;
+    p.cls = 0;
+    switch (p.kind) {
+    case SH_SKETCH_MIN:
+        if (nv > p.s) { select_smallest(v, nv, p.s); keep = p.s; }
+        break;
+    case SH_SKETCH_MOD:
+        keep = keep_mod(v, nv, p.m);
+        break;
+    case SH_SKETCH_MINMOD:
+        keep = keep_mod(v, nv, p.m);
+        if (keep > p.s) { select_smallest(v, keep, p.s); keep = p.s; }
+        break;
+    case SH_SKETCH_CLASS:
+        p.cls = sh_size_class(nv);
+        keep = keep_mod(v, nv, 1ULL << p.cls);
+        break;
+    default:
+        break;
+    }
+    sk = (sh_sketch *)malloc(sizeof *sk + keep * sizeof(uint64_t));
+    if (!sk) return sh_error_set(err, SH_ENOMEM, 0, "out of memory for a sketch of %zu values", keep);
+    sk->p = p;
+    sk->n_shingles = nv;
+    sk->n_tokens = n_tokens;
+    sk->n = keep;
+    memcpy(sk->v, v, keep * sizeof(uint64_t));
+    sh_sort_u64(sk->v, keep);
+    *out = sk;
+    return SH_OK;
+}
+
+sh_status sh_sketch_reduce(const sh_sketch *a, uint32_t j, sh_sketch **out, sh_error *err)
+{
+    sh_sketch *r;
+    size_t i, k = 0;
+    uint64_t mask;
+    *out = NULL;
+    if (a->p.kind != SH_SKETCH_CLASS)
+        return sh_error_set(err, SH_EINVAL, 0, "only size-class sketches can be reduced to a coarser class");
+    if (j < a->p.cls || j > 63)
+        return sh_error_set(err, SH_EINVAL, 0, "cannot reduce class %u to class %u; the target must be between %u and 63",
+                            a->p.cls, j, a->p.cls);
+    r = (sh_sketch *)malloc(sizeof *r + a->n * sizeof(uint64_t));
+    if (!r) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+    *r = *a;
+    mask = (1ULL << j) - 1;
+    for (i = 0; i < a->n; i++) if ((a->v[i] & mask) == 0) r->v[k++] = a->v[i];
+    r->n = k;
+    r->p.cls = j;
+    *out = r;
+    return SH_OK;
+}
+
+/* ---- serialization (docs/formats.md, "Sketch") ---------------------------- */
+
+#define HEADER 84
+
+static void put32(unsigned char *p, uint32_t v) { int i; for (i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i)); }
+static void put64(unsigned char *p, uint64_t v) { int i; for (i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i)); }
+static uint32_t get32(const unsigned char *p) { uint32_t v = 0; int i; for (i = 3; i >= 0; i--) v = (v << 8) | p[i]; return v; }
+static uint64_t get64(const unsigned char *p) { uint64_t v = 0; int i; for (i = 7; i >= 0; i--) v = (v << 8) | p[i]; return v; }
+
+size_t sh_sketch_serialized_size(const sh_sketch *a)
+{
+    return HEADER + 8 * a->n + 4;
+}
+
+void sh_sketch_serialize(const sh_sketch *a, unsigned char *out)
+{
+    size_t i;
+    memcpy(out, "SHSK", 4);
+    out[4] = 1;
+    out[5] = a->p.kind;
+    out[6] = a->p.option;
+    out[7] = a->p.k;
+    out[8] = a->p.tokens;
+    out[9] = out[10] = out[11] = 0;
+    put32(out + 12, a->p.w);
+    put32(out + 16, a->p.s);
+    put32(out + 20, a->p.cls);
+    put64(out + 24, a->p.m);
+    put64(out + 32, a->p.seed);
+    put64(out + 40, a->p.poly);
+    put64(out + 48, a->p.idpoly);
+    put64(out + 56, a->p.rules);
+    put64(out + 64, a->n_shingles);
+    put64(out + 72, a->n_tokens);
+    put32(out + 80, (uint32_t)a->n);
+    for (i = 0; i < a->n; i++) put64(out + HEADER + 8 * i, a->v[i]);
+    put32(out + HEADER + 8 * a->n, (uint32_t)crc32(0L, out, (uInt)(HEADER + 8 * a->n)));
+}
+
+sh_status sh_sketch_deserialize(const unsigned char *in, size_t n, sh_sketch **out, sh_error *err)
+{
+    sh_sketch *a;
+    uint32_t count, i;
+    *out = NULL;
+    if (n < 4 || memcmp(in, "SHSK", 4) != 0)
+        return sh_error_set(err, SH_EFORMAT, 0, "not a shingle sketch: it does not start with the magic \"SHSK\"");
+    if (n < HEADER + 4)
+        return sh_error_set(err, SH_EFORMAT, n, "truncated sketch: %zu bytes, the header alone takes %d", n, HEADER + 4);
+    if (in[4] != 1)
+        return sh_error_set(err, SH_EFORMAT, 4, "sketch format version %u is not supported (this build reads version 1)", in[4]);
+    count = get32(in + 80);
+    if ((uint64_t)count * 8 + HEADER + 4 != n)
+        return sh_error_set(err, SH_EFORMAT, 80, "sketch of %u values should take %llu bytes, got %zu: truncated or corrupt",
+                            count, (unsigned long long)count * 8 + HEADER + 4, n);
+    if (get32(in + n - 4) != (uint32_t)crc32(0L, in, (uInt)(n - 4)))
+        return sh_error_set(err, SH_EFORMAT, n - 4, "sketch checksum mismatch: the string is corrupt");
+    if (in[5] < SH_SKETCH_MIN || in[5] > SH_SKETCH_FULL || in[6] > 1 || in[8] > 1 || in[7] < 16 || in[7] > 64)
+        return sh_error_set(err, SH_EFORMAT, 5, "sketch header has an unknown kind, option, token mode or degree");
+    a = (sh_sketch *)malloc(sizeof *a + (size_t)count * sizeof(uint64_t));
+    if (!a) return sh_error_set(err, SH_ENOMEM, 0, "out of memory for a sketch of %u values", count);
+    a->p.kind = in[5];
+    a->p.option = in[6];
+    a->p.k = in[7];
+    a->p.tokens = in[8];
+    a->p.w = get32(in + 12);
+    a->p.s = get32(in + 16);
+    a->p.cls = get32(in + 20);
+    a->p.m = get64(in + 24);
+    a->p.seed = get64(in + 32);
+    a->p.poly = get64(in + 40);
+    a->p.idpoly = get64(in + 48);
+    a->p.rules = get64(in + 56);
+    a->n_shingles = get64(in + 64);
+    a->n_tokens = get64(in + 72);
+    a->n = count;
+    for (i = 0; i < count; i++) {
+        a->v[i] = get64(in + HEADER + 8 * (size_t)i);
+        if (i > 0 && a->v[i] <= a->v[i - 1]) {
+            free(a);
+            return sh_error_set(err, SH_EFORMAT, HEADER + 8 * (size_t)i, "sketch values are not strictly ascending at value %u", i);
+        }
+    }
+    *out = a;
+    return SH_OK;
+}

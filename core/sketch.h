@@ -1,0 +1,97 @@
+/* Sketches (Broder 1997, "On the resemblance and containment of documents",
+ * Theorem 1 and section 4.1). Shingle fingerprints pass through a bijective
+ * mix keyed by the seed (standing for the random permutation pi), and a
+ * sketch keeps some of the mixed values, sorted ascending:
+ *   SH_SKETCH_MIN     MIN_s: the s smallest (fixed size; resemblance)
+ *   SH_SKETCH_MOD     MOD_m: those = 0 mod m (grows with the document; resemblance and containment)
+ *   SH_SKETCH_MINMOD  MIN_s of MOD_m (section 4.1, "for further efficiency")
+ *   SH_SKETCH_CLASS   V_i: for |S(D)| shingles, i = max(0, floor(log2(|S(D)|/100)))
+ *                     and the values = 0 mod 2^i, so 100 to 200 are expected
+ *                     (the paper says "between 50 and 100", which would need
+ *                     modulus 2^(i+1); we keep 100 to 200)
+ *   SH_SKETCH_FULL    every distinct value: the whole shingle set, for exact answers
+ * A sketch records everything that decides whether two sketches can be
+ * compared: kind, s, m, w, k, option, token mode, the polynomials, the seed and
+ * the identity of the canonicalization rules. */
+#ifndef SHINGLE_SKETCH_H
+#define SHINGLE_SKETCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "error.h"
+#include "shingler.h"
+
+typedef enum sh_sketch_kind {
+    SH_SKETCH_MIN = 1, SH_SKETCH_MOD = 2, SH_SKETCH_MINMOD = 3, SH_SKETCH_CLASS = 4, SH_SKETCH_FULL = 5
+} sh_sketch_kind;
+
+typedef struct sh_sketch_params {
+    uint8_t kind;        /* sh_sketch_kind */
+    uint8_t option;      /* sh_option */
+    uint8_t k;           /* degree of P */
+    uint8_t tokens;      /* sh_token_mode */
+    uint32_t w;          /* shingle width; 0 for a sketch of a feature set */
+    uint32_t s;          /* MIN, MINMOD */
+    uint32_t cls;        /* CLASS: i, the modulus being 2^i */
+    uint64_t m;          /* MOD, MINMOD */
+    uint64_t seed;
+    uint64_t poly;       /* P */
+    uint64_t idpoly;     /* P_id */
+    uint64_t rules;      /* identity of the canonicalization rules */
+} sh_sketch_params;
+
+typedef struct sh_sketch {
+    sh_sketch_params p;
+    uint64_t n_shingles; /* |S(D)|: distinct shingles (option B) or labelled shingles (option A) */
+    uint64_t n_tokens;
+    size_t n;            /* number of values */
+    uint64_t v[];        /* sorted ascending, distinct */
+} sh_sketch;
+
+/* The permutation pi of Theorem 1: a bijection of 64-bit words keyed by seed. */
+static inline uint64_t sh_permute(uint64_t seed, uint64_t fp) { return sh_mix(fp ^ seed); }
+
+/* The size class of a document with n distinct shingles: max(0, floor(log2(n/100))). */
+uint32_t sh_size_class(uint64_t n_shingles);
+
+/* Build a sketch of the shingles in w->fps[0..w->n_fps) (or, with features = 1,
+ * of the set of values w->fps, w being 0 in the result). Option A labels
+ * repeated shingles. params supplies kind, s, m and rules; the rest comes from
+ * the shingler. The result is malloc'ed (free with free()). */
+sh_status sh_sketch_build(const sh_shingler *sh, sh_work *w, const sh_sketch_params *params,
+                          int features, uint64_t n_tokens, sh_sketch **out, sh_error *err);
+
+/* A copy of a CLASS sketch reduced to class j >= its class (section 4.1). */
+sh_status sh_sketch_reduce(const sh_sketch *a, uint32_t j, sh_sketch **out, sh_error *err);
+
+/* SH_OK if a and b can be compared, else SH_EMISMATCH with a message naming
+ * the parameter that differs and both values. */
+sh_status sh_sketch_compatible(const sh_sketch *a, const sh_sketch *b, sh_error *err);
+
+typedef struct sh_estimate {
+    double resemblance;   /* estimate of r(A, B) */
+    double contain_ab;    /* estimate of c(A, B): how much of A is in B */
+    double contain_ba;
+    size_t both;          /* sample values in both (numerator) */
+    size_t sample;        /* sample size the resemblance is over (denominator) */
+} sh_estimate;
+
+/* Theorem 1: the unbiased estimators for the kind of a and b. MIN: the merged
+ * estimator over MIN_s(M(A) u M(B)), containment derived from the exact set
+ * sizes (|A n B| = r(|A|+|B|)/(1+r)); MOD and CLASS: |L(A) n L(B)| / |L(A) u L(B)|
+ * and |L(A) n L(B)| / |L(A)| after reducing to the coarser modulus; FULL:
+ * exact. A comparison involving an empty sketch estimates 0. */
+sh_status sh_sketch_estimate(const sh_sketch *a, const sh_sketch *b, sh_estimate *e, sh_error *err);
+
+/* Serialization: a versioned little-endian binary string (docs/formats.md). */
+size_t sh_sketch_serialized_size(const sh_sketch *a);
+void sh_sketch_serialize(const sh_sketch *a, unsigned char *out);
+sh_status sh_sketch_deserialize(const unsigned char *in, size_t n, sh_sketch **out, sh_error *err);
+
+/* Section 4.2: the binomial probability that an estimate from s samples of a
+ * resemblance r lies within [r - eps, r + eps] (the paper's p(s, r, eps)) ... */
+double sh_confidence(uint32_t s, double r, double eps);
+/* ... and that it is off by eps or more (the tables of shared/FINGERPRINTS.md). */
+double sh_error_probability(uint32_t s, double r, double eps);
+
+#endif

@@ -1,0 +1,95 @@
+--- Shingler options: names, defaults, checks, and the identity of the
+-- canonicalization rules (a sketch made with other rules is refused).
+local core = require "shingle.core"
+
+local M = {}
+
+-- A fixed default seed, so that sketches made by different runs and programs
+-- compare; pass your own to draw other polynomials and another permutation.
+M.DEFAULT_SEED = 0x5348494E474C -- "SHINGL"
+
+M.defaults = {
+  w = 10,               -- shingle width in tokens (the paper's 10)
+  k = 64,               -- fingerprint degree; 40 reproduces the paper
+  seed = M.DEFAULT_SEED,
+  poly = 0,             -- 0: draw an irreducible polynomial from the seed
+  idpoly = 0,
+  sketch = "min",       -- min | mod | minmod | class | full
+  s = 200,              -- MIN_s size ("100 samples seems reasonable and 200 more than enough")
+  m = 25,               -- MOD_m modulus (the clustering run used 25)
+  option = "B",         -- B: the set of shingles; A: the labelled bag
+  tokens = "rabin",     -- rabin: tokens hashed to 64-bit ids; pad8: the paper's padded words
+  html = false,         -- strip HTML tags, comments, script and style; decode entities
+  lowercase = true,
+  numbers = true,       -- keep tokens made only of digits
+  punctuation = false,  -- keep punctuation characters as tokens
+  fold = false,         -- Unicode NFKC + case fold + strip accents
+  invalid = "error",    -- invalid UTF-8: error | skip | latin1
+}
+
+local kinds = { min = true, mod = true, minmod = true, class = true, full = true }
+local enums = {
+  sketch = kinds,
+  option = { A = true, B = true },
+  tokens = { rabin = true, pad8 = true },
+  invalid = { error = true, skip = true, latin1 = true },
+}
+local bools = { html = true, lowercase = true, numbers = true, punctuation = true, fold = true }
+local ranges = { w = { 1, 1024 }, k = { 16, 64 }, s = { 1, 1000000 }, m = { 1, 2 ^ 53 } }
+
+local function keys(t)
+  local out = {}
+  for k in pairs(t) do out[#out + 1] = k end
+  table.sort(out)
+  return table.concat(out, ", ")
+end
+
+-- The canonicalization flags that decide the token stream, as a stable string.
+local canon_fields = { "html", "lowercase", "numbers", "punctuation", "fold", "invalid" }
+
+--- The identity of the rules: a Rabin fingerprint of their description.
+function M.rules_id(o)
+  local parts = {}
+  for _, f in ipairs(canon_fields) do parts[#parts + 1] = f .. "=" .. tostring(o[f]) end
+  if o.rules_name then parts[#parts + 1] = "rules=" .. o.rules_name end
+  -- P64b of shared/FINGERPRINTS.md: fixed, so the identity never depends on the seed
+  return core.rabin(table.concat(parts, ";"), "\xca\xef\xbc\xde\x6b\x42\x38\xb1", 64)
+end
+
+--- Check opts against the known options and fill in defaults. level: the
+-- stack level to blame in errors.
+function M.resolve(opts, level)
+  level = (level or 1) + 1
+  if opts ~= nil and type(opts) ~= "table" then
+    error("shingle.new expects a table of options, got " .. type(opts), level)
+  end
+  local o = {}
+  for k, v in pairs(M.defaults) do o[k] = v end
+  for k, v in pairs(opts or {}) do
+    if M.defaults[k] == nil and k ~= "rules_name" then
+      error(("unknown option '%s'; known options are: %s"):format(tostring(k), keys(M.defaults)), level)
+    end
+    o[k] = v
+  end
+  for k, set in pairs(enums) do
+    if not set[o[k]] then
+      error(("option '%s' is %s; use one of: %s"):format(k, tostring(o[k]), keys(set)), level)
+    end
+  end
+  for k in pairs(bools) do
+    if type(o[k]) ~= "boolean" then
+      error(("option '%s' must be true or false, got %s"):format(k, tostring(o[k])), level)
+    end
+  end
+  for k, r in pairs(ranges) do
+    local v = o[k]
+    if type(v) ~= "number" or v ~= math.floor(v) or v < r[1] or v > r[2] then
+      error(("option '%s' is %s; use a whole number from %d to %d"):format(k, tostring(v), r[1], r[2]), level)
+    end
+  end
+  if o.fold then o.lowercase = true end
+  o.rules = M.rules_id(o)
+  return o
+end
+
+return M
