@@ -1,0 +1,222 @@
+/* Shingling and sketches: fast paths against slow obvious ones, the padded
+ * 80-byte window vectors of shared/FINGERPRINTS.md, serialization robustness. */
+#include <stdlib.h>
+#include "../sketch.h"
+#include "test.h"
+
+static sh_shingler *make(int w, int k, uint64_t poly, sh_token_mode tm, sh_option opt)
+{
+    static sh_shingler s; /* large; one at a time in this single-threaded test */
+    sh_shingler_config c;
+    sh_error err;
+    memset(&c, 0, sizeof c);
+    c.w = w; c.k = k; c.seed = 12345; c.poly = poly; c.tokens = tm; c.option = opt;
+    c.canon.flags = SH_CANON_DEFAULT_FLAGS;
+    if (sh_shingler_init(&s, &c, &err) != SH_OK) { fprintf(stderr, "%s\n", err.msg); return NULL; }
+    return &s;
+}
+
+static void padded_window_matches_the_80_byte_vectors(void)
+{
+    const char *text = "the quick brown fox jumps over the lazy dog and";
+    const uint64_t poly[] = { 0xcaefbcde6b4238b1ULL, 0x6b5d667075192889ULL, 0x39ULL };
+    const int k[] = { 64, 64, 40 };
+    const uint64_t want[] = { 0x16c77356d8a04da3ULL, 0x59a08c5b60b41b42ULL, 0x273bfff875ULL };
+    int i;
+    for (i = 0; i < 3; i++) {
+        sh_shingler *s = make(10, k[i], poly[i], SH_TOKENS_PAD8, SH_OPTION_B);
+        sh_work w;
+        sh_error err;
+        memset(&w, 0, sizeof w);
+        CHECK(s != NULL);
+        if (!s) return;
+        CHECK(sh_shingle_text(s, &w, text, strlen(text), &err) == SH_OK);
+        CHECK(w.n_ids == 10);
+        CHECK(w.n_fps == 1);
+        CHECK_EQ_U64(w.fps[0], want[i]);
+        sh_work_free(&w);
+    }
+}
+
+/* Every position of the slide equals fingerprinting its 8w bytes from scratch. */
+static void sliding_window_equals_from_scratch_everywhere(void)
+{
+    const int ks[] = { 64, 40, 16 }, ws[] = { 1, 2, 4, 10, 33 };
+    uint64_t st = 1;
+    int a, b, t;
+    for (a = 0; a < 3; a++)
+        for (b = 0; b < 5; b++) {
+            sh_shingler *s = make(ws[b], ks[a], 0, SH_TOKENS_RABIN, SH_OPTION_B);
+            sh_work w;
+            sh_error err;
+            memset(&w, 0, sizeof w);
+            for (t = 0; t < 5; t++) {
+                size_t n = (size_t)(sh_splitmix_next(&st) % 300), i;
+                sh_work_reserve_ids(&w, n);
+                for (i = 0; i < n; i++) w.ids[i] = sh_splitmix_next(&st);
+                w.n_ids = n;
+                CHECK(sh_shingle_ids(s, &w, &err) == SH_OK);
+                if (n == 0) { CHECK(w.n_fps == 0); continue; }
+                if (n < (size_t)ws[b]) {
+                    CHECK(w.n_fps == 1);
+                    CHECK_EQ_U64(w.fps[0], sh_window_slow(s, w.ids, n));
+                    continue;
+                }
+                CHECK(w.n_fps == n - (size_t)ws[b] + 1);
+                for (i = 0; i < w.n_fps; i++)
+                    if (w.fps[i] != sh_window_slow(s, w.ids + i, (size_t)ws[b])) {
+                        CHECK(!"slide differs from scratch");
+                        break;
+                    }
+            }
+            sh_work_free(&w);
+        }
+}
+
+/* Token ids 8 bytes at a time equal the byte-at-a-time AUG under P_id. */
+static void token_ids_equal_bytewise_fingerprints(void)
+{
+    sh_shingler *s = make(10, 64, 0, SH_TOKENS_RABIN, SH_OPTION_B);
+    uint64_t st = 99;
+    unsigned char buf[64];
+    int t;
+    size_t i, n;
+    for (t = 0; t < 2000; t++) {
+        n = (size_t)(sh_splitmix_next(&st) % 41);
+        for (i = 0; i < n; i++) buf[i] = (unsigned char)sh_splitmix_next(&st);
+        if (sh_token_id(s, buf, n) != sh_rabin_aug(&s->id, buf, n)) {
+            CHECK(!"token id differs from bytewise AUG");
+            return;
+        }
+    }
+}
+
+/* Option A: the label makes repeated shingles distinct. */
+static void option_a_labels_repeated_shingles(void)
+{
+    sh_shingler *s = make(4, 64, 0, SH_TOKENS_RABIN, SH_OPTION_A);
+    const char *text = "a rose is a rose is a rose";
+    sh_sketch_params p;
+    sh_sketch *sk;
+    sh_work w;
+    sh_error err;
+    memset(&w, 0, sizeof w);
+    memset(&p, 0, sizeof p);
+    p.kind = SH_SKETCH_FULL;
+    CHECK(sh_shingle_text(s, &w, text, strlen(text), &err) == SH_OK);
+    CHECK(w.n_fps == 5);
+    CHECK(sh_sketch_build(s, &w, &p, 0, w.toks.n, &sk, &err) == SH_OK);
+    CHECK(sk->n_shingles == 5 && sk->n == 5);
+    free(sk);
+    s = make(4, 64, 0, SH_TOKENS_RABIN, SH_OPTION_B);
+    CHECK(sh_shingle_text(s, &w, text, strlen(text), &err) == SH_OK);
+    CHECK(sh_sketch_build(s, &w, &p, 0, w.toks.n, &sk, &err) == SH_OK);
+    CHECK(sk->n_shingles == 3 && sk->n == 3);
+    free(sk);
+    sh_work_free(&w);
+}
+
+static sh_sketch *sketch_of(const char *text, int kind, uint32_t sz, uint64_t m)
+{
+    sh_shingler *s = make(3, 64, 0, SH_TOKENS_RABIN, SH_OPTION_B);
+    sh_sketch_params p;
+    sh_sketch *sk = NULL;
+    sh_work w;
+    sh_error err;
+    memset(&w, 0, sizeof w);
+    memset(&p, 0, sizeof p);
+    p.kind = (uint8_t)kind; p.s = sz; p.m = m;
+    if (sh_shingle_text(s, &w, text, strlen(text), &err) == SH_OK)
+        sh_sketch_build(s, &w, &p, 0, w.toks.n, &sk, &err);
+    sh_work_free(&w);
+    return sk;
+}
+
+/* A reader rejects every truncation and every single-bit flip, never crashes. */
+static void serialization_round_trips_and_rejects_damage(void)
+{
+    sh_sketch *a = sketch_of("one two three four five six seven eight nine ten eleven twelve", SH_SKETCH_MIN, 5, 0), *b;
+    size_t n, i;
+    unsigned char *buf;
+    sh_error err;
+    CHECK(a != NULL);
+    if (!a) return;
+    n = sh_sketch_serialized_size(a);
+    buf = (unsigned char *)malloc(n);
+    sh_sketch_serialize(a, buf);
+    CHECK(sh_sketch_deserialize(buf, n, &b, &err) == SH_OK);
+    CHECK(b && b->n == a->n && memcmp(b->v, a->v, a->n * 8) == 0 && memcmp(&a->p, &b->p, sizeof a->p) == 0);
+    free(b);
+    for (i = 0; i < n; i++) {
+        CHECK(sh_sketch_deserialize(buf, i, &b, &err) == SH_EFORMAT);
+        CHECK(b == NULL);
+    }
+    for (i = 0; i < n * 8; i++) {
+        buf[i / 8] ^= (unsigned char)(1u << (i % 8));
+        if (sh_sketch_deserialize(buf, n, &b, &err) != SH_EFORMAT) { CHECK(!"bit flip accepted"); free(b); }
+        buf[i / 8] ^= (unsigned char)(1u << (i % 8));
+    }
+    CHECK(sh_sketch_deserialize((const unsigned char *)"GIF89a", 6, &b, &err) == SH_EFORMAT);
+    CHECK(strstr(err.msg, "magic") != NULL);
+    free(buf);
+    free(a);
+}
+
+static void incompatible_sketches_are_refused(void)
+{
+    sh_sketch *a = sketch_of("a b c d e f g", SH_SKETCH_MIN, 10, 0);
+    sh_sketch *b = sketch_of("a b c d e f g", SH_SKETCH_MOD, 0, 4);
+    sh_estimate e;
+    sh_error err;
+    CHECK(sh_sketch_estimate(a, b, &e, &err) == SH_EMISMATCH);
+    CHECK(strstr(err.msg, "min") && strstr(err.msg, "mod"));
+    b->p.kind = SH_SKETCH_MIN; b->p.s = 10; b->p.m = 0;
+    b->p.seed ^= 1;
+    CHECK(sh_sketch_estimate(a, b, &e, &err) == SH_EMISMATCH);
+    CHECK(strstr(err.msg, "seeds") != NULL);
+    b->p.seed ^= 1;
+    b->p.rules ^= 1;
+    CHECK(sh_sketch_estimate(a, b, &e, &err) == SH_EMISMATCH);
+    CHECK(strstr(err.msg, "canonicalization rules") != NULL);
+    free(a);
+    free(b);
+}
+
+/* Size classes: V_i reduced to V_j keeps exactly the values = 0 mod 2^j. */
+static void size_class_reduction_filters_to_the_coarser_modulus(void)
+{
+    char *text = (char *)malloc(20000);
+    size_t i, len = 0;
+    sh_sketch *a, *r;
+    sh_error err;
+    uint64_t st = 5;
+    for (i = 0; i < 2000; i++) len += (size_t)sprintf(text + len, "w%u ", (unsigned)(sh_splitmix_next(&st) % 100000));
+    a = sketch_of(text, SH_SKETCH_CLASS, 0, 0);
+    CHECK(a->p.cls == sh_size_class(a->n_shingles));
+    CHECK(a->p.cls == 4); /* 1998 distinct shingles: 1998/100 = 19, floor(log2 19) = 4 */
+    CHECK(a->n >= 60 && a->n <= 250);
+    CHECK(sh_sketch_reduce(a, 6, &r, &err) == SH_OK);
+    {
+        size_t k = 0;
+        for (i = 0; i < a->n; i++) k += (a->v[i] & 63) == 0;
+        CHECK(r->n == k);
+        for (i = 0; i < r->n; i++) CHECK((r->v[i] & 63) == 0);
+    }
+    free(r);
+    CHECK(sh_sketch_reduce(a, 2, &r, &err) == SH_EINVAL && r == NULL);
+    free(a);
+    free(text);
+    CHECK(sh_size_class(0) == 0 && sh_size_class(199) == 0 && sh_size_class(200) == 1 && sh_size_class(399) == 1 && sh_size_class(400) == 2);
+}
+
+int main(void)
+{
+    RUN(padded_window_matches_the_80_byte_vectors);
+    RUN(sliding_window_equals_from_scratch_everywhere);
+    RUN(token_ids_equal_bytewise_fingerprints);
+    RUN(option_a_labels_repeated_shingles);
+    RUN(serialization_round_trips_and_rejects_damage);
+    RUN(incompatible_sketches_are_refused);
+    RUN(size_class_reduction_filters_to_the_coarser_modulus);
+    return TEST_END();
+}
