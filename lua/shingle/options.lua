@@ -45,7 +45,9 @@ local function keys(t)
 end
 
 -- The canonicalization flags that decide the token stream, as a stable string.
-local canon_fields = { "html", "lowercase", "numbers", "punctuation", "fold", "invalid" }
+-- HTML stripping is not among them: it parses the input format, so a page and
+-- its plain-text copy give comparable sketches.
+local canon_fields = { "lowercase", "numbers", "punctuation", "fold", "invalid" }
 
 --- The identity of the rules: a Rabin fingerprint of their description.
 function M.rules_id(o)

@@ -1,0 +1,38 @@
+--- The shingle command line: subcommands are Lua modules in shingle.cmd.*,
+-- each with a `configure(parser)` that declares its arguments and a
+-- `run(args)` that returns an exit status.
+local argparse = require "argparse"
+
+local M = {}
+
+M.commands = { "compare" }
+
+function M.parser()
+  local p = argparse("shingle", "Near-duplicate documents and mirrored collections, after Broder et al. (1997).")
+    :epilog("Run 'shingle COMMAND --help' for the options of a command.")
+  p:command_target("command")
+  for _, name in ipairs(M.commands) do
+    require("shingle.cmd." .. name).configure(p)
+  end
+  return p
+end
+
+function M.main(argv)
+  local args = {}
+  for i = 1, #argv do args[i] = argv[i] end
+  local p = M.parser()
+  local ok, parsed = p:pparse(args)
+  if not ok then
+    io.stderr:write("shingle: ", parsed, "\n", "Run 'shingle --help' for usage.\n")
+    return 2
+  end
+  local cmd = require("shingle.cmd." .. parsed.command)
+  local ok2, status = xpcall(cmd.run, debug.traceback, parsed)
+  if not ok2 then
+    io.stderr:write("shingle: internal error: ", tostring(status), "\n")
+    return 70
+  end
+  return status or 0
+end
+
+return M

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what shingle needs from Debian's packages (only what is missing) and
+# builds the C core and the Lua module for Lua 5.4, 5.3 and LuaJIT 2.1 into
+# build/<version>. Safe to run again: it only does what is not done yet.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(build-essential cmake pkg-config zlib1g-dev libutf8proc-dev liblmdb-dev
+          lua5.4 liblua5.4-dev lua5.3 liblua5.3-dev luajit2 libluajit2-5.1-dev
+          lua-busted lua-argparse lua-cjson luarocks)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+build() { # build DIR LUA [extra cmake args]
+  local dir=$1 lua=$2; shift 2
+  cmake -S . -B "$dir" -DSHINGLE_LUA="$lua" -DSHINGLE_WERROR=ON "$@" >/dev/null
+  cmake --build "$dir" -j"$(nproc)" >/dev/null
+}
+
+build build/5.4 5.4
+if [ "${SHINGLE_ONLY_54:-0}" != 1 ]; then
+  build build/5.3 5.3
+  build build/jit jit
+fi
