@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Sets up (scripts/setup.sh) and runs every test: the C unit tests, the busted
+# specs under Lua 5.4, 5.3 and LuaJIT, the C tests and the 5.4 specs again under
+# AddressSanitizer + UndefinedBehaviorSanitizer, and a LuaRocks install into a
+# scratch tree. Ends with one line "N passed, N failed" (test functions and
+# specs added up) and exits non-zero if anything failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+
+passed=0 failed=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+count_c() { # count_c LABEL BINARY...
+  local label=$1; shift
+  local t
+  for t in "$@"; do
+    "$t" >"$log" 2>&1
+    local rc=$? line
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+    if [ -z "$line" ]; then
+      echo "[$label] $(basename "$t"): crashed (exit $rc)"; tail -20 "$log"; failed=$((failed + 1)); continue
+    fi
+    local p f
+    p=${line%% passed*}; f=${line#*, }; f=${f%% failed}
+    passed=$((passed + p)); failed=$((failed + f))
+    [ "$rc" -eq 0 ] && [ "$f" -eq 0 ] || { echo "[$label] $(basename "$t"): FAILED"; grep -v '^$' "$log" | tail -30; }
+    [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && failed=$((failed + 1))
+    echo "[$label] $(basename "$t"): $line"
+  done
+}
+
+count_busted() { # count_busted LABEL LUA [env...]
+  local label=$1 lua=$2; shift 2
+  env "$@" busted --lua="$lua" -o plainTerminal >"$log" 2>&1
+  local rc=$? line
+  line=$(grep -E '^[0-9]+ successes? / [0-9]+ failures? / [0-9]+ errors?' "$log" | tail -1)
+  if [ -z "$line" ]; then
+    echo "[$label] busted did not finish (exit $rc)"; tail -30 "$log"; failed=$((failed + 1)); return
+  fi
+  local s f e
+  read -r s _ _ f _ _ e _ <<<"$line"
+  passed=$((passed + s)); failed=$((failed + f + e))
+  echo "[$label] $line"
+  [ $((f + e)) -eq 0 ] || sed -n '/^Failure\|^Error/,/^$/p' "$log" | head -60
+}
+
+count_c "C" build/5.4/test_*
+count_busted "lua5.4" lua5.4
+count_busted "lua5.3" lua5.3
+count_busted "luajit" luajit
+
+# Sanitizers: the core and its tests instrumented; the specs through an
+# instrumented module loaded into the stock interpreter (runtime preloaded).
+cmake -S . -B build/asan -DSHINGLE_LUA=5.4 -DSHINGLE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null &&
+  cmake --build build/asan -j"$(nproc)" >/dev/null || { echo "[asan] build failed"; failed=$((failed + 1)); }
+if [ -d build/asan ]; then
+  export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  count_c "C asan+ubsan" build/asan/test_*
+  count_busted "lua5.4 asan+ubsan" lua5.4 SHINGLE_BUILD=build/asan \
+    LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
+fi
+
+# The rockspec builds and installs a working command into a scratch tree.
+tree=$(mktemp -d)
+if luarocks --lua-version=5.4 make --tree "$tree" rockspec/shingle-scm-1.rockspec >"$log" 2>&1 &&
+   "$tree/bin/shingle" compare samples/docs/rabin-original.txt samples/docs/rabin-excerpt.txt >"$log" 2>&1; then
+  echo "[luarocks] make --tree and run: ok"; passed=$((passed + 1))
+else
+  echo "[luarocks] make --tree and run: FAILED"; tail -20 "$log"; failed=$((failed + 1))
+fi
+rm -rf "$tree" shingle/core.so core/*.o core/lua/*.o
+rmdir shingle 2>/dev/null || true
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,139 @@
+-- Theorem 1 of "On the resemblance and containment of documents", checked
+-- statistically: over many pairs of sets with a known resemblance, the
+-- estimates are unbiased and spread as the binomial bound of section 4.2 says.
+local shingle = require "shingle"
+
+-- A pair of feature sets with |A n B| = inter, |A - B| = da, |B - A| = db,
+-- in a namespace of their own so each trial sees a fresh permutation.
+local function pair(trial, inter, da, db)
+  local a, b = {}, {}
+  for i = 1, inter do local f = trial .. "c" .. i; a[#a + 1] = f; b[#b + 1] = f end
+  for i = 1, da do a[#a + 1] = trial .. "a" .. i end
+  for i = 1, db do b[#b + 1] = trial .. "b" .. i end
+  return a, b
+end
+
+local function stats(xs)
+  local n, sum, sq = #xs, 0, 0
+  for _, x in ipairs(xs) do sum = sum + x end
+  local mean = sum / n
+  for _, x in ipairs(xs) do sq = sq + (x - mean) ^ 2 end
+  return mean, math.sqrt(sq / (n - 1))
+end
+
+describe("the MIN_s estimator", function()
+  it("is unbiased, with errors of 0.1 or more no more often than p(s, r, eps) allows", function()
+    local sh = shingle.new{ sketch = "min", s = 100 }
+    local trials, r = 300, 0.5
+    local errs, far = {}, 0
+    for t = 1, trials do
+      local a, b = pair("t" .. t, 500, 250, 250) -- r = 500 / 1000
+      local e = sh:sketch_features(a):resemblance(sh:sketch_features(b))
+      errs[t] = e - r
+      if math.abs(e - r) >= 0.1 then far = far + 1 end
+    end
+    local mean, sd = stats(errs)
+    local p = shingle.error_probability(100, r, 0.1)
+    assert.is_true(math.abs(mean) < 3 * math.sqrt(r * (1 - r) / 100) / math.sqrt(trials), "mean error " .. mean)
+    assert.is_true(sd < 1.2 * math.sqrt(r * (1 - r) / 100), "spread " .. sd)
+    assert.is_true(far / trials <= p + 3 * math.sqrt(p * (1 - p) / trials), "far " .. far)
+  end)
+
+  it("estimates containment from the exact set sizes, near 1 for a contained set", function()
+    local sh = shingle.new{ sketch = "min", s = 200 }
+    local cs = {}
+    for t = 1, 100 do
+      local a, b = pair("c" .. t, 300, 0, 300)
+      cs[t] = sh:sketch_features(a):containment(sh:sketch_features(b))
+    end
+    local mean = stats(cs)
+    assert.is_true(math.abs(mean - 1) < 0.03, "mean containment " .. mean)
+    for _, c in ipairs(cs) do assert.is_true(c <= 1) end
+  end)
+end)
+
+describe("the MOD_m estimator", function()
+  it("is unbiased for resemblance, with the spread of r(1-r)m/|A u B|", function()
+    local sh = shingle.new{ sketch = "mod", m = 10 }
+    local errs = {}
+    local trials, r = 200, 0.6
+    for t = 1, trials do
+      local a, b = pair("m" .. t, 1200, 400, 400) -- r = 1200 / 2000
+      errs[t] = sh:sketch_features(a):resemblance(sh:sketch_features(b)) - r
+    end
+    local mean, sd = stats(errs)
+    local expected_sd = math.sqrt(r * (1 - r) * 10 / 2000)
+    assert.is_true(math.abs(mean) < 3 * expected_sd / math.sqrt(trials), "mean error " .. mean)
+    assert.is_true(sd < 1.3 * expected_sd and sd > 0.5 * expected_sd, "spread " .. sd)
+  end)
+
+  it("estimates the containment of a contained document as exactly 1", function()
+    local sh = shingle.new{ sketch = "mod", m = 4 }
+    for t = 1, 20 do
+      local a, b = pair("k" .. t, 400, 0, 900)
+      local sa, sb = sh:sketch_features(a), sh:sketch_features(b)
+      assert.are.equal(1, sa:containment(sb))
+      assert.is_true(sb:containment(sa) < 0.5)
+    end
+  end)
+end)
+
+describe("size-class sketches", function()
+  it("keep 100 to 200 values for documents of any size", function()
+    local sh = shingle.new{ sketch = "class" }
+    for _, n in ipairs({ 150, 1000, 5000, 40000 }) do
+      local a = pair("s" .. n, n, 0, 0)
+      local sk = sh:sketch_features(a)
+      assert.are.equal(shingle.size_class(n), sk:params().class)
+      assert.is_true(#sk >= 50 and #sk <= 300, n .. " gave " .. #sk)
+    end
+  end)
+
+  it("compare across classes after reducing the finer one, seeing containment", function()
+    local sh = shingle.new{ sketch = "class" }
+    local a, b = pair("x", 3000, 0, 9000)
+    local sa, sb = sh:sketch_features(a), sh:sketch_features(b)
+    assert.is_true(sb:params().class > sa:params().class)
+    assert.are.equal(1, sa:containment(sb))
+    assert.is_near(0.25, sa:resemblance(sb), 0.1)
+    local reduced = sa:reduce(sb:params().class)
+    assert.are.equal(sa:resemblance(sb), reduced:resemblance(sb))
+  end)
+end)
+
+describe("shingle.error_probability() and shingle.confidence()", function()
+  it("reproduce the table of section 4.2 in shared/FINGERPRINTS.md", function()
+    local cases = {
+      { 100, 0.5, 0.1, 0.057 }, { 100, 0.8, 0.05, 0.260 }, { 100, 0.8, 0.1, 0.017 }, { 100, 0.9, 0.05, 0.130 },
+      { 200, 0.5, 0.1, 0.0057 }, { 200, 0.8, 0.05, 0.092 }, { 200, 0.8, 0.1, 0.0006 }, { 200, 0.9, 0.05, 0.024 },
+    }
+    for _, c in ipairs(cases) do
+      local got = shingle.error_probability(c[1], c[2], c[3])
+      assert.is_true(math.abs(got - c[4]) <= 0.0005 + 0.01 * c[4], ("%d %.2f %.2f: %g"):format(c[1], c[2], c[3], got))
+    end
+  end)
+
+  it("gives the paper's p(s, r, eps), the probability of an estimate within eps", function()
+    assert.is_near(0.9648, shingle.confidence(100, 0.5, 0.1), 0.0005)
+    assert.are.equal(1, shingle.confidence(100, 1, 0.01))
+    assert.has_error(function() shingle.confidence(0, 0.5, 0.1) end)
+  end)
+end)
+
+describe("estimates against exact computation on texts", function()
+  it("stay within the binomial bound of the exact resemblance", function()
+    local support = require "support"
+    local rand = support.rng(7)
+    local min = shingle.new{ s = 200 }
+    for t = 1, 30 do
+      local words = support.words(rand, 600)
+      local copy = {}
+      for i, w in ipairs(words) do copy[i] = (rand(10) == 1) and ("x" .. rand(1000)) or w end
+      local a, b = table.concat(words, " "), table.concat(copy, " ")
+      local exact = shingle.exact(a, b).resemblance
+      local est = min:sketch(a):resemblance(min:sketch(b))
+      -- P(|error| >= 0.15) is below 1e-6 for s = 200
+      assert.is_true(math.abs(est - exact) < 0.15, ("exact %.3f estimated %.3f"):format(exact, est))
+    end
+  end)
+end)
