@@ -281,14 +281,22 @@ static int shingler_token_id(lua_State *L)
     return 1;
 }
 
-/* sh:window(list): the fingerprint of a window of ids computed from scratch,
+/* sh:window(ids): the fingerprint of a window of token ids (integers, or
+ * 8-byte strings as token_id gives them on LuaJIT) computed from scratch,
  * byte by byte: the slow reference the sliding window must equal. */
 static int shingler_window(lua_State *L)
 {
     shl_shingler *u = check(L, 1);
+    size_t n, i;
     luaL_checktype(L, 2, LUA_TTABLE);
-    ids_from_list(L, u, 2);
-    shl_pushu64(L, sh_window_slow(&u->sh, u->work.ids, u->work.n_ids));
+    n = shl_rawlen(L, 2);
+    if (sh_work_reserve_ids(&u->work, n) != SH_OK) return luaL_error(L, "out of memory");
+    for (i = 0; i < n; i++) {
+        lua_rawgeti(L, 2, (int)(i + 1));
+        u->work.ids[i] = shl_checku64(L, lua_gettop(L));
+        lua_pop(L, 1);
+    }
+    shl_pushu64(L, sh_window_slow(&u->sh, u->work.ids, n));
     return 1;
 }
 
