@@ -1,0 +1,1081 @@
+/* Canonicalization and tokenizing: see canon.h for the contract.
+ *
+ * The scanner is one pass over the input, in three gears:
+ *  - ascii_words(): no word in progress and plain ASCII ahead. Its state is in
+ *    locals; it emits tokens directly. On x86-64 it classifies 64 bytes at a
+ *    time with SSE2 into bit masks (word bytes, letters, bytes it must leave
+ *    to the slow path) and steps from word to word with count-trailing-zeros.
+ *  - ascii_run(): a byte loop copying ASCII letters and digits through a
+ *    lowercase table, used for short tails and for words in progress.
+ *  - put_cp(): everything else (UTF-8, markup, entities, punctuation) is one
+ *    code point at a time, classified and appended to the word in progress,
+ *    ending it, or emitted as a token of its own.
+ * Room for the rest of the input is reserved in out->text before the ASCII
+ * loops, so they copy without a capacity check per byte.
+ *
+ * Policy choices not spelled out in canon.h:
+ *  - Bytes inside dropped markup (tags, comments, script/style contents) are
+ *    not checked for valid UTF-8.
+ *  - Comments, <!...> declarations, <?...?> and the CDATA brackets do not
+ *    separate words (a browser renders "a<!-- x -->b" as "ab"); block tags and
+ *    any tag not in the inline list do.
+ *  - A quote inside a tag opens a quoted value only after '=' (so a stray
+ *    apostrophe in an unquoted value does not swallow the document).
+ *  - Numeric character references may omit the ';' (as in HTML5). Named ones
+ *    need it, except the legacy forms amp, lt, gt, quot, nbsp, copy, reg when
+ *    followed by a non-letter ("&copy2020" is "(c)2020", "&amplifier" stays).
+ *  - With SH_CANON_FOLD a token is folded as a whole after it is complete; a
+ *    token that folds to nothing (only combining marks) is dropped. */
+#include "canon.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <utf8proc.h>
+#if defined(__GNUC__) && defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* ASCII byte classes: digit, letter, separator (whitespace, controls, NUL,
+ * DEL), punctuation/symbol, '<', '&', and bytes >= 0x80. Digit and letter are
+ * 0 and 1 so "k <= C_L" tests for a word byte and OR-ing the classes of a run
+ * tells whether it had a letter. */
+enum { C_D = 0, C_L = 1, C_S, C_P, C_LT, C_AMP, C_HI };
+
+static const unsigned char byte_class[256] = {
+    C_S, C_S, C_S, C_S, C_S, C_S, C_S, C_S, C_S, C_S, C_S, C_S, C_S, C_S, C_S, C_S,
+    C_S, C_S, C_S, C_S, C_S, C_S, C_S, C_S, C_S, C_S, C_S, C_S, C_S, C_S, C_S, C_S,
+    C_S, C_P, C_P, C_P, C_P, C_P, C_AMP, C_P, C_P, C_P, C_P, C_P, C_P, C_P, C_P, C_P,
+    C_D, C_D, C_D, C_D, C_D, C_D, C_D, C_D, C_D, C_D, C_P, C_P, C_LT, C_P, C_P, C_P,
+    C_P, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L,
+    C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_P, C_P, C_P, C_P, C_P,
+    C_P, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L,
+    C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_L, C_P, C_P, C_P, C_P, C_S,
+    /* 0x80-0xff: UTF-8 lead and continuation bytes */
+    C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI,
+    C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI,
+    C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI,
+    C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI,
+    C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI,
+    C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI,
+    C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI,
+    C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI, C_HI,
+};
+
+#define LOW1(b) ((unsigned char)((b) >= 'A' && (b) <= 'Z' ? (b) + 32 : (b)))
+#define LOW4(b) LOW1(b), LOW1((b) + 1), LOW1((b) + 2), LOW1((b) + 3)
+#define LOW16(b) LOW4(b), LOW4((b) + 4), LOW4((b) + 8), LOW4((b) + 12)
+#define LOW64(b) LOW16(b), LOW16((b) + 16), LOW16((b) + 32), LOW16((b) + 48)
+static const unsigned char ascii_lower[256] = { LOW64(0), LOW64(64), LOW64(128), LOW64(192) };
+#define ID1(b) ((unsigned char)(b))
+#define ID4(b) ID1(b), ID1((b) + 1), ID1((b) + 2), ID1((b) + 3)
+#define ID16(b) ID4(b), ID4((b) + 4), ID4((b) + 8), ID4((b) + 12)
+#define ID64(b) ID16(b), ID16((b) + 16), ID16((b) + 32), ID16((b) + 48)
+static const unsigned char ascii_same[256] = { ID64(0), ID64(64), ID64(128), ID64(192) };
+
+/* The HTML 4 named character references (252) plus &apos;, sorted by strcmp. */
+static const struct entity {
+    char name[9];
+    unsigned short cp;
+} entities[] = {
+    {"AElig", 0x00C6}, {"Aacute", 0x00C1}, {"Acirc", 0x00C2}, {"Agrave", 0x00C0},
+    {"Alpha", 0x0391}, {"Aring", 0x00C5}, {"Atilde", 0x00C3}, {"Auml", 0x00C4},
+    {"Beta", 0x0392}, {"Ccedil", 0x00C7}, {"Chi", 0x03A7}, {"Dagger", 0x2021},
+    {"Delta", 0x0394}, {"ETH", 0x00D0}, {"Eacute", 0x00C9}, {"Ecirc", 0x00CA},
+    {"Egrave", 0x00C8}, {"Epsilon", 0x0395}, {"Eta", 0x0397}, {"Euml", 0x00CB},
+    {"Gamma", 0x0393}, {"Iacute", 0x00CD}, {"Icirc", 0x00CE}, {"Igrave", 0x00CC},
+    {"Iota", 0x0399}, {"Iuml", 0x00CF}, {"Kappa", 0x039A}, {"Lambda", 0x039B}, {"Mu", 0x039C},
+    {"Ntilde", 0x00D1}, {"Nu", 0x039D}, {"OElig", 0x0152}, {"Oacute", 0x00D3},
+    {"Ocirc", 0x00D4}, {"Ograve", 0x00D2}, {"Omega", 0x03A9}, {"Omicron", 0x039F},
+    {"Oslash", 0x00D8}, {"Otilde", 0x00D5}, {"Ouml", 0x00D6}, {"Phi", 0x03A6}, {"Pi", 0x03A0},
+    {"Prime", 0x2033}, {"Psi", 0x03A8}, {"Rho", 0x03A1}, {"Scaron", 0x0160}, {"Sigma", 0x03A3},
+    {"THORN", 0x00DE}, {"Tau", 0x03A4}, {"Theta", 0x0398}, {"Uacute", 0x00DA},
+    {"Ucirc", 0x00DB}, {"Ugrave", 0x00D9}, {"Upsilon", 0x03A5}, {"Uuml", 0x00DC},
+    {"Xi", 0x039E}, {"Yacute", 0x00DD}, {"Yuml", 0x0178}, {"Zeta", 0x0396}, {"aacute", 0x00E1},
+    {"acirc", 0x00E2}, {"acute", 0x00B4}, {"aelig", 0x00E6}, {"agrave", 0x00E0},
+    {"alefsym", 0x2135}, {"alpha", 0x03B1}, {"amp", 0x0026}, {"and", 0x2227}, {"ang", 0x2220},
+    {"apos", 0x0027}, {"aring", 0x00E5}, {"asymp", 0x2248}, {"atilde", 0x00E3},
+    {"auml", 0x00E4}, {"bdquo", 0x201E}, {"beta", 0x03B2}, {"brvbar", 0x00A6}, {"bull", 0x2022},
+    {"cap", 0x2229}, {"ccedil", 0x00E7}, {"cedil", 0x00B8}, {"cent", 0x00A2}, {"chi", 0x03C7},
+    {"circ", 0x02C6}, {"clubs", 0x2663}, {"cong", 0x2245}, {"copy", 0x00A9}, {"crarr", 0x21B5},
+    {"cup", 0x222A}, {"curren", 0x00A4}, {"dArr", 0x21D3}, {"dagger", 0x2020}, {"darr", 0x2193},
+    {"deg", 0x00B0}, {"delta", 0x03B4}, {"diams", 0x2666}, {"divide", 0x00F7},
+    {"eacute", 0x00E9}, {"ecirc", 0x00EA}, {"egrave", 0x00E8}, {"empty", 0x2205},
+    {"emsp", 0x2003}, {"ensp", 0x2002}, {"epsilon", 0x03B5}, {"equiv", 0x2261}, {"eta", 0x03B7},
+    {"eth", 0x00F0}, {"euml", 0x00EB}, {"euro", 0x20AC}, {"exist", 0x2203}, {"fnof", 0x0192},
+    {"forall", 0x2200}, {"frac12", 0x00BD}, {"frac14", 0x00BC}, {"frac34", 0x00BE},
+    {"frasl", 0x2044}, {"gamma", 0x03B3}, {"ge", 0x2265}, {"gt", 0x003E}, {"hArr", 0x21D4},
+    {"harr", 0x2194}, {"hearts", 0x2665}, {"hellip", 0x2026}, {"iacute", 0x00ED},
+    {"icirc", 0x00EE}, {"iexcl", 0x00A1}, {"igrave", 0x00EC}, {"image", 0x2111},
+    {"infin", 0x221E}, {"int", 0x222B}, {"iota", 0x03B9}, {"iquest", 0x00BF}, {"isin", 0x2208},
+    {"iuml", 0x00EF}, {"kappa", 0x03BA}, {"lArr", 0x21D0}, {"lambda", 0x03BB}, {"lang", 0x2329},
+    {"laquo", 0x00AB}, {"larr", 0x2190}, {"lceil", 0x2308}, {"ldquo", 0x201C}, {"le", 0x2264},
+    {"lfloor", 0x230A}, {"lowast", 0x2217}, {"loz", 0x25CA}, {"lrm", 0x200E},
+    {"lsaquo", 0x2039}, {"lsquo", 0x2018}, {"lt", 0x003C}, {"macr", 0x00AF}, {"mdash", 0x2014},
+    {"micro", 0x00B5}, {"middot", 0x00B7}, {"minus", 0x2212}, {"mu", 0x03BC}, {"nabla", 0x2207},
+    {"nbsp", 0x00A0}, {"ndash", 0x2013}, {"ne", 0x2260}, {"ni", 0x220B}, {"not", 0x00AC},
+    {"notin", 0x2209}, {"nsub", 0x2284}, {"ntilde", 0x00F1}, {"nu", 0x03BD}, {"oacute", 0x00F3},
+    {"ocirc", 0x00F4}, {"oelig", 0x0153}, {"ograve", 0x00F2}, {"oline", 0x203E},
+    {"omega", 0x03C9}, {"omicron", 0x03BF}, {"oplus", 0x2295}, {"or", 0x2228}, {"ordf", 0x00AA},
+    {"ordm", 0x00BA}, {"oslash", 0x00F8}, {"otilde", 0x00F5}, {"otimes", 0x2297},
+    {"ouml", 0x00F6}, {"para", 0x00B6}, {"part", 0x2202}, {"permil", 0x2030}, {"perp", 0x22A5},
+    {"phi", 0x03C6}, {"pi", 0x03C0}, {"piv", 0x03D6}, {"plusmn", 0x00B1}, {"pound", 0x00A3},
+    {"prime", 0x2032}, {"prod", 0x220F}, {"prop", 0x221D}, {"psi", 0x03C8}, {"quot", 0x0022},
+    {"rArr", 0x21D2}, {"radic", 0x221A}, {"rang", 0x232A}, {"raquo", 0x00BB}, {"rarr", 0x2192},
+    {"rceil", 0x2309}, {"rdquo", 0x201D}, {"real", 0x211C}, {"reg", 0x00AE}, {"rfloor", 0x230B},
+    {"rho", 0x03C1}, {"rlm", 0x200F}, {"rsaquo", 0x203A}, {"rsquo", 0x2019}, {"sbquo", 0x201A},
+    {"scaron", 0x0161}, {"sdot", 0x22C5}, {"sect", 0x00A7}, {"shy", 0x00AD}, {"sigma", 0x03C3},
+    {"sigmaf", 0x03C2}, {"sim", 0x223C}, {"spades", 0x2660}, {"sub", 0x2282}, {"sube", 0x2286},
+    {"sum", 0x2211}, {"sup", 0x2283}, {"sup1", 0x00B9}, {"sup2", 0x00B2}, {"sup3", 0x00B3},
+    {"supe", 0x2287}, {"szlig", 0x00DF}, {"tau", 0x03C4}, {"there4", 0x2234}, {"theta", 0x03B8},
+    {"thetasym", 0x03D1}, {"thinsp", 0x2009}, {"thorn", 0x00FE}, {"tilde", 0x02DC},
+    {"times", 0x00D7}, {"trade", 0x2122}, {"uArr", 0x21D1}, {"uacute", 0x00FA},
+    {"uarr", 0x2191}, {"ucirc", 0x00FB}, {"ugrave", 0x00F9}, {"uml", 0x00A8}, {"upsih", 0x03D2},
+    {"upsilon", 0x03C5}, {"uuml", 0x00FC}, {"weierp", 0x2118}, {"xi", 0x03BE},
+    {"yacute", 0x00FD}, {"yen", 0x00A5}, {"yuml", 0x00FF}, {"zeta", 0x03B6}, {"zwj", 0x200D},
+    {"zwnj", 0x200C},
+};
+
+/* Runs of plain ASCII words are classified 64 bytes at a time with SSE2
+ * (baseline on x86-64) and a count-trailing-zeros builtin; elsewhere the
+ * byte loop of ascii_run does all. */
+#if defined(__GNUC__) && defined(__SSE2__)
+#define CANON_BLOCKS 1
+#else
+#define CANON_BLOCKS 0
+#endif
+
+/* Small functions on the per-word path, inlined even where gcc would not. */
+#if defined(__GNUC__)
+#define CANON_HOT static inline __attribute__((always_inline))
+#else
+#define CANON_HOT static inline
+#endif
+
+/* Tags that do not end a word: "wo<b>r</b>d" is one token. Any other tag
+ * (block-level, void like img/br, or unknown) is a separator. Sorted. */
+static const char *const inline_tags[] = {
+    "a", "abbr", "acronym", "b", "bdi", "bdo", "big", "cite", "code", "data", "del",
+    "dfn", "em", "font", "i", "ins", "kbd", "mark", "nobr", "q", "s", "samp", "small",
+    "span", "strike", "strong", "sub", "sup", "time", "tt", "u", "var", "wbr"
+};
+
+/* Classes of a code point once decoded. */
+enum { K_DIGIT, K_LETTER, K_MARK, K_IDEO, K_SEP, K_PUNCT };
+
+/* The scanner's state for one call: the input, the options, and the word in
+ * progress (its source span, where its bytes start in out->text, whether it
+ * has anything but Nd digits, any non-ASCII byte, and whether it is a single
+ * ideograph that only combining marks may extend). */
+typedef struct canon {
+    const unsigned char *p;
+    unsigned flags;
+    sh_utf8_mode invalid;
+    const unsigned char *low;
+    sh_tokens *out;
+    sh_error *err;
+    int active, ideo, nondigit, nonascii;
+    size_t w_src, w_end, w_text;
+} canon;
+
+static sh_status no_memory(canon *c, size_t want)
+{
+    return sh_error_set(c->err, SH_ENOMEM, 0,
+                        "out of memory growing the token buffers to %zu bytes", want);
+}
+
+/* Make room for need more bytes of text; grows geometrically. */
+static sh_status text_grow(canon *c, size_t need)
+{
+    sh_tokens *o = c->out;
+    size_t want, cap;
+    char *t;
+    if (need > SIZE_MAX - o->text_len)
+        return no_memory(c, SIZE_MAX);
+    want = o->text_len + need;
+    cap = o->text_cap ? o->text_cap : 64;
+    while (cap < want)
+        cap = cap > SIZE_MAX / 2 ? want : cap * 2;
+    t = realloc(o->text, cap);
+    if (!t)
+        return no_memory(c, cap);
+    o->text = t;
+    o->text_cap = cap;
+    return SH_OK;
+}
+
+static sh_status text_reserve(canon *c, size_t need)
+{
+    if (c->out->text_cap - c->out->text_len >= need)
+        return SH_OK;
+    return text_grow(c, need);
+}
+
+static sh_status token_grow(canon *c)
+{
+    sh_tokens *o = c->out;
+    size_t cap = o->cap ? o->cap * 2 : 256;
+    sh_token *nt;
+    if (cap > SIZE_MAX / sizeof *nt)
+        return no_memory(c, SIZE_MAX);
+    nt = realloc(o->tok, cap * sizeof *nt);
+    if (!nt)
+        return no_memory(c, cap * sizeof *nt);
+    o->tok = nt;
+    o->cap = cap;
+    return SH_OK;
+}
+
+static sh_status push_token(canon *c)
+{
+    sh_tokens *o = c->out;
+    sh_token *t;
+    sh_status st;
+    if (o->n == o->cap && (st = token_grow(c)) != SH_OK)
+        return st;
+    t = &o->tok[o->n++];
+    t->src_off = c->w_src;
+    t->src_len = c->w_end - c->w_src;
+    t->off = c->w_text;
+    t->len = o->text_len - c->w_text;
+    return SH_OK;
+}
+
+/* Replace the word's bytes by their NFKC case fold without marks. */
+static sh_status fold_word(canon *c)
+{
+    sh_tokens *o = c->out;
+    utf8proc_uint8_t *dst = NULL;
+    utf8proc_ssize_t r = utf8proc_map((const utf8proc_uint8_t *)o->text + c->w_text,
+                                      (utf8proc_ssize_t)(o->text_len - c->w_text), &dst,
+                                      UTF8PROC_COMPOSE | UTF8PROC_COMPAT |
+                                      UTF8PROC_CASEFOLD | UTF8PROC_STRIPMARK);
+    sh_status st;
+    if (r == UTF8PROC_ERROR_NOMEM)
+        return sh_error_set(c->err, SH_ENOMEM, c->w_src,
+                            "out of memory folding the token at byte %zu", c->w_src);
+    if (r < 0) /* cannot happen on the valid UTF-8 we wrote: keep the word unfolded */
+        return SH_OK;
+    o->text_len = c->w_text;
+    st = text_reserve(c, (size_t)r);
+    if (st == SH_OK) {
+        memcpy(o->text + o->text_len, dst, (size_t)r);
+        o->text_len += (size_t)r;
+    }
+    free(dst);
+    return st;
+}
+
+/* The uncommon ends of a word: a number that is not kept, or a word to fold. */
+static sh_status finish_rare(canon *c)
+{
+    sh_status st;
+    if (!c->nondigit && !(c->flags & SH_CANON_NUMBERS)) {
+        c->out->text_len = c->w_text;
+        return SH_OK;
+    }
+    if (c->nonascii && (c->flags & SH_CANON_FOLD)) {
+        if ((st = fold_word(c)) != SH_OK)
+            return st;
+        if (c->out->text_len == c->w_text)
+            return SH_OK;
+    }
+    return push_token(c);
+}
+
+/* End the word in progress: drop it if it is a number and numbers are not
+ * kept, fold it if asked, and record it. */
+static sh_status finish(canon *c)
+{
+    if (!c->active)
+        return SH_OK;
+    c->active = 0;
+    if (!c->nondigit || (c->nonascii && (c->flags & SH_CANON_FOLD)))
+        return finish_rare(c);
+    return push_token(c);
+}
+
+static void start(canon *c, size_t src)
+{
+    c->active = 1;
+    c->ideo = c->nondigit = c->nonascii = 0;
+    c->w_src = src;
+    c->w_text = c->out->text_len;
+}
+
+/* Scripts written without spaces between words: each letter is a token. */
+static int no_space_script(utf8proc_int32_t cp)
+{
+    if (cp < 0x0E00)
+        return 0;
+    return (cp <= 0x0EFF)                     /* Thai, Lao */
+        || (cp >= 0x1000 && cp <= 0x109F)     /* Myanmar */
+        || (cp >= 0x1780 && cp <= 0x17FF)     /* Khmer */
+        || (cp >= 0x2E80 && cp <= 0x2FDF)     /* CJK and Kangxi radicals */
+        || (cp >= 0x3005 && cp <= 0x3007)     /* ideographic iteration mark, closing mark, zero */
+        || (cp >= 0x3021 && cp <= 0x3029)     /* Hangzhou numerals */
+        || (cp >= 0x3031 && cp <= 0x303C)     /* kana repeat marks */
+        || (cp >= 0x3040 && cp <= 0x312F)     /* Hiragana, Katakana, Bopomofo */
+        || (cp >= 0x31A0 && cp <= 0x31BF)     /* Bopomofo extended */
+        || (cp >= 0x31F0 && cp <= 0x31FF)     /* Katakana phonetic extensions */
+        || (cp >= 0x3400 && cp <= 0x4DBF)     /* CJK extension A */
+        || (cp >= 0x4E00 && cp <= 0x9FFF)     /* CJK unified ideographs */
+        || (cp >= 0xA000 && cp <= 0xA4CF)     /* Yi */
+        || (cp >= 0xF900 && cp <= 0xFAFF)     /* CJK compatibility ideographs */
+        || (cp >= 0xFF66 && cp <= 0xFF9F)     /* halfwidth Katakana */
+        || (cp >= 0x1B000 && cp <= 0x1B16F)   /* kana supplement and extensions */
+        || (cp >= 0x20000 && cp <= 0x3FFFF);  /* CJK extensions B and later */
+}
+
+static int classify(utf8proc_int32_t cp)
+{
+    if (cp < 0x80) {
+        switch (byte_class[cp]) {
+        case C_D: return K_DIGIT;
+        case C_L: return K_LETTER;
+        case C_S: return K_SEP;
+        default: return K_PUNCT;
+        }
+    }
+    switch (utf8proc_category(cp)) {
+    case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_NL:
+        return no_space_script(cp) ? K_IDEO : K_LETTER;
+    case UTF8PROC_CATEGORY_NO:
+        return K_LETTER;
+    case UTF8PROC_CATEGORY_MN: case UTF8PROC_CATEGORY_MC: case UTF8PROC_CATEGORY_ME:
+        return K_MARK;
+    case UTF8PROC_CATEGORY_ND:
+        return K_DIGIT;
+    case UTF8PROC_CATEGORY_PC: case UTF8PROC_CATEGORY_PD: case UTF8PROC_CATEGORY_PS:
+    case UTF8PROC_CATEGORY_PE: case UTF8PROC_CATEGORY_PI: case UTF8PROC_CATEGORY_PF:
+    case UTF8PROC_CATEGORY_PO: case UTF8PROC_CATEGORY_SM: case UTF8PROC_CATEGORY_SC:
+    case UTF8PROC_CATEGORY_SK: case UTF8PROC_CATEGORY_SO:
+        return K_PUNCT;
+    default: /* Z*, C* (controls, format, private use, unassigned) */
+        return K_SEP;
+    }
+}
+
+/* Append cp (valid scalar value) to the word in progress as UTF-8. */
+static sh_status append_cp(canon *c, utf8proc_int32_t cp, size_t src_end)
+{
+    sh_tokens *o = c->out;
+    unsigned char *d;
+    uint32_t u = (uint32_t)cp;
+    sh_status st = text_reserve(c, 4);
+    if (st != SH_OK)
+        return st;
+    d = (unsigned char *)o->text + o->text_len;
+    if (u < 0x80) {
+        d[0] = (unsigned char)u;
+        o->text_len += 1;
+    } else if (u < 0x800) {
+        d[0] = (unsigned char)(0xC0 | (u >> 6));
+        d[1] = (unsigned char)(0x80 | (u & 0x3F));
+        o->text_len += 2;
+        c->nonascii = 1;
+    } else if (u < 0x10000) {
+        d[0] = (unsigned char)(0xE0 | (u >> 12));
+        d[1] = (unsigned char)(0x80 | ((u >> 6) & 0x3F));
+        d[2] = (unsigned char)(0x80 | (u & 0x3F));
+        o->text_len += 3;
+        c->nonascii = 1;
+    } else {
+        d[0] = (unsigned char)(0xF0 | (u >> 18));
+        d[1] = (unsigned char)(0x80 | ((u >> 12) & 0x3F));
+        d[2] = (unsigned char)(0x80 | ((u >> 6) & 0x3F));
+        d[3] = (unsigned char)(0x80 | (u & 0x3F));
+        o->text_len += 4;
+        c->nonascii = 1;
+    }
+    c->w_end = src_end;
+    return SH_OK;
+}
+
+/* One code point that came from input bytes [s0, s1): extend, end or start a
+ * token according to its class. */
+static sh_status put_cp(canon *c, utf8proc_int32_t cp, size_t s0, size_t s1)
+{
+    sh_status st;
+    int k = classify(cp);
+    switch (k) {
+    case K_SEP:
+        return finish(c);
+    case K_PUNCT:
+        if ((st = finish(c)) != SH_OK || !(c->flags & SH_CANON_PUNCT))
+            return st;
+        start(c, s0);
+        c->nondigit = 1;
+        if ((st = append_cp(c, cp, s1)) != SH_OK)
+            return st;
+        return finish(c);
+    case K_IDEO:
+        if ((st = finish(c)) != SH_OK)
+            return st;
+        start(c, s0);
+        c->ideo = c->nondigit = 1;
+        break;
+    case K_MARK:
+        if (!c->active)
+            start(c, s0);
+        c->nondigit = 1;
+        break;
+    default: /* K_LETTER, K_DIGIT */
+        if (c->active && c->ideo && (st = finish(c)) != SH_OK)
+            return st;
+        if (!c->active)
+            start(c, s0);
+        if (k == K_LETTER) {
+            c->nondigit = 1;
+            if (c->flags & SH_CANON_LOWER)
+                cp = cp < 0x80 ? c->low[cp] : utf8proc_tolower(cp);
+        }
+        break;
+    }
+    return append_cp(c, cp, s1);
+}
+
+/* Decode the UTF-8 sequence at p (avail >= 1 bytes, p[0] >= 0x80). Returns its
+ * length, or 0 if p[0] does not start a valid, complete, shortest-form
+ * encoding of a scalar value. */
+static size_t utf8_decode(const unsigned char *p, size_t avail, utf8proc_int32_t *cp)
+{
+    unsigned b0 = p[0], lo = 0x80, hi = 0xBF;
+    if (b0 < 0xC2 || b0 > 0xF4)
+        return 0;
+    if (b0 < 0xE0) {
+        if (avail < 2 || (p[1] & 0xC0) != 0x80)
+            return 0;
+        *cp = (utf8proc_int32_t)(((b0 & 0x1Fu) << 6) | (p[1] & 0x3Fu));
+        return 2;
+    }
+    if (b0 < 0xF0) {
+        if (b0 == 0xE0)
+            lo = 0xA0;      /* overlong */
+        else if (b0 == 0xED)
+            hi = 0x9F;      /* surrogates */
+        if (avail < 3 || p[1] < lo || p[1] > hi || (p[2] & 0xC0) != 0x80)
+            return 0;
+        *cp = (utf8proc_int32_t)(((b0 & 0x0Fu) << 12) | ((p[1] & 0x3Fu) << 6) | (p[2] & 0x3Fu));
+        return 3;
+    }
+    if (b0 == 0xF0)
+        lo = 0x90;          /* overlong */
+    else if (b0 == 0xF4)
+        hi = 0x8F;          /* above U+10FFFF */
+    if (avail < 4 || p[1] < lo || p[1] > hi || (p[2] & 0xC0) != 0x80 || (p[3] & 0xC0) != 0x80)
+        return 0;
+    *cp = (utf8proc_int32_t)(((b0 & 0x07u) << 18) | ((p[1] & 0x3Fu) << 12) |
+                             ((p[2] & 0x3Fu) << 6) | (p[3] & 0x3Fu));
+    return 4;
+}
+
+static int is_alpha(unsigned char b)
+{
+    return byte_class[b] == C_L;
+}
+
+static int is_alnum(unsigned char b)
+{
+    return byte_class[b] <= C_L;
+}
+
+static int hex_value(unsigned char b)
+{
+    if (b >= '0' && b <= '9')
+        return b - '0';
+    b = ascii_lower[b];
+    if (b >= 'a' && b <= 'f')
+        return b - 'a' + 10;
+    return -1;
+}
+
+static int entity_cmp(const void *key, const void *elem)
+{
+    return strcmp(key, ((const struct entity *)elem)->name);
+}
+
+/* A character reference at p[i] == '&'. Returns 1 and sets *cp and *next (the
+ * byte after it) if it is one, 0 if the '&' is literal text. */
+static int html_entity(const unsigned char *p, size_t i, size_t end,
+                       utf8proc_int32_t *cp, size_t *next)
+{
+    static const struct { char name[5]; unsigned short cp; } legacy[] = {
+        {"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'},
+        {"nbsp", 0xA0}, {"copy", 0xA9}, {"reg", 0xAE}
+    };
+    size_t j = i + 1, k;
+    char name[9];
+    if (j >= end)
+        return 0;
+    if (p[j] == '#') {
+        uint32_t v = 0;
+        int any = 0, over = 0, h;
+        j++;
+        if (j < end && (p[j] == 'x' || p[j] == 'X')) {
+            for (j++; j < end && (h = hex_value(p[j])) >= 0; j++, any = 1) {
+                if (v > 0x10FFFF)
+                    over = 1;
+                else
+                    v = v * 16 + (uint32_t)h;
+            }
+        } else {
+            for (; j < end && byte_class[p[j]] == C_D; j++, any = 1) {
+                if (v > 0x10FFFF)
+                    over = 1;
+                else
+                    v = v * 10 + (uint32_t)(p[j] - '0');
+            }
+        }
+        if (!any)
+            return 0;
+        if (j < end && p[j] == ';')
+            j++;
+        if (over || v == 0 || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+            v = 0xFFFD;
+        *cp = (utf8proc_int32_t)v;
+        *next = j;
+        return 1;
+    }
+    for (k = j; k < end && k - j < sizeof name && is_alnum(p[k]); k++)
+        ;
+    if (k > j && k - j < sizeof name && k < end && p[k] == ';') {
+        const struct entity *e;
+        memcpy(name, p + j, k - j);
+        name[k - j] = '\0';
+        e = bsearch(name, entities, sizeof entities / sizeof *entities, sizeof *entities,
+                    entity_cmp);
+        if (e) {
+            *cp = e->cp;
+            *next = k + 1;
+            return 1;
+        }
+        return 0;
+    }
+    for (k = j; k < end && k - j < 5 && is_alpha(p[k]); k++)
+        ;
+    if (k < end && is_alpha(p[k]))
+        return 0;
+    for (size_t e = 0; e < sizeof legacy / sizeof *legacy; e++) {
+        if (strlen(legacy[e].name) == k - j && memcmp(legacy[e].name, p + j, k - j) == 0) {
+            *cp = legacy[e].cp;
+            *next = k;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* First occurrence of the m-byte pattern pat in p[from, end), or end. Linear
+ * for our short patterns whose first byte does not recur in them. */
+static size_t find(const unsigned char *p, size_t from, size_t end, const char *pat, size_t m)
+{
+    while (from < end && end - from >= m) {
+        const unsigned char *q = memchr(p + from, (unsigned char)pat[0], end - from - m + 1);
+        if (!q)
+            break;
+        from = (size_t)(q - p);
+        if (memcmp(q, pat, m) == 0)
+            return from;
+        from++;
+    }
+    return end;
+}
+
+/* The '>' that ends a tag whose attributes start at p[j]: quotes open a value
+ * only right after '='. Returns end if there is none. */
+static size_t tag_end(const unsigned char *p, size_t j, size_t end)
+{
+    int after_eq = 0;
+    for (; j < end; j++) {
+        unsigned char b = p[j];
+        if (b == '>')
+            return j;
+        if ((b == '"' || b == '\'') && after_eq) {
+            const unsigned char *q = memchr(p + j + 1, b, end - j - 1);
+            if (!q)
+                return end;
+            j = (size_t)(q - p);
+            after_eq = 0;
+        } else if (b == '=') {
+            after_eq = 1;
+        } else if (byte_class[b] != C_S) {
+            after_eq = 0;
+        }
+    }
+    return end;
+}
+
+static int tag_name_end(unsigned char b)
+{
+    return b == '>' || b == '/' || byte_class[b] == C_S;
+}
+
+/* The close tag </name> (ASCII case-insensitive, name lowercase) at or after
+ * from: returns the byte after its '>', or end. */
+static size_t skip_raw_text(const unsigned char *p, size_t from, size_t end, const char *name)
+{
+    size_t m = strlen(name);
+    for (;;) {
+        const unsigned char *q;
+        size_t k, j;
+        if (from >= end || !(q = memchr(p + from, '<', end - from)))
+            return end;
+        j = (size_t)(q - p);
+        from = j + 1;
+        if (end - j < m + 2 || p[j + 1] != '/')
+            continue;
+        for (k = 0; k < m && ascii_lower[p[j + 2 + k]] == (unsigned char)name[k]; k++)
+            ;
+        if (k < m || (j + 2 + m < end && !tag_name_end(p[j + 2 + m])))
+            continue;
+        q = memchr(p + j + 2 + m, '>', end - (j + 2 + m));
+        return q ? (size_t)(q - p) + 1 : end;
+    }
+}
+
+static int name_cmp(const void *key, const void *elem)
+{
+    return strcmp(key, *(const char *const *)elem);
+}
+
+static sh_status scan(canon *c, size_t i, size_t end, int html);
+
+/* Markup at p[i] == '<' (HTML mode). Sets *next past it; *next == i means the
+ * '<' is text. */
+static sh_status html_markup(canon *c, size_t i, size_t end, size_t *next)
+{
+    const unsigned char *p = c->p;
+    size_t j = i + 1, k;
+    char name[16];
+    int closing = 0;
+    sh_status st;
+
+    *next = i;
+    if (j >= end)
+        return SH_OK;
+    if (p[j] == '!') {
+        if (end - i >= 9 && memcmp(p + i, "<![CDATA[", 9) == 0) {
+            size_t e = find(p, i + 9, end, "]]>", 3);
+            if ((st = scan(c, i + 9, e, 0)) != SH_OK)
+                return st;
+            *next = e < end ? e + 3 : end;
+        } else if (end - i >= 4 && p[i + 2] == '-' && p[i + 3] == '-') {
+            size_t e = find(p, i + 2, end, "-->", 3);
+            *next = e < end ? e + 3 : end;
+        } else {
+            const unsigned char *q = memchr(p + j, '>', end - j);
+            *next = q ? (size_t)(q - p) + 1 : end;
+        }
+        return SH_OK;
+    }
+    if (p[j] == '?') {
+        size_t e = find(p, j + 1, end, "?>", 2);
+        *next = e < end ? e + 2 : end;
+        return SH_OK;
+    }
+    if (p[j] == '/') {
+        closing = 1;
+        j++;
+    } else if (!is_alpha(p[j])) {
+        return SH_OK;
+    }
+    for (k = 0; j < end && !tag_name_end(p[j]); j++, k++)
+        if (k < sizeof name)
+            name[k] = (char)ascii_lower[p[j]];
+    if (k >= sizeof name)
+        k = 0; /* too long for any tag we know */
+    name[k] = '\0';
+    j = tag_end(p, j, end);
+    *next = j < end ? j + 1 : end;
+    if (bsearch(name, inline_tags, sizeof inline_tags / sizeof *inline_tags,
+                sizeof *inline_tags, name_cmp))
+        return SH_OK;
+    if ((st = finish(c)) != SH_OK)
+        return st;
+    if (!closing && *next < end && (strcmp(name, "script") == 0 || strcmp(name, "style") == 0))
+        *next = skip_raw_text(p, *next, end, name);
+    return SH_OK;
+}
+
+/* Copy the run of ASCII letters and digits at p[i, end) (p[i] is one) to d,
+ * lowercased through low; returns the end of the run and ORs 1 into *letters
+ * if it had a letter. d must have room for end - i bytes. */
+CANON_HOT size_t ascii_run(const unsigned char *p, size_t i, size_t end, unsigned char *d,
+                        const unsigned char *low, unsigned *letters)
+{
+    unsigned seen = 0, b, k;
+    while (i < end && (k = byte_class[b = p[i]]) <= C_L) {
+        *d++ = low[b];
+        seen |= k;
+        i++;
+    }
+    *letters |= seen;
+    return i;
+}
+
+#if CANON_BLOCKS
+CANON_HOT unsigned ctz64(uint64_t m)
+{
+    return m ? (unsigned)__builtin_ctzll(m) : 64;
+}
+
+/* Classify the 64 bytes at q: bit k of *A is set if q[k] is an ASCII letter or
+ * digit, of *L if it is a letter, of *X if the fast path must stop there (a
+ * byte >= 0x80, and with html '<' or '&'). lb receives q lowercased if lower. */
+CANON_HOT void classify64(const unsigned char *q, int html, int lower, unsigned char *lb,
+                          uint64_t *A, uint64_t *L, uint64_t *X)
+{
+    uint64_t a = 0, l = 0, x = 0;
+    unsigned w;
+    const __m128i ca = _mm_set1_epi8('a'), c0 = _mm_set1_epi8('0');
+    const __m128i bias = _mm_set1_epi8((char)0x80), sp = _mm_set1_epi8(0x20);
+    const __m128i lim26 = _mm_set1_epi8((char)(0x80 + 26)), lim10 = _mm_set1_epi8((char)(0x80 + 10));
+    const __m128i lt = _mm_set1_epi8('<'), amp = _mm_set1_epi8('&');
+    const __m128i lowmask = lower ? sp : _mm_setzero_si128();
+    for (w = 0; w < 4; w++) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(q + 16 * w));
+        /* unsigned "v - lo < n" as a signed compare after flipping the top
+         * bit; no byte >= 0x80 passes either test */
+        __m128i let = _mm_cmplt_epi8(_mm_xor_si128(_mm_sub_epi8(_mm_or_si128(v, sp), ca), bias), lim26);
+        __m128i dig = _mm_cmplt_epi8(_mm_xor_si128(_mm_sub_epi8(v, c0), bias), lim10);
+        unsigned hi = (unsigned)_mm_movemask_epi8(v);
+        a |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_or_si128(let, dig)) << (16 * w);
+        l |= (uint64_t)(unsigned)_mm_movemask_epi8(let) << (16 * w);
+        if (html)
+            hi |= (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, lt), _mm_cmpeq_epi8(v, amp)));
+        x |= (uint64_t)hi << (16 * w);
+        _mm_storeu_si128((__m128i *)(void *)(lb + 16 * w),
+                         _mm_or_si128(v, _mm_and_si128(let, lowmask)));
+    }
+    *A = a;
+    *L = l;
+    *X = x;
+}
+#endif
+
+/* The common case with its state in registers: no word in progress, ASCII
+ * words separated by ASCII separators. Returns at the end of the input or at
+ * the first byte it does not handle (leaving a word in progress in c when that
+ * byte might continue it: a non-ASCII byte, '<', '&').
+ *
+ * Where it can, it works on 64-byte blocks: bit masks of the word bytes,
+ * the letters and the bytes it cannot handle, then one step per word found in
+ * the masks (count trailing zeros), copying each word from a lowercased copy
+ * of the block. No branch per byte, and none that depends on word lengths. */
+static sh_status ascii_words(canon *c, size_t *pos, size_t end, int html)
+{
+    const unsigned char *p = c->p;
+    const unsigned char *low = c->low;
+    sh_tokens *o = c->out;
+    const unsigned sep_max = (c->flags & SH_CANON_PUNCT) ? C_S : C_P;
+    const unsigned keep_numbers = (c->flags & SH_CANON_NUMBERS) ? 1 : 0;
+    size_t i = *pos, tl, nt;
+    unsigned char *text;
+    sh_status st = SH_OK;
+
+    (void)html; /* only the block loop needs it */
+    /* 16 bytes of slack: the block loop copies short words 16 bytes at a time. */
+    if (o->text_cap - o->text_len < end - i + 16 &&
+        (st = text_grow(c, end - i + 16)) != SH_OK)
+        return st;
+    text = (unsigned char *)o->text;
+    tl = o->text_len;
+    nt = o->n;
+#if CANON_BLOCKS
+    if (sep_max == C_P) {
+        const int lower = low == ascii_lower;
+        int pending = 0;           /* a word runs up to the block start */
+        size_t ws = 0, wt = 0;     /* its source start and text start */
+        unsigned wl = 0;           /* it has a letter */
+        while (end - i >= 64) {
+            unsigned char lb[64 + 16];
+            uint64_t A, L, X, m;
+            unsigned avail;
+            classify64(p + i, html, lower, lb, &A, &L, &X);
+            memset(lb + 64, 0, 16);
+            avail = ctz64(X);
+            m = avail < 64 ? A & ((UINT64_C(1) << avail) - 1) : A;
+            if (pending && avail > 0 && !(m & 1)) {
+                /* the word ended at the block boundary */
+                pending = 0;
+                if (wl | keep_numbers) {
+                    sh_token *t;
+                    if (nt == o->cap) {
+                        o->n = nt;
+                        if ((st = token_grow(c)) != SH_OK)
+                            goto out;
+                    }
+                    t = &o->tok[nt++];
+                    t->src_off = ws;
+                    t->src_len = i - ws;
+                    t->off = wt;
+                    t->len = tl - wt;
+                } else {
+                    tl = wt;
+                }
+            }
+            while (m) {
+                /* the lowest run of ones in m is the word [a, e) */
+                uint64_t lowbit = m & (~m + 1), sum = m + lowbit;
+                unsigned a = (unsigned)__builtin_ctzll(m);
+                unsigned e = ctz64(sum);
+                uint64_t run = m & ~sum;
+                size_t len = e - a;
+                unsigned letters = (L & run) != 0;
+                if (len <= 16)
+                    memcpy(text + tl, lb + a, 16);
+                else
+                    memcpy(text + tl, lb + a, len);
+                m &= sum;
+                if (a == 0 && pending) {
+                    /* continues the word from the previous block */
+                    wl |= letters;
+                    tl += len;
+                    if (e == avail)
+                        break;
+                    pending = 0;
+                    a = 0;
+                    letters = wl;
+                    len = tl - wt;
+                    if (letters | keep_numbers) {
+                        sh_token *t;
+                        if (nt == o->cap) {
+                            o->n = nt;
+                            if ((st = token_grow(c)) != SH_OK)
+                                goto out;
+                        }
+                        t = &o->tok[nt++];
+                        t->src_off = ws;
+                        t->src_len = i + e - ws;
+                        t->off = wt;
+                        t->len = len;
+                    } else {
+                        tl = wt;
+                    }
+                    continue;
+                }
+                if (e == avail) {
+                    /* runs to the end of the block or to a byte handled elsewhere */
+                    pending = 1;
+                    ws = i + a;
+                    wt = tl;
+                    wl = letters;
+                    tl += len;
+                    break;
+                }
+                if (letters | keep_numbers) {
+                    sh_token *t;
+                    if (nt == o->cap) {
+                        o->n = nt;
+                        if ((st = token_grow(c)) != SH_OK)
+                            goto out;
+                    }
+                    t = &o->tok[nt++];
+                    t->src_off = i + a;
+                    t->src_len = len;
+                    t->off = tl;
+                    t->len = len;
+                    tl += len;
+                }
+            }
+            if (avail < 64) {
+                i += avail;
+                break;
+            }
+            i += 64;
+        }
+        if (pending) {
+            /* hand the word over: what follows may continue it */
+            c->active = 1;
+            c->ideo = c->nonascii = 0;
+            c->nondigit = (int)wl;
+            c->w_src = ws;
+            c->w_end = i;
+            c->w_text = wt;
+            goto out;
+        }
+    }
+#endif
+    for (;;) {
+        size_t s;
+        unsigned k = C_S, letters = 0;
+        while (i < end && (k = byte_class[p[i]]) - C_S <= sep_max - C_S)
+            i++;
+        if (i == end || k > C_L)
+            break;
+        s = i;
+        i = ascii_run(p, i, end, text + tl, low, &letters);
+        if (i < end && (k = byte_class[p[i]]) > sep_max) {
+            c->active = 1;
+            c->ideo = c->nonascii = 0;
+            c->nondigit = (int)letters;
+            c->w_src = s;
+            c->w_end = i;
+            c->w_text = tl;
+            tl += i - s;
+            break;
+        }
+        if (letters | keep_numbers) {
+            sh_token *t;
+            if (nt == o->cap) {
+                o->n = nt;
+                if ((st = token_grow(c)) != SH_OK)
+                    break;
+            }
+            t = &o->tok[nt++];
+            t->src_off = s;
+            t->src_len = i - s;
+            t->off = tl;
+            t->len = i - s;
+            tl += i - s;
+        }
+    }
+#if CANON_BLOCKS
+out:
+#endif
+    o->n = nt;
+    o->text_len = tl;
+    *pos = i;
+    return st;
+}
+
+/* Tokenize p[i, end) into c->out, continuing the word in progress. */
+static sh_status scan(canon *c, size_t i, size_t end, int html)
+{
+    const unsigned char *p = c->p;
+    sh_tokens *o = c->out;
+    const unsigned sep_max = (c->flags & SH_CANON_PUNCT) ? C_S : C_P;
+    sh_status st;
+
+    while (i < end) {
+        unsigned b = p[i], k = byte_class[b];
+        if (!c->active && k <= sep_max) {
+            if ((st = ascii_words(c, &i, end, html)) != SH_OK)
+                return st;
+            continue;
+        }
+        if (k <= C_L) {
+            /* ASCII letters and digits extending a word in progress. */
+            unsigned letters = 0;
+            size_t j;
+            if (c->ideo) {
+                if ((st = finish(c)) != SH_OK)
+                    return st;
+                continue;
+            }
+            if (o->text_cap - o->text_len < end - i && (st = text_grow(c, end - i)) != SH_OK)
+                return st;
+            j = ascii_run(p, i, end, (unsigned char *)o->text + o->text_len, c->low, &letters);
+            o->text_len += j - i;
+            c->nondigit |= (int)letters;
+            c->w_end = i = j;
+            continue;
+        }
+        switch (k) {
+        case C_S:
+            if (c->active && (st = finish(c)) != SH_OK)
+                return st;
+            i++;
+            break;
+        case C_HI: {
+            utf8proc_int32_t cp;
+            size_t len = utf8_decode(p + i, end - i, &cp);
+            if (len) {
+                st = put_cp(c, cp, i, i + len);
+                i += len;
+            } else if (c->invalid == SH_UTF8_LATIN1) {
+                st = put_cp(c, (utf8proc_int32_t)b, i, i + 1);
+                i++;
+            } else if (c->invalid == SH_UTF8_SKIP) {
+                st = finish(c);
+                i++;
+            } else {
+                return sh_error_set(c->err, SH_EUTF8, i,
+                                    "invalid UTF-8 at byte %zu (0x%02x); pass invalid = \"latin1\" "
+                                    "or \"skip\" to accept such input", i, b);
+            }
+            if (st != SH_OK)
+                return st;
+            break;
+        }
+        case C_LT:
+            if (html) {
+                size_t next;
+                if ((st = html_markup(c, i, end, &next)) != SH_OK)
+                    return st;
+                if (next != i) {
+                    i = next;
+                    break;
+                }
+            }
+            if ((st = put_cp(c, '<', i, i + 1)) != SH_OK)
+                return st;
+            i++;
+            break;
+        case C_AMP:
+            if (html) {
+                utf8proc_int32_t cp;
+                size_t next;
+                if (html_entity(p, i, end, &cp, &next)) {
+                    if ((st = put_cp(c, cp, i, next)) != SH_OK)
+                        return st;
+                    i = next;
+                    break;
+                }
+            }
+            if ((st = put_cp(c, '&', i, i + 1)) != SH_OK)
+                return st;
+            i++;
+            break;
+        default: /* C_P */
+            if ((st = put_cp(c, (utf8proc_int32_t)b, i, i + 1)) != SH_OK)
+                return st;
+            i++;
+            break;
+        }
+    }
+    return SH_OK;
+}
+
+sh_status sh_canon_tokenize(const sh_canon_opts *opts, const char *in, size_t n,
+                            sh_tokens *out, sh_error *err)
+{
+    canon c;
+    sh_status st;
+
+    if (!opts || !out || (!in && n))
+        return sh_error_set(err, SH_EINVAL, 0, "sh_canon_tokenize: opts, out and in must not be NULL");
+    if (opts->invalid != SH_UTF8_ERROR && opts->invalid != SH_UTF8_SKIP &&
+        opts->invalid != SH_UTF8_LATIN1)
+        return sh_error_set(err, SH_EINVAL, 0,
+                            "sh_canon_tokenize: invalid must be SH_UTF8_ERROR, SH_UTF8_SKIP or SH_UTF8_LATIN1");
+    out->n = 0;
+    out->text_len = 0;
+    memset(&c, 0, sizeof c);
+    c.p = (const unsigned char *)in;
+    c.flags = opts->flags;
+    if (c.flags & SH_CANON_FOLD)
+        c.flags |= SH_CANON_LOWER;
+    c.invalid = opts->invalid;
+    c.low = (c.flags & SH_CANON_LOWER) ? ascii_lower : ascii_same;
+    c.out = out;
+    c.err = err;
+    if (n == 0)
+        return SH_OK;
+    if ((st = text_reserve(&c, n)) != SH_OK)
+        return st;
+    if ((st = scan(&c, 0, n, (c.flags & SH_CANON_HTML) != 0)) != SH_OK)
+        return st;
+    return finish(&c);
+}
+
+void sh_tokens_free(sh_tokens *t)
+{
+    if (!t)
+        return;
+    free(t->tok);
+    free(t->text);
+    memset(t, 0, sizeof *t);
+}

@@ -1,0 +1,615 @@
+/* Unit tests for core/canon.c: the tokenizer contract of canon.h. */
+#include "canon.h"
+#include "test.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+#define LOWER SH_CANON_LOWER
+#define DEF SH_CANON_DEFAULT_FLAGS
+
+/* Tokens of in[0..n) joined with '|' (the empty string for no tokens), or
+ * "<status>" if tokenizing failed. Static buffer: one call per CHECK. */
+static const char *joined_n(unsigned flags, sh_utf8_mode mode, const char *in, size_t n)
+{
+    static char buf[4096];
+    sh_canon_opts o = { flags, mode };
+    sh_tokens t = { 0 };
+    sh_error e;
+    size_t i, w = 0;
+    sh_status st = sh_canon_tokenize(&o, in, n, &t, &e);
+    if (st != SH_OK) {
+        snprintf(buf, sizeof buf, "<%s>", sh_status_name(st));
+    } else {
+        for (i = 0; i < t.n && w + t.tok[i].len + 2 < sizeof buf; i++) {
+            if (i)
+                buf[w++] = '|';
+            memcpy(buf + w, t.text + t.tok[i].off, t.tok[i].len);
+            w += t.tok[i].len;
+        }
+        buf[w] = '\0';
+    }
+    sh_tokens_free(&t);
+    return buf;
+}
+
+static const char *joined(unsigned flags, const char *in)
+{
+    return joined_n(flags, SH_UTF8_ERROR, in, strlen(in));
+}
+
+static const char *joined_html(unsigned flags, const char *in)
+{
+    return joined_n(flags | SH_CANON_HTML, SH_UTF8_ERROR, in, strlen(in));
+}
+
+#define CHECK_TOKENS(got, want) do { const char *g_ = (got); CHECK(strcmp(g_, (want)) == 0); \
+    if (strcmp(g_, (want)) != 0) fprintf(stderr, "  got \"%s\"\n  want \"%s\"\n", g_, (want)); } while (0)
+
+/* Every token is non-empty and lies inside both buffers. */
+static int tokens_in_bounds(const sh_tokens *t, size_t n)
+{
+    size_t i;
+    for (i = 0; i < t->n; i++) {
+        const sh_token *k = &t->tok[i];
+        if (k->len == 0 || k->off > t->text_len || k->len > t->text_len - k->off ||
+            k->src_len == 0 || k->src_off > n || k->src_len > n - k->src_off)
+            return 0;
+    }
+    return 1;
+}
+
+static void test_splits_ascii_text_into_words(void)
+{
+    CHECK_TOKENS(joined(DEF, "Hello, world!  foo_bar\tbaz\nqux"), "hello|world|foo|bar|baz|qux");
+    CHECK_TOKENS(joined(DEF, "don't stop"), "don|t|stop");
+    CHECK_TOKENS(joined(DEF, "   "), "");
+}
+
+static void test_lowercases_only_when_asked(void)
+{
+    CHECK_TOKENS(joined(LOWER, "MiXeD CASE"), "mixed|case");
+    CHECK_TOKENS(joined(0, "MiXeD CASE"), "MiXeD|CASE");
+    CHECK_TOKENS(joined(0, "ÉCOLE"), "ÉCOLE");
+}
+
+static void test_keeps_or_drops_numbers(void)
+{
+    CHECK_TOKENS(joined(LOWER | SH_CANON_NUMBERS, "abc 123 4x 2024"), "abc|123|4x|2024");
+    CHECK_TOKENS(joined(LOWER, "abc 123 4x 2024"), "abc|4x");
+    /* Arabic-Indic digits are Nd: a number too. */
+    CHECK_TOKENS(joined(LOWER, "x \xd9\xa3\xd9\xa4 y"), "x|y");
+    CHECK_TOKENS(joined(LOWER | SH_CANON_NUMBERS, "x \xd9\xa3\xd9\xa4 y"), "x|\xd9\xa3\xd9\xa4|y");
+}
+
+static void test_keeps_or_drops_punctuation(void)
+{
+    CHECK_TOKENS(joined(LOWER, "a,b! c"), "a|b|c");
+    CHECK_TOKENS(joined(LOWER | SH_CANON_PUNCT, "a,b! c"), "a|,|b|!|c");
+    CHECK_TOKENS(joined(LOWER | SH_CANON_PUNCT, "\xc2\xabx\xc2\xbb $5"), "\xc2\xab|x|\xc2\xbb|$");
+    CHECK_TOKENS(joined(LOWER | SH_CANON_PUNCT, "a < b & c"), "a|<|b|&|c");
+}
+
+static void test_token_spans_point_at_the_original_bytes(void)
+{
+    const char *in = "  Hello,  W\xc3\x96rld 42 ";
+    const char *want[] = { "Hello", "W\xc3\x96rld", "42" };
+    sh_canon_opts o = { DEF, SH_UTF8_ERROR };
+    sh_tokens t = { 0 };
+    size_t i;
+    CHECK(sh_canon_tokenize(&o, in, strlen(in), &t, NULL) == SH_OK);
+    CHECK_EQ_U64(t.n, 3);
+    for (i = 0; i < t.n && i < 3; i++) {
+        CHECK_EQ_U64(t.tok[i].src_len, strlen(want[i]));
+        CHECK(memcmp(in + t.tok[i].src_off, want[i], strlen(want[i])) == 0);
+    }
+    CHECK_EQ_U64(t.tok[0].src_off, 2);
+    CHECK(t.n == 3 && memcmp(t.text + t.tok[1].off, "w\xc3\xb6rld", t.tok[1].len) == 0);
+    sh_tokens_free(&t);
+}
+
+static void test_lowercases_utf8_letters(void)
+{
+    CHECK_TOKENS(joined(LOWER, "\xc3\x89" "COLE \xc3\x9c" "ber"), "\xc3\xa9" "cole|\xc3\xbc" "ber");
+    /* Greek ΑΘΗΝΑ, Cyrillic МОСКВА */
+    CHECK_TOKENS(joined(LOWER, "\xce\x91\xce\x98\xce\x97\xce\x9d\xce\x91"),
+                 "\xce\xb1\xce\xb8\xce\xb7\xce\xbd\xce\xb1");
+    CHECK_TOKENS(joined(LOWER, "\xd0\x9c\xd0\x9e\xd0\xa1\xd0\x9a\xd0\x92\xd0\x90"),
+                 "\xd0\xbc\xd0\xbe\xd1\x81\xd0\xba\xd0\xb2\xd0\xb0");
+    /* A non-breaking space (Zs) separates; a combining mark stays in its word. */
+    CHECK_TOKENS(joined(LOWER, "a\xc2\xa0" "b e\xcc\x81t\xc3\xa9"), "a|b|e\xcc\x81t\xc3\xa9");
+}
+
+static void test_gives_one_token_per_ideograph(void)
+{
+    /* 我爱北京天安门 */
+    CHECK_TOKENS(joined(DEF, "\xe6\x88\x91\xe7\x88\xb1\xe5\x8c\x97\xe4\xba\xac\xe5\xa4\xa9\xe5\xae\x89\xe9\x97\xa8"),
+                 "\xe6\x88\x91|\xe7\x88\xb1|\xe5\x8c\x97|\xe4\xba\xac|\xe5\xa4\xa9|\xe5\xae\x89|\xe9\x97\xa8");
+    /* 東京Tower。カタカナ */
+    CHECK_TOKENS(joined(DEF, "\xe6\x9d\xb1\xe4\xba\xacTower\xe3\x80\x82\xe3\x82\xab\xe3\x82\xbf"),
+                 "\xe6\x9d\xb1|\xe4\xba\xac|tower|\xe3\x82\xab|\xe3\x82\xbf");
+    /* か + combining voiced mark stays one token; Thai กิน: ก + vowel mark ิ, then น */
+    CHECK_TOKENS(joined(DEF, "\xe3\x81\x8b\xe3\x82\x99\xe3\x81\x8b"), "\xe3\x81\x8b\xe3\x82\x99|\xe3\x81\x8b");
+    CHECK_TOKENS(joined(DEF, "\xe0\xb8\x81\xe0\xb8\xb4\xe0\xb8\x99"), "\xe0\xb8\x81\xe0\xb8\xb4|\xe0\xb8\x99");
+    /* Hangul is written with spaces: a word, not syllables. 한국어 */
+    CHECK_TOKENS(joined(DEF, "\xed\x95\x9c\xea\xb5\xad\xec\x96\xb4"), "\xed\x95\x9c\xea\xb5\xad\xec\x96\xb4");
+}
+
+static void test_fold_normalizes_compatibility_case_and_marks(void)
+{
+    unsigned f = SH_CANON_FOLD | SH_CANON_NUMBERS;
+    CHECK_TOKENS(joined(f, "\xef\xac\x81ne"), "fine");                    /* ﬁ ligature */
+    CHECK_TOKENS(joined(f, "caf\xc3\xa9 CAFE\xcc\x81"), "cafe|cafe");     /* precomposed vs combining */
+    CHECK_TOKENS(joined(f, "Stra\xc3\x9f" "e"), "strasse");
+    CHECK_TOKENS(joined(f, "\xef\xbc\xa1\xef\xbc\xa2"), "ab");            /* fullwidth ＡＢ */
+    CHECK_TOKENS(joined(f, "x \xcc\x81 y"), "x|y");                       /* only a mark: dropped */
+    CHECK_TOKENS(joined(SH_CANON_LOWER, "\xef\xac\x81ne"), "\xef\xac\x81ne");
+}
+
+static void test_invalid_utf8_is_an_error_naming_the_byte(void)
+{
+    static const struct { const char *in; size_t off; } cases[] = {
+        { "ab\xff" "cd", 2 },
+        { "ab \xc3(", 3 },                      /* lead byte without continuation */
+        { "x \xc0\xaf", 2 },                    /* overlong '/' */
+        { "x \xe0\x80\xaf", 2 },                /* overlong, 3 bytes */
+        { "xy \xed\xa0\x80", 3 },               /* surrogate U+D800 */
+        { "x \xf4\x90\x80\x80", 2 },            /* above U+10FFFF */
+        { "x \xf8\x88\x80\x80\x80", 2 },        /* 5-byte form */
+        { "\xc3\xa9\x80", 2 },                  /* stray continuation after a valid char */
+    };
+    const char *full = "x \xf0\x90\x8d\x88"; /* U+10348: every truncation is invalid */
+    sh_canon_opts o = { DEF, SH_UTF8_ERROR };
+    sh_tokens t = { 0 };
+    sh_error e;
+    size_t i, len;
+    for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+        memset(&e, 0, sizeof e);
+        CHECK(sh_canon_tokenize(&o, cases[i].in, strlen(cases[i].in), &t, &e) == SH_EUTF8);
+        CHECK_EQ_U64(e.code, SH_EUTF8);
+        CHECK_EQ_U64(e.offset, cases[i].off);
+    }
+    for (len = 3; len < 6; len++) {
+        CHECK(sh_canon_tokenize(&o, full, len, &t, &e) == SH_EUTF8);
+        CHECK_EQ_U64(e.offset, 2);
+    }
+    CHECK(sh_canon_tokenize(&o, full, 6, &t, &e) == SH_OK);
+    CHECK_EQ_U64(t.n, 2);
+    CHECK(sh_canon_tokenize(&o, "hello \xff", 7, &t, &e) == SH_EUTF8);
+    CHECK(strcmp(e.msg, "invalid UTF-8 at byte 6 (0xff); pass invalid = \"latin1\" or \"skip\" "
+                        "to accept such input") == 0);
+    sh_tokens_free(&t);
+}
+
+static void test_invalid_utf8_is_skipped_as_a_separator(void)
+{
+    CHECK_TOKENS(joined_n(DEF, SH_UTF8_SKIP, "ab\xff" "cd \xc3\xa9\xc3", 9), "ab|cd|\xc3\xa9");
+    CHECK_TOKENS(joined_n(DEF, SH_UTF8_SKIP, "a\xed\xa0\x80" "b", 5), "a|b");
+    CHECK_TOKENS(joined_n(DEF, SH_UTF8_SKIP, "\xe2\x82", 2), "");
+}
+
+static void test_invalid_utf8_is_read_as_latin1(void)
+{
+    /* 0xff is ÿ (a letter), 0xc3 at the end is Ã (lowercased), 0xa0 is NBSP (a separator). */
+    CHECK_TOKENS(joined_n(DEF, SH_UTF8_LATIN1, "ab\xff" "cd \xc3\xa9\xc3", 9),
+                 "ab\xc3\xbf" "cd|\xc3\xa9\xc3\xa3");
+    CHECK_TOKENS(joined_n(DEF, SH_UTF8_LATIN1, "caf\xe9\xa0x", 6), "caf\xc3\xa9|x");
+}
+
+static void test_html_strips_tags(void)
+{
+    CHECK_TOKENS(joined_html(DEF, "<html><body><p class=x>Hello <i>there</i></p></body></html>"),
+                 "hello|there");
+    CHECK_TOKENS(joined_html(DEF, "<!DOCTYPE html><?xml version=\"1.0\"?>text"), "text");
+    CHECK_TOKENS(joined_html(DEF, "<a href=\"x>y\" title='p>q'>link</a>"), "link");
+    CHECK_TOKENS(joined_html(DEF, "<img alt=it's>word"), "word");
+    CHECK_TOKENS(joined(DEF, "<b>x</b>"), "b|x|b");
+}
+
+static void test_html_block_tags_separate_and_inline_tags_join(void)
+{
+    sh_canon_opts o = { DEF | SH_CANON_HTML, SH_UTF8_ERROR };
+    sh_tokens t = { 0 };
+    const char *in = " wo<b>r</b>d</b> ";
+    CHECK_TOKENS(joined_html(DEF, "wo<b>r</b>d"), "word");
+    CHECK_TOKENS(joined_html(DEF, "wo<SPAN class=\"a\">r</Span>d"), "word");
+    CHECK_TOKENS(joined_html(DEF, "one<br>two<br/>three<p>four</p>five<td>six<DIV>seven"),
+                 "one|two|three|four|five|six|seven");
+    CHECK_TOKENS(joined_html(DEF, "a<unknowntag>b"), "a|b");
+    CHECK(sh_canon_tokenize(&o, in, strlen(in), &t, NULL) == SH_OK);
+    CHECK_EQ_U64(t.n, 1);
+    CHECK_EQ_U64(t.tok[0].src_off, 1);
+    CHECK_EQ_U64(t.tok[0].src_len, strlen("wo<b>r</b>d"));
+    sh_tokens_free(&t);
+}
+
+static void test_html_drops_comments(void)
+{
+    CHECK_TOKENS(joined_html(DEF, "a <!-- hidden <b> words --> b"), "a|b");
+    CHECK_TOKENS(joined_html(DEF, "a<!---->b <!-->c"), "ab|c");
+    CHECK_TOKENS(joined_html(DEF, "a <!-- never closed b c"), "a");
+}
+
+static void test_html_drops_script_and_style_contents(void)
+{
+    CHECK_TOKENS(joined_html(DEF, "a<script>if (x < y && y > 2) { s = '</p>'; }</script>b"), "a|b");
+    CHECK_TOKENS(joined_html(DEF, "a<SCRIPT type=x>var s = \"</scripts>\";</ScRiPt >b"), "a|b");
+    CHECK_TOKENS(joined_html(DEF, "a<style>p { color: red }</style>b"), "a|b");
+    CHECK_TOKENS(joined_html(DEF, "a<script>never closed"), "a");
+    CHECK_TOKENS(joined_html(DEF, "<scripting>kept</scripting>"), "kept");
+}
+
+static void test_html_decodes_entities(void)
+{
+    CHECK_TOKENS(joined_html(DEF, "caf&eacute; &Eacute;T&Eacute;"), "caf\xc3\xa9|\xc3\xa9t\xc3\xa9");
+    CHECK_TOKENS(joined_html(DEF, "&#65;&#x42;&#X63;"), "abc");
+    CHECK_TOKENS(joined_html(DEF, "a&nbsp;b&amp;c&apos;d"), "a|b|c|d");
+    CHECK_TOKENS(joined_html(DEF | SH_CANON_PUNCT, "x&lt;y&gt &amp z&copy2020"), "x|<|y|>|&|z|\xc2\xa9|2020");
+    CHECK_TOKENS(joined_html(DEF | SH_CANON_PUNCT, "&#0; &#xD800; &#x110000; &#99999999999;"),
+                 "\xef\xbf\xbd|\xef\xbf\xbd|\xef\xbf\xbd|\xef\xbf\xbd");
+    /* Unknown or malformed references are literal text. */
+    CHECK_TOKENS(joined_html(DEF | SH_CANON_PUNCT, "&bogus; &amplifier &#; &#x; &"),
+                 "&|bogus|;|&|amplifier|&|#|;|&|#|x|;|&");
+    CHECK_TOKENS(joined_html(DEF | SH_CANON_PUNCT, "&lt;b&gt;not a tag"), "<|b|>|not|a|tag");
+}
+
+static void test_html_entity_span_counts_whole(void)
+{
+    sh_canon_opts o = { DEF | SH_CANON_HTML, SH_UTF8_ERROR };
+    sh_tokens t = { 0 };
+    const char *in = "x caf&eacute; y";
+    CHECK(sh_canon_tokenize(&o, in, strlen(in), &t, NULL) == SH_OK);
+    CHECK_EQ_U64(t.n, 3);
+    CHECK_EQ_U64(t.tok[1].src_off, 2);
+    CHECK_EQ_U64(t.tok[1].src_len, strlen("caf&eacute;"));
+    sh_tokens_free(&t);
+}
+
+static void test_html_edge_cases(void)
+{
+    CHECK_TOKENS(joined_html(DEF, "a <b unterminated tag c d"), "a");
+    CHECK_TOKENS(joined_html(DEF | SH_CANON_PUNCT, "1 < 2 <3 a<"), "1|<|2|<|3|a|<");
+    CHECK_TOKENS(joined_html(DEF, "<p><br><hr/></p>"), "");
+    CHECK_TOKENS(joined_html(DEF | SH_CANON_PUNCT, "x<![CDATA[a<b>&amp;]]>y"), "xa|<|b|>|&|amp|;|y");
+    CHECK_TOKENS(joined_html(DEF, "<a href='unterminated>text"), "");
+    CHECK_TOKENS(joined_html(DEF, "<"), "");
+    CHECK_TOKENS(joined_html(DEF, "x<?php echo '>'; ?>y"), "xy");
+}
+
+static void test_nul_bytes_are_separators(void)
+{
+    CHECK_TOKENS(joined_n(DEF, SH_UTF8_ERROR, "a\0b\0\0c", 6), "a|b|c");
+    CHECK_TOKENS(joined_n(DEF | SH_CANON_HTML, SH_UTF8_ERROR, "a<b\0>c&\0", 8), "ac");
+}
+
+static void test_a_100mb_word_is_one_token(void)
+{
+    size_t n = (size_t)100 << 20;
+    char *in = malloc(n);
+    sh_canon_opts o = { DEF, SH_UTF8_ERROR };
+    sh_tokens t = { 0 };
+    CHECK(in != NULL);
+    if (!in)
+        return;
+    memset(in, 'A', n);
+    CHECK(sh_canon_tokenize(&o, in, n, &t, NULL) == SH_OK);
+    CHECK_EQ_U64(t.n, 1);
+    CHECK_EQ_U64(t.tok[0].len, n);
+    CHECK_EQ_U64(t.tok[0].src_len, n);
+    CHECK(t.text[0] == 'a' && t.text[n - 1] == 'a');
+    sh_tokens_free(&t);
+    free(in);
+}
+
+static void test_empty_input_gives_no_tokens(void)
+{
+    sh_canon_opts o = { DEF, SH_UTF8_ERROR };
+    sh_tokens t = { 0 };
+    CHECK(sh_canon_tokenize(&o, "", 0, &t, NULL) == SH_OK);
+    CHECK_EQ_U64(t.n, 0);
+    CHECK(sh_canon_tokenize(&o, NULL, 0, &t, NULL) == SH_OK);
+    CHECK_EQ_U64(t.n, 0);
+    CHECK_TOKENS(joined_html(DEF, "<p></p><!-- -->"), "");
+    sh_tokens_free(&t);
+}
+
+static void test_rejects_misuse(void)
+{
+    sh_canon_opts o = { DEF, (sh_utf8_mode)7 };
+    sh_tokens t = { 0 };
+    sh_error e;
+    CHECK(sh_canon_tokenize(&o, "a", 1, &t, &e) == SH_EINVAL);
+    o.invalid = SH_UTF8_ERROR;
+    CHECK(sh_canon_tokenize(&o, NULL, 1, &t, &e) == SH_EINVAL);
+    CHECK(sh_canon_tokenize(NULL, "a", 1, &t, &e) == SH_EINVAL);
+    sh_tokens_free(&t);
+}
+
+static void test_reusing_tokens_gives_identical_output(void)
+{
+    const char *in = "The quick <b>brown</b> fox &amp; caf\xc3\xa9 \xe6\x9d\xb1 42";
+    sh_canon_opts o = { DEF | SH_CANON_HTML | SH_CANON_PUNCT, SH_UTF8_ERROR };
+    sh_tokens a = { 0 }, t = { 0 };
+    CHECK(sh_canon_tokenize(&o, in, strlen(in), &a, NULL) == SH_OK);
+    CHECK(sh_canon_tokenize(&o, in, strlen(in), &t, NULL) == SH_OK);
+    CHECK(sh_canon_tokenize(&o, "other words entirely, longer than before", 40, &t, NULL) == SH_OK);
+    CHECK(sh_canon_tokenize(&o, in, strlen(in), &t, NULL) == SH_OK);
+    CHECK_EQ_U64(t.n, a.n);
+    CHECK_EQ_U64(t.text_len, a.text_len);
+    CHECK(t.n == a.n && memcmp(t.tok, a.tok, a.n * sizeof *a.tok) == 0);
+    CHECK(t.text_len == a.text_len && memcmp(t.text, a.text, a.text_len) == 0);
+    sh_tokens_free(&a);
+    sh_tokens_free(&t);
+}
+
+/* A small deterministic generator, so failures reproduce. */
+static uint64_t rnd_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static size_t random_input(uint64_t *s, char *buf, size_t cap)
+{
+    static const char *const pieces[] = {
+        "a", "Z", "7", " ", ",", "<", ">", "&", "/", "!", "-", "'", "\"", "=", ";", "#", "x",
+        "\xc3\xa9", "\xc3\x89", "\xe6\x9d\xb1", "\xf0\x9f\x98\x80", "\xcc\x81", "\xe0\xb8\xb4",
+        "\xff", "\xc3", "\xe2\x82", "\x80", "\xed\xa0\x80", "\xc0\xaf",
+        "<b>", "</p>", "<!--", "-->", "<script>", "</script>", "&amp;", "&#x41;", "&eacute;",
+        "<![CDATA[", "]]>", "<?", "?>", "&#", "&nbsp", "<a href='"
+    };
+    size_t len = 0, want = (size_t)(rnd_next(s) % 80);
+    while (len < want) {
+        size_t k = (size_t)(rnd_next(s) % (sizeof pieces / sizeof *pieces + 1));
+        const char *piece = k < sizeof pieces / sizeof *pieces ? pieces[k] : "\0";
+        size_t m = k < sizeof pieces / sizeof *pieces ? strlen(piece) : 1;
+        if (len + m > cap)
+            break;
+        memcpy(buf + len, piece, m);
+        len += m;
+    }
+    return len;
+}
+
+static void test_random_inputs_give_tokens_in_bounds(void)
+{
+    uint64_t s = 0x9E3779B97F4A7C15u;
+    char buf[512];
+    sh_tokens t = { 0 };
+    int i, bad = 0;
+    for (i = 0; i < 2000; i++) {
+        size_t n = random_input(&s, buf, sizeof buf);
+        sh_canon_opts o = { (unsigned)(rnd_next(&s) & 31u), SH_UTF8_SKIP };
+        int html;
+        for (html = 0; html < 2; html++) {
+            o.flags = html ? (o.flags | SH_CANON_HTML) : (o.flags & ~(unsigned)SH_CANON_HTML);
+            o.invalid = (sh_utf8_mode)(i % 3 == 0 ? SH_UTF8_LATIN1 : SH_UTF8_SKIP);
+            if (sh_canon_tokenize(&o, buf, n, &t, NULL) != SH_OK || !tokens_in_bounds(&t, n))
+                bad++;
+        }
+    }
+    CHECK_EQ_U64(bad, 0);
+    sh_tokens_free(&t);
+}
+
+/* The obvious tokenizer for ASCII text: maximal runs of [A-Za-z0-9], lowercased. */
+static const char *reference_ascii(const char *in, size_t n, int numbers)
+{
+    static char buf[4096];
+    size_t i = 0, w = 0;
+    while (i < n) {
+        size_t j = i, k;
+        int letter = 0;
+        while (j < n && ((in[j] >= 'a' && in[j] <= 'z') || (in[j] >= 'A' && in[j] <= 'Z') ||
+                         (in[j] >= '0' && in[j] <= '9'))) {
+            letter |= !(in[j] >= '0' && in[j] <= '9');
+            j++;
+        }
+        if (j > i && (letter || numbers)) {
+            if (w)
+                buf[w++] = '|';
+            for (k = i; k < j; k++)
+                buf[w++] = (char)(in[k] >= 'A' && in[k] <= 'Z' ? in[k] + 32 : in[k]);
+        }
+        i = j + 1;
+    }
+    buf[w] = '\0';
+    return buf;
+}
+
+static void test_ascii_fast_path_matches_reference(void)
+{
+    static const char alphabet[] = "abcXYZ0189 ,.-\t\n!?'\"()_@";
+    uint64_t s = 12345;
+    char in[200];
+    int i, bad = 0;
+    for (i = 0; i < 2000; i++) {
+        size_t n = (size_t)(rnd_next(&s) % sizeof in), k;
+        int numbers = (int)(rnd_next(&s) & 1);
+        char want[4096];
+        for (k = 0; k < n; k++)
+            in[k] = alphabet[rnd_next(&s) % (sizeof alphabet - 1)];
+        strcpy(want, reference_ascii(in, n, numbers));
+        if (strcmp(joined_n(LOWER | (numbers ? SH_CANON_NUMBERS : 0), SH_UTF8_ERROR, in, n), want))
+            bad++;
+    }
+    CHECK_EQ_U64(bad, 0);
+}
+
+/* Pieces of text whose tokenization is known in isolation: word bytes (with
+ * their canonical form), digits, separators, and markup that is nothing. */
+enum { PW, PD, PS, PN };
+static const struct piece { const char *src, *canon; int kind, html_only; } pieces[] = {
+    { "a", "a", PW, 0 }, { "Q", "q", PW, 0 }, { "7", "7", PD, 0 }, { "2024", "2024", PD, 0 },
+    { "abcdefghij", "abcdefghij", PW, 0 }, { "ABCDEFGHIJKLMNOPQRSTU", "abcdefghijklmnopqrstu", PW, 0 },
+    { " ", "", PS, 0 }, { "\n", "", PS, 0 }, { ", ", "", PS, 0 }, { ".", "", PS, 0 },
+    { "\xc3\xa9", "\xc3\xa9", PW, 0 }, { "\xc3\x89", "\xc3\xa9", PW, 0 }, { "\xd0\x96", "\xd0\xb6", PW, 0 },
+    { "\xc2\xa0", "", PS, 0 }, { "\xe2\x80\x94", "", PS, 0 },
+    { "<i>", "", PN, 1 }, { "</B>", "", PN, 1 }, { "<!-- c -->", "", PN, 1 }, { "<br>", "", PS, 1 },
+    { "<p class='x>y'>", "", PS, 1 }, { "&amp;", "", PS, 1 }, { "&nbsp;", "", PS, 1 },
+    { "&eacute;", "\xc3\xa9", PW, 1 }, { "&#65;", "a", PW, 1 }, { "&#x39;", "9", PD, 1 },
+};
+
+static void test_fast_paths_match_a_piecewise_reference(void)
+{
+    uint64_t s = 777;
+    char in[4096], want[4096];
+    size_t want_off[512], want_src[512], want_len[512];
+    sh_tokens t = { 0 };
+    int round, bad = 0;
+    for (round = 0; round < 3000; round++) {
+        int html = round & 1, numbers = (round >> 1) & 1;
+        sh_canon_opts o = { LOWER | (html ? SH_CANON_HTML : 0) | (numbers ? SH_CANON_NUMBERS : 0),
+                            SH_UTF8_ERROR };
+        size_t n = 0, w = 0, nt = 0, k, count = (size_t)(rnd_next(&s) % 150);
+        int in_word = 0, letter = 0;
+        size_t tok_src = 0, tok_end = 0, tok_text = 0;
+        for (k = 0; k <= count; k++) {
+            const struct piece *pc;
+            int kind;
+            if (k < count) {
+                pc = &pieces[rnd_next(&s) % (sizeof pieces / sizeof *pieces)];
+                if (pc->html_only && !html)
+                    continue;
+                kind = pc->kind;
+            } else {
+                pc = NULL;
+                kind = PS;
+            }
+            if (kind == PW || kind == PD) {
+                if (!in_word) {
+                    in_word = 1;
+                    letter = 0;
+                    tok_src = n;
+                    tok_text = w;
+                }
+                letter |= kind == PW;
+                memcpy(want + w, pc->canon, strlen(pc->canon));
+                w += strlen(pc->canon);
+                tok_end = n + strlen(pc->src);
+            } else if (kind == PS && in_word) {
+                in_word = 0;
+                if (letter || numbers) {
+                    want_src[nt] = tok_src;
+                    want_len[nt] = tok_end - tok_src;
+                    want_off[nt++] = tok_text;
+                } else {
+                    w = tok_text;
+                }
+            }
+            if (pc) {
+                memcpy(in + n, pc->src, strlen(pc->src));
+                n += strlen(pc->src);
+            }
+        }
+        if (sh_canon_tokenize(&o, in, n, &t, NULL) != SH_OK || t.n != nt || t.text_len != w ||
+            memcmp(t.text, want, w) != 0) {
+            bad++;
+            continue;
+        }
+        for (k = 0; k < nt; k++)
+            if (t.tok[k].src_off != want_src[k] || t.tok[k].src_len != want_len[k] ||
+                t.tok[k].off != want_off[k])
+                bad++;
+    }
+    CHECK_EQ_U64(bad, 0);
+    sh_tokens_free(&t);
+}
+
+static void test_pathological_markup_is_linear(void)
+{
+    static const char *const units[] = { "<", "<a", "<!", "<!--", "<?", "&#", "&amp", "&aaaaaaaaaaaa",
+                                         "</scrip", "<a b='", "]]", "--", "\xe2\x82" };
+    size_t n = (size_t)4 << 20, u;
+    char *in = malloc(n + 16);
+    sh_canon_opts o = { DEF | SH_CANON_HTML | SH_CANON_PUNCT, SH_UTF8_SKIP };
+    sh_tokens t = { 0 };
+    CHECK(in != NULL);
+    if (!in)
+        return;
+    for (u = 0; u < sizeof units / sizeof *units; u++) {
+        size_t m = strlen(units[u]), w;
+        for (w = 0; w + m <= n; w += m)
+            memcpy(in + w, units[u], m);
+        if (u == 8) /* everything after an open <script> */
+            memcpy(in, "<script>", 8);
+        CHECK(sh_canon_tokenize(&o, in, w, &t, NULL) == SH_OK);
+        CHECK(tokens_in_bounds(&t, w));
+    }
+    sh_tokens_free(&t);
+    free(in);
+}
+
+/* Informational only (benchmarks are not tests): tokenizer throughput on
+ * repeated plain English text with the default flags. */
+static void report_throughput(void)
+{
+    static const char para[] =
+        "It was the best of times, it was the worst of times, it was the age of wisdom, "
+        "it was the age of foolishness, it was the epoch of belief, it was the epoch of "
+        "incredulity, it was the season of Light, it was the season of Darkness, it was "
+        "the spring of hope, it was the winter of despair, we had everything before us, "
+        "we had nothing before us, we were all going direct to Heaven, we were all going "
+        "direct the other way; in short, the period was so far like the present period, "
+        "that some of its noisiest authorities insisted on its being received, for good "
+        "or for evil, in the superlative degree of comparison only. In 1775 there were\n";
+    size_t n = (size_t)50 << 20, w, m = sizeof para - 1;
+    char *in = malloc(n);
+    sh_canon_opts o = { DEF, SH_UTF8_ERROR };
+    sh_tokens t = { 0 };
+    struct timespec a, b;
+    double best = 1e9;
+    int r;
+    if (!in)
+        return;
+    for (w = 0; w < n; w += m)
+        memcpy(in + w, para, n - w < m ? n - w : m);
+    for (r = 0; r < 5; r++) {
+        double sec;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        sh_canon_tokenize(&o, in, n, &t, NULL);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        sec = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+        if (sec < best)
+            best = sec;
+    }
+    printf("info: tokenized 50 MB of English text at %.0f MB/s (%zu tokens, best of 5)\n",
+           (double)n / (1 << 20) / best, t.n);
+    sh_tokens_free(&t);
+    free(in);
+}
+
+int main(void)
+{
+    RUN(test_splits_ascii_text_into_words);
+    RUN(test_lowercases_only_when_asked);
+    RUN(test_keeps_or_drops_numbers);
+    RUN(test_keeps_or_drops_punctuation);
+    RUN(test_token_spans_point_at_the_original_bytes);
+    RUN(test_lowercases_utf8_letters);
+    RUN(test_gives_one_token_per_ideograph);
+    RUN(test_fold_normalizes_compatibility_case_and_marks);
+    RUN(test_invalid_utf8_is_an_error_naming_the_byte);
+    RUN(test_invalid_utf8_is_skipped_as_a_separator);
+    RUN(test_invalid_utf8_is_read_as_latin1);
+    RUN(test_html_strips_tags);
+    RUN(test_html_block_tags_separate_and_inline_tags_join);
+    RUN(test_html_drops_comments);
+    RUN(test_html_drops_script_and_style_contents);
+    RUN(test_html_decodes_entities);
+    RUN(test_html_entity_span_counts_whole);
+    RUN(test_html_edge_cases);
+    RUN(test_nul_bytes_are_separators);
+    RUN(test_a_100mb_word_is_one_token);
+    RUN(test_empty_input_gives_no_tokens);
+    RUN(test_rejects_misuse);
+    RUN(test_reusing_tokens_gives_identical_output);
+    RUN(test_random_inputs_give_tokens_in_bounds);
+    RUN(test_ascii_fast_path_matches_reference);
+    RUN(test_fast_paths_match_a_piecewise_reference);
+    RUN(test_pathological_markup_is_linear);
+    report_throughput();
+    return TEST_END();
+}
