@@ -1,0 +1,1192 @@
+#include "warc.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+#define ZLIB_CONST
+#include <zlib.h>
+
+/* Three layers:
+ *   raw     bytes of the file, in raw[] (raw_base = file offset of raw[0]);
+ *   logical the WARC byte stream, in out[]: raw bytes for a plain file, the
+ *           inflated concatenation of the gzip members for a compressed one;
+ *   records parsed from the logical stream.
+ * A failure below the record layer (corrupt or truncated gzip member, I/O
+ * error) is sticky in src_st: reads see end-of-data, and the record layer
+ * reports it when it actually needs the missing bytes, so a corrupt member
+ * after a good record is reported on the next call, not on this one.
+ *
+ * To give each record the offset of the gzip member it starts in, memb[]
+ * remembers, for the members whose output is still in out[], where in the
+ * logical stream their output begins. */
+
+#define RAW_SIZE 65536
+#define OUT_SIZE 65536
+#define NMEMB 32
+
+struct memb {
+    uint64_t lpos;   /* logical offset of the member's first output byte */
+    uint64_t raw;    /* file offset of the member */
+};
+
+struct sh_warc {
+    FILE *fp;
+    int own;
+    char name[256];
+    size_t max_record, max_header;
+    int raw_http;
+    int gz, seekable, dead;
+
+    unsigned char raw[RAW_SIZE];
+    size_t raw_pos, raw_len;
+    uint64_t raw_base;
+    int raw_eof;
+
+    z_stream z;
+    int z_ok;
+    int in_member, member_has_entry;
+    uint64_t member_off;
+    struct memb memb[NMEMB];
+    size_t nmemb;
+    int have_ended;
+    uint64_t ended_off, ended_end;
+
+    unsigned char out[OUT_SIZE];
+    size_t out_pos, out_len;
+    uint64_t out_base;
+
+    sh_status src_st;
+    uint64_t src_off;
+    int src_errno;
+    char src_msg[400];
+
+    int resync, resync_raw;
+    uint64_t resync_at;
+
+    char *hbuf;  size_t hcap;    /* WARC header, parsed in place */
+    char *block; size_t bcap;
+    char *hh;    size_t hhcap;   /* copy of the HTTP header, parsed in place */
+    char *body;  size_t bodycap; /* de-chunked body */
+    char *body2; size_t body2cap;/* decoded body */
+    sh_warc_field *wf; size_t wfcap;
+    sh_warc_field *hf; size_t hfcap;
+    z_stream hz;
+    int hz_ok;
+    char warning[512];
+    sh_warc_record rec;
+};
+
+/* ---- messages ------------------------------------------------------------ */
+
+static void src_fail(sh_warc *w, sh_status st, uint64_t off, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static void src_fail(sh_warc *w, sh_status st, uint64_t off, const char *fmt, ...)
+{
+    va_list ap;
+    if (w->src_st)
+        return;
+    w->src_st = st;
+    w->src_off = off;
+    va_start(ap, fmt);
+    vsnprintf(w->src_msg, sizeof w->src_msg, fmt, ap);
+    va_end(ap);
+}
+
+static sh_status rec_fail(sh_warc *w, sh_error *err, sh_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* An error about the current record: "<file>: record at byte N: <what>". */
+static sh_status rec_fail(sh_warc *w, sh_error *err, sh_status st, const char *fmt, ...)
+{
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return sh_error_set(err, st, (size_t)w->rec.offset, "%s: record at byte %" PRIu64 ": %s",
+                        w->name, w->rec.offset, what);
+}
+
+static void add_warning(sh_warc *w, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void add_warning(sh_warc *w, const char *fmt, ...)
+{
+    size_t used = strlen(w->warning);
+    va_list ap;
+    if (used && used + 2 < sizeof w->warning) {
+        memcpy(w->warning + used, "; ", 3);
+        used += 2;
+    }
+    if (used + 1 >= sizeof w->warning)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(w->warning + used, sizeof w->warning - used, fmt, ap);
+    va_end(ap);
+    w->rec.warning = w->warning;
+}
+
+/* Up to 16 bytes, printable ASCII as is, others as \xHH. */
+static void show_bytes(const unsigned char *p, size_t n, char *buf, size_t cap)
+{
+    size_t i, k = 0;
+    if (n > 16)
+        n = 16;
+    for (i = 0; i < n && k + 5 < cap; i++) {
+        if (p[i] >= 0x20 && p[i] < 0x7f && p[i] != '"' && p[i] != '\\')
+            buf[k++] = (char)p[i];
+        else
+            k += (size_t)snprintf(buf + k, cap - k, "\\x%02x", p[i]);
+    }
+    buf[k] = '\0';
+}
+
+/* ---- raw layer ----------------------------------------------------------- */
+
+/* Read more of the file into raw[], keeping the unread bytes. Returns the
+ * number of bytes added; 0 at the end of the file or on a (sticky) error. */
+static size_t raw_more(sh_warc *w)
+{
+    size_t got;
+    if (w->raw_eof || w->src_st)
+        return 0;
+    if (w->raw_pos > 0) {
+        memmove(w->raw, w->raw + w->raw_pos, w->raw_len - w->raw_pos);
+        w->raw_base += w->raw_pos;
+        w->raw_len -= w->raw_pos;
+        w->raw_pos = 0;
+    }
+    if (w->raw_len == RAW_SIZE)
+        return 0;
+    got = fread(w->raw + w->raw_len, 1, RAW_SIZE - w->raw_len, w->fp);
+    if (got == 0) {
+        if (ferror(w->fp)) {
+            int e = errno;
+            src_fail(w, SH_EIO, w->raw_base + w->raw_len, "read error at byte %" PRIu64 ": %s",
+                     w->raw_base + w->raw_len, strerror(e));
+            w->src_errno = e;
+        } else {
+            w->raw_eof = 1;
+        }
+        return 0;
+    }
+    w->raw_len += got;
+    return got;
+}
+
+static int raw_ensure(sh_warc *w, size_t k)
+{
+    while (w->raw_len - w->raw_pos < k)
+        if (!raw_more(w))
+            return 0;
+    return 1;
+}
+
+/* Move the raw position to file offset pos; 0 if the file cannot seek. */
+static int raw_seek(sh_warc *w, uint64_t pos)
+{
+    if (pos >= w->raw_base && pos <= w->raw_base + w->raw_len) {
+        w->raw_pos = (size_t)(pos - w->raw_base);   /* still buffered: works on pipes too */
+        return 1;
+    }
+    if (!w->seekable || pos > (uint64_t)INT64_MAX)
+        return 0;
+    if (fseeko(w->fp, (off_t)pos, SEEK_SET) != 0)
+        return 0;
+    clearerr(w->fp);
+    w->raw_base = pos;
+    w->raw_pos = w->raw_len = 0;
+    w->raw_eof = 0;
+    return 1;
+}
+
+/* ---- logical layer ------------------------------------------------------- */
+
+static void add_memb(sh_warc *w, uint64_t lpos, uint64_t raw)
+{
+    if (w->nmemb == NMEMB) {
+        memmove(w->memb, w->memb + 1, (NMEMB - 1) * sizeof w->memb[0]);
+        w->nmemb--;
+    }
+    w->memb[w->nmemb].lpos = lpos;
+    w->memb[w->nmemb].raw = raw;
+    w->nmemb++;
+}
+
+/* The member holding logical byte lpos (the last one starting at or before it). */
+static const struct memb *find_memb(const sh_warc *w, uint64_t lpos)
+{
+    size_t i = w->nmemb;
+    while (i > 0) {
+        i--;
+        if (w->memb[i].lpos <= lpos)
+            return &w->memb[i];
+    }
+    return w->nmemb ? &w->memb[0] : NULL;
+}
+
+static void out_compact(sh_warc *w)
+{
+    if (w->out_pos == 0)
+        return;
+    memmove(w->out, w->out + w->out_pos, w->out_len - w->out_pos);
+    w->out_base += w->out_pos;
+    w->out_len -= w->out_pos;
+    w->out_pos = 0;
+    while (w->nmemb >= 2 && w->memb[1].lpos <= w->out_base) {
+        memmove(w->memb, w->memb + 1, (w->nmemb - 1) * sizeof w->memb[0]);
+        w->nmemb--;
+    }
+}
+
+static size_t fill_plain(sh_warc *w)
+{
+    size_t n;
+    if (w->raw_pos == w->raw_len && !raw_more(w))
+        return 0;
+    n = w->raw_len - w->raw_pos;
+    if (n > OUT_SIZE - w->out_len)
+        n = OUT_SIZE - w->out_len;
+    memcpy(w->out + w->out_len, w->raw + w->raw_pos, n);
+    w->raw_pos += n;
+    w->out_len += n;
+    return n;
+}
+
+/* Inflate until some output appears; members are decoded one after the other
+ * (each is checked for the gzip magic first, so garbage between members and
+ * zlib-wrapped data are reported rather than guessed at). */
+static size_t fill_gz(sh_warc *w)
+{
+    for (;;) {
+        size_t used, made;
+        uInt in0, out0;
+        int ret;
+        if (!w->in_member) {
+            uint64_t at;
+            if (!raw_ensure(w, 2)) {
+                if (!w->src_st && w->raw_len > w->raw_pos)
+                    src_fail(w, SH_EFORMAT, w->raw_base + w->raw_pos,
+                             "stray byte at byte %" PRIu64 " at the end of the gzip file",
+                             w->raw_base + w->raw_pos);
+                return 0;
+            }
+            at = w->raw_base + w->raw_pos;
+            if (w->raw[w->raw_pos] != 0x1f || w->raw[w->raw_pos + 1] != 0x8b) {
+                char shown[80];
+                show_bytes(w->raw + w->raw_pos, w->raw_len - w->raw_pos, shown, sizeof shown);
+                src_fail(w, SH_EFORMAT, at,
+                         "expected a gzip member at byte %" PRIu64 " but found \"%s\" "
+                         "(garbage between records, or a damaged member before it)", at, shown);
+                return 0;
+            }
+            if (inflateReset(&w->z) != Z_OK) {
+                src_fail(w, SH_EFORMAT, at, "cannot reset the gzip decoder at byte %" PRIu64, at);
+                return 0;
+            }
+            w->member_off = at;
+            w->in_member = 1;
+            w->member_has_entry = 0;
+        }
+        if (w->raw_pos == w->raw_len && !raw_more(w)) {
+            src_fail(w, SH_EFORMAT, w->member_off,
+                     "gzip member at byte %" PRIu64 " is truncated: the file ends inside it",
+                     w->member_off);
+            return 0;
+        }
+        w->z.next_in = w->raw + w->raw_pos;
+        w->z.avail_in = in0 = (uInt)(w->raw_len - w->raw_pos);
+        w->z.next_out = w->out + w->out_len;
+        w->z.avail_out = out0 = (uInt)(OUT_SIZE - w->out_len);
+        ret = inflate(&w->z, Z_NO_FLUSH);
+        used = in0 - w->z.avail_in;
+        made = out0 - w->z.avail_out;
+        w->raw_pos += used;
+        if (made) {
+            if (!w->member_has_entry)
+                add_memb(w, w->out_base + w->out_len, w->member_off);
+            w->member_has_entry = 1;
+            w->out_len += made;
+        }
+        if (ret == Z_STREAM_END) {
+            w->in_member = 0;
+            w->have_ended = 1;
+            w->ended_off = w->member_off;
+            w->ended_end = w->raw_base + w->raw_pos;
+            if (made)
+                return made;
+            continue;
+        }
+        if (ret == Z_OK && (used || made)) {
+            if (made)
+                return made;
+            continue;
+        }
+        src_fail(w, SH_EFORMAT, w->member_off, "gzip member at byte %" PRIu64 " is corrupt (%s)",
+                 w->member_off, w->z.msg ? w->z.msg : zError(ret));
+        return 0;
+    }
+}
+
+/* Make more logical bytes available; returns how many were added. */
+static size_t fill(sh_warc *w)
+{
+    out_compact(w);
+    if (w->out_len == OUT_SIZE || w->src_st)
+        return 0;
+    return w->gz ? fill_gz(w) : fill_plain(w);
+}
+
+/* At least k (<= OUT_SIZE) unread logical bytes, or 0 at end/error. */
+static int ensure(sh_warc *w, size_t k)
+{
+    while (w->out_len - w->out_pos < k)
+        if (!fill(w))
+            return 0;
+    return 1;
+}
+
+static uint64_t lpos_now(const sh_warc *w) { return w->out_base + w->out_pos; }
+
+/* ---- resynchronization ----------------------------------------------------- */
+
+static void resync_gzip(sh_warc *w, uint64_t from)
+{
+    raw_seek(w, from);   /* if the file cannot seek, go on from where we are */
+    w->in_member = 0;
+    w->out_base += w->out_len;
+    w->out_pos = w->out_len = 0;
+    w->nmemb = 0;
+    for (;;) {
+        const unsigned char *p;
+        if (!raw_ensure(w, 4)) {
+            if (!w->src_st)
+                w->raw_pos = w->raw_len;   /* too short to be a member */
+            return;
+        }
+        p = w->raw + w->raw_pos;
+        /* magic, method 8 (deflate), no reserved flag bits */
+        if (p[0] == 0x1f && p[1] == 0x8b && p[2] == 8 && (p[3] & 0xe0) == 0)
+            return;
+        w->raw_pos++;
+    }
+}
+
+static void resync_text(sh_warc *w, uint64_t from)
+{
+    int prev = 0;
+    if (from >= w->out_base && from <= w->out_base + w->out_len) {
+        w->out_pos = (size_t)(from - w->out_base);
+    } else if (!w->gz && raw_seek(w, from)) {
+        w->out_base = from;
+        w->out_pos = w->out_len = 0;
+    }
+    for (;;) {
+        int c;
+        if (!ensure(w, 1))
+            return;
+        c = w->out[w->out_pos];
+        if (prev == '\n' && c == 'W' && ensure(w, 7) &&
+            memcmp(w->out + w->out_pos, "WARC/1.", 7) == 0)
+            return;
+        prev = c;
+        w->out_pos++;
+    }
+}
+
+/* ---- header fields ------------------------------------------------------- */
+
+static int lower_eq(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++) {
+        int x = (unsigned char)*a, y = (unsigned char)*b;
+        if (x >= 'A' && x <= 'Z') x += 32;
+        if (y >= 'A' && y <= 'Z') y += 32;
+        if (x != y)
+            return 0;
+    }
+    return *a == *b;
+}
+
+const char *sh_warc_field_get(const sh_warc_field *f, size_t n, const char *name)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (lower_eq(f[i].name, name))
+            return f[i].value;
+    return NULL;
+}
+
+static int grow_bytes(char **p, size_t *cap, size_t need)
+{
+    size_t c = *cap ? *cap : 4096;
+    char *q;
+    if (need <= *cap)
+        return 1;
+    while (c < need)
+        c = c > ((size_t)-1) / 2 ? need : c * 2;
+    q = realloc(*p, c);
+    if (!q)
+        return 0;
+    *p = q;
+    *cap = c;
+    return 1;
+}
+
+static int is_ws(char c) { return c == ' ' || c == '\t'; }
+
+/* Parse "Name: value" lines in buf[start..end) in place (buf has one spare
+ * byte at end). Folded lines (leading space or tab) continue the previous
+ * value. A line without a colon is an error when strict (returns its offset
+ * + 1 in *bad), else ignored. Stops at an empty line. Returns 0 on ENOMEM. */
+static int parse_fields(char *buf, size_t start, size_t end, sh_warc_field **fa, size_t *fcap,
+                        size_t *nf, int strict, size_t *bad)
+{
+    size_t i = start, o = start, n = 0;
+    size_t *pos = NULL;   /* pairs of (name offset, value offset), pointers made at the end */
+    size_t k, poscap = 0;
+    *bad = 0;
+    while (i < end) {
+        size_t e = i, le;
+        while (e < end && buf[e] != '\n')
+            e++;
+        le = e;
+        if (le > i && buf[le - 1] == '\r')
+            le--;
+        if (le == i)
+            break;
+        if (is_ws(buf[i])) {
+            size_t a = i, b = le;
+            while (a < b && is_ws(buf[a])) a++;
+            while (b > a && is_ws(buf[b - 1])) b--;
+            if (n > 0 && b > a) {
+                buf[o - 1] = ' ';
+                memmove(buf + o, buf + a, b - a);
+                o += b - a;
+                buf[o++] = '\0';
+            }
+        } else {
+            char *colon = memchr(buf + i, ':', le - i);
+            if (!colon) {
+                if (strict) {
+                    free(pos);
+                    *bad = i + 1;
+                    *nf = 0;
+                    return 1;
+                }
+            } else {
+                size_t c = (size_t)(colon - buf), ne = c, a = c + 1, b = le, no;
+                while (ne > i && is_ws(buf[ne - 1])) ne--;
+                while (a < b && is_ws(buf[a])) a++;
+                while (b > a && is_ws(buf[b - 1])) b--;
+                if (2 * (n + 1) > poscap) {
+                    size_t nc = poscap ? poscap * 2 : 64;
+                    size_t *q = realloc(pos, nc * sizeof *q);
+                    if (!q) {
+                        free(pos);
+                        return 0;
+                    }
+                    pos = q;
+                    poscap = nc;
+                }
+                no = o;
+                memmove(buf + o, buf + i, ne - i);
+                o += ne - i;
+                buf[o++] = '\0';
+                pos[2 * n] = no;
+                pos[2 * n + 1] = o;
+                memmove(buf + o, buf + a, b - a);
+                o += b - a;
+                buf[o++] = '\0';
+                n++;
+            }
+        }
+        i = e < end ? e + 1 : end;
+    }
+    if (n > *fcap) {
+        sh_warc_field *q = realloc(*fa, n * sizeof *q);
+        if (!q) {
+            free(pos);
+            return 0;
+        }
+        *fa = q;
+        *fcap = n;
+    }
+    for (k = 0; k < n; k++) {
+        (*fa)[k].name = buf + pos[2 * k];
+        (*fa)[k].value = buf + pos[2 * k + 1];
+    }
+    *nf = n;
+    free(pos);
+    return 1;
+}
+
+/* ---- HTTP ---------------------------------------------------------------- */
+
+static const char *find_nocase(const char *hay, const char *needle)
+{
+    size_t m = strlen(needle);
+    for (; *hay; hay++) {
+        size_t i;
+        for (i = 0; i < m; i++) {
+            int x = (unsigned char)hay[i], y = (unsigned char)needle[i];
+            if (x >= 'A' && x <= 'Z') x += 32;
+            if (x != y)
+                break;
+        }
+        if (i == m)
+            return hay;
+    }
+    return NULL;
+}
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* De-chunk in[0..n) into w->body. Returns the decoded length, or (size_t)-1
+ * when the first chunk-size line is not one (the body was stored de-chunked). */
+static size_t dechunk(sh_warc *w, const char *in, size_t n)
+{
+    size_t i = 0, o = 0;
+    int first = 1;
+    if (!grow_bytes(&w->body, &w->bodycap, n + 1)) {
+        add_warning(w, "out of memory de-chunking the body; kept as stored");
+        return (size_t)-1;
+    }
+    for (;;) {
+        uint64_t size = 0;
+        size_t d = i;
+        while (i < n && hexval((unsigned char)in[i]) >= 0) {
+            if (size > (UINT64_MAX >> 4)) {
+                add_warning(w, "chunk size at body byte %zu overflows", d);
+                return o;
+            }
+            size = size * 16 + (uint64_t)hexval((unsigned char)in[i]);
+            i++;
+        }
+        if (i == d) {
+            if (first)
+                return (size_t)-1;
+            if (i < n)
+                add_warning(w, "malformed chunk size at body byte %zu; body cut there", d);
+            else
+                add_warning(w, "chunked body is truncated (no last chunk)");
+            return o;
+        }
+        while (i < n && in[i] != '\n')   /* chunk extensions */
+            i++;
+        if (i == n) {
+            add_warning(w, "chunked body is truncated in a chunk-size line");
+            return o;
+        }
+        i++;
+        first = 0;
+        if (size == 0)
+            return o;   /* trailers, if any, are not part of the body */
+        if (size > n - i) {
+            memcpy(w->body + o, in + i, n - i);
+            o += n - i;
+            add_warning(w, "chunked body is truncated (a chunk of %" PRIu64 " bytes has %zu)",
+                        size, n - i);
+            return o;
+        }
+        memcpy(w->body + o, in + i, (size_t)size);
+        o += (size_t)size;
+        i += (size_t)size;
+        if (i < n && in[i] == '\r')
+            i++;
+        if (i < n && in[i] == '\n')
+            i++;
+    }
+}
+
+/* Inflate in[0..n) into w->body2 (wbits as for inflateInit2). Concatenated
+ * gzip members are all decoded. Returns 0 on success, else 1 with a warning
+ * (w->body2 then holds what could be decoded, *outlen long). */
+static int inflate_body(sh_warc *w, const char *in, size_t n, int wbits, size_t *outlen,
+                        const char *what)
+{
+    size_t o = 0, i = 0, limit = w->max_record;
+    int ret;
+    *outlen = 0;
+    if (!w->hz_ok) {
+        memset(&w->hz, 0, sizeof w->hz);
+        if (inflateInit2(&w->hz, wbits) != Z_OK) {
+            add_warning(w, "cannot start a %s decoder", what);
+            return 1;
+        }
+        w->hz_ok = 1;
+    } else if (inflateReset2(&w->hz, wbits) != Z_OK) {
+        add_warning(w, "cannot reset the %s decoder", what);
+        return 1;
+    }
+    if (limit > ((size_t)-1) / 4)
+        limit = ((size_t)-1) / 4;
+    for (;;) {
+        size_t room, used, made;
+        uInt in0, out0;
+        if (o == limit) {
+            add_warning(w, "decoded %s body exceeds max_record (%zu bytes); cut there", what, limit);
+            *outlen = o;
+            return 1;
+        }
+        if (o + 1 >= w->body2cap) {   /* keep one spare byte; o < limit here */
+            size_t want = w->body2cap < 4096 ? 4096 : w->body2cap * 2;
+            if (want < 2 * n && n < limit)
+                want = 2 * n;
+            if (want > limit + 1)
+                want = limit + 1;
+            if (!grow_bytes(&w->body2, &w->body2cap, want)) {
+                add_warning(w, "out of memory decoding the %s body", what);
+                *outlen = o;
+                return 1;
+            }
+        }
+        room = w->body2cap - 1 - o;
+        if (room > limit - o)
+            room = limit - o;
+        if (room > (1u << 30))
+            room = 1u << 30;
+        w->hz.next_in = (const Bytef *)(in + i);
+        w->hz.avail_in = in0 = (uInt)((n - i) > (1u << 30) ? (1u << 30) : (n - i));
+        w->hz.next_out = (Bytef *)(w->body2 + o);
+        w->hz.avail_out = out0 = (uInt)room;
+        ret = inflate(&w->hz, Z_NO_FLUSH);
+        used = in0 - w->hz.avail_in;
+        made = out0 - w->hz.avail_out;
+        i += used;
+        o += made;
+        if (ret == Z_STREAM_END) {
+            if (wbits > 15 && n - i >= 2 && (unsigned char)in[i] == 0x1f &&
+                (unsigned char)in[i + 1] == 0x8b && inflateReset(&w->hz) == Z_OK)
+                continue;   /* another gzip member */
+            *outlen = o;
+            return 0;
+        }
+        if (ret == Z_OK && (used || made))
+            continue;
+        if (ret == Z_BUF_ERROR && i == n)
+            add_warning(w, "%s body is truncated after %zu decoded bytes", what, o);
+        else
+            add_warning(w, "%s body is corrupt after %zu decoded bytes (%s)", what, o,
+                        w->hz.msg ? w->hz.msg : zError(ret));
+        *outlen = o;
+        return 1;
+    }
+}
+
+/* Status line, headers and body of an application/http response block. */
+static sh_status parse_http(sh_warc *w, sh_error *err)
+{
+    const char *b = w->block, *body;
+    size_t n = w->rec.block_len, hs = 0, eol, he, bs, blen, bad, i;
+    int status;
+    const char *te, *ce;
+    static const char empty[] = "";
+
+    w->rec.payload = empty;
+    w->rec.payload_len = 0;
+    for (;;) {
+        const char *nl;
+        status = 0;
+        if (n - hs < 12 || memcmp(b + hs, "HTTP/", 5) != 0) {
+            add_warning(w, "the application/http block does not start with an HTTP status line");
+            return SH_OK;
+        }
+        nl = memchr(b + hs, '\n', n - hs);
+        eol = nl ? (size_t)(nl - b) : n;
+        for (i = hs + 5; i < eol && b[i] != ' '; i++)
+            ;
+        while (i < eol && b[i] == ' ')
+            i++;
+        if (i + 3 > eol || (unsigned)(b[i] - '0') > 9 || (unsigned)(b[i + 1] - '0') > 9 ||
+            (unsigned)(b[i + 2] - '0') > 9 || (i + 3 < eol && b[i + 3] != ' ' && b[i + 3] != '\r')) {
+            add_warning(w, "malformed HTTP status line");
+            return SH_OK;
+        }
+        status = (b[i] - '0') * 100 + (b[i + 1] - '0') * 10 + (b[i + 2] - '0');
+        /* end of headers: a line that is empty or "\r" */
+        he = bs = n;
+        for (i = eol; i < n; i++) {
+            if (b[i] != '\n')
+                continue;
+            if (i + 1 < n && b[i + 1] == '\n') {
+                he = i + 1;
+                bs = i + 2;
+                break;
+            }
+            if (i + 2 < n && b[i + 1] == '\r' && b[i + 2] == '\n') {
+                he = i + 1;
+                bs = i + 3;
+                break;
+            }
+        }
+        /* interim 1xx responses precede the real one */
+        if (status >= 100 && status < 200 && status != 101 && bs < n && n - bs >= 5 &&
+            memcmp(b + bs, "HTTP/", 5) == 0) {
+            hs = bs;
+            continue;
+        }
+        break;
+    }
+    w->rec.http_status = status;
+    w->rec.http_headers = b + hs;
+    w->rec.http_headers_len = he - hs;
+
+    /* a copy of the header lines, parsed in place */
+    if (!grow_bytes(&w->hh, &w->hhcap, he - hs + 2))
+        return rec_fail(w, err, SH_ENOMEM, "out of memory for HTTP headers");
+    i = eol < he ? eol + 1 : he;
+    memcpy(w->hh, b + i, he - i);
+    w->hh[he - i] = '\0';
+    if (!parse_fields(w->hh, 0, he - i, &w->hf, &w->hfcap, &w->rec.http_nfields, 0, &bad))
+        return rec_fail(w, err, SH_ENOMEM, "out of memory for HTTP headers");
+    w->rec.http_fields = w->hf;
+    w->rec.http_content_type = sh_warc_field_get(w->hf, w->rec.http_nfields, "Content-Type");
+
+    body = b + bs;
+    blen = n - bs;
+    te = sh_warc_field_get(w->hf, w->rec.http_nfields, "Transfer-Encoding");
+    if (te && find_nocase(te, "chunked")) {
+        size_t d = dechunk(w, body, blen);
+        if (d != (size_t)-1) {
+            body = w->body;
+            blen = d;
+        }
+    }
+    ce = sh_warc_field_get(w->hf, w->rec.http_nfields, "Content-Encoding");
+    if (ce && *ce && !lower_eq(ce, "identity")) {
+        size_t o = 0;
+        int bad_enc = 0;
+        if (lower_eq(ce, "gzip") || lower_eq(ce, "x-gzip")) {
+            if (blen >= 2 && (unsigned char)body[0] == 0x1f && (unsigned char)body[1] == 0x8b) {
+                inflate_body(w, body, blen, 15 + 32, &o, "gzip");
+                body = w->body2;
+                blen = o;
+            }
+            /* else the crawler stored it decoded: keep it */
+        } else if (lower_eq(ce, "deflate")) {
+            size_t save = strlen(w->warning);
+            if (inflate_body(w, body, blen, 15, &o, "deflate") && o == 0) {
+                w->warning[save] = '\0';   /* not zlib-wrapped: try raw deflate */
+                if (!save)
+                    w->rec.warning = NULL;
+                inflate_body(w, body, blen, -15, &o, "deflate");
+            }
+            body = w->body2;
+            blen = o;
+        } else {
+            bad_enc = 1;
+        }
+        if (bad_enc)
+            add_warning(w, "Content-Encoding \"%s\" is not decoded; the payload is the encoded body", ce);
+    }
+    w->rec.payload = blen ? body : empty;
+    w->rec.payload_len = blen;
+    return SH_OK;
+}
+
+/* ---- records ------------------------------------------------------------- */
+
+/* Parse one record starting at the current logical position lstart. */
+static sh_status read_record(sh_warc *w, uint64_t lstart, int aligned, sh_error *err)
+{
+    size_t hlen = 0, line = 0, vlen, bad, nf;
+    uint64_t cl = 0, left;
+    const char *v;
+    char *hb;
+    int count;
+    static const char empty[] = "";
+
+    if (!ensure(w, 5) || memcmp(w->out + w->out_pos, "WARC/", 5) != 0) {
+        char shown[80];
+        if (w->src_st)
+            return rec_fail(w, err, w->src_st, "%s", w->src_msg);
+        show_bytes(w->out + w->out_pos, w->out_len - w->out_pos, shown, sizeof shown);
+        return rec_fail(w, err, SH_EFORMAT,
+                        "expected a \"WARC/1.0\" or \"WARC/1.1\" version line, found \"%s\"%s",
+                        shown, w->out_len - w->out_pos < 5 ? " and the end of the data" : "");
+    }
+
+    /* header lines, up to and including the empty line */
+    for (;;) {
+        const unsigned char *nl;
+        size_t avail, take;
+        if (!ensure(w, 1)) {
+            if (w->src_st)
+                return rec_fail(w, err, w->src_st, "%s", w->src_msg);
+            return rec_fail(w, err, SH_EFORMAT,
+                            "truncated: the data ends inside the WARC header (after %zu bytes)", hlen);
+        }
+        avail = w->out_len - w->out_pos;
+        nl = memchr(w->out + w->out_pos, '\n', avail);
+        take = nl ? (size_t)(nl - (w->out + w->out_pos)) + 1 : avail;
+        if (hlen + take > w->max_header)
+            return rec_fail(w, err, SH_EFORMAT,
+                            "the WARC header is longer than max_header (%zu bytes) or has no end",
+                            w->max_header);
+        if (!grow_bytes(&w->hbuf, &w->hcap, hlen + take + 1))
+            return rec_fail(w, err, SH_ENOMEM, "out of memory for the WARC header");
+        memcpy(w->hbuf + hlen, w->out + w->out_pos, take);
+        hlen += take;
+        w->out_pos += take;
+        if (nl) {
+            size_t ll = hlen - line;
+            if (line > 0 && (ll == 1 || (ll == 2 && w->hbuf[line] == '\r')))
+                break;
+            line = hlen;
+        }
+    }
+    hb = w->hbuf;
+    hb[hlen] = '\0';
+
+    /* version line */
+    vlen = 0;
+    while (hb[vlen] != '\n')
+        vlen++;
+    {
+        size_t e = vlen;
+        while (e > 0 && (hb[e - 1] == '\r' || hb[e - 1] == ' ' || hb[e - 1] == '\t'))
+            e--;
+        hb[e] = '\0';
+        if (strcmp(hb, "WARC/1.0") != 0 && strcmp(hb, "WARC/1.1") != 0) {
+            char shown[80];
+            show_bytes((const unsigned char *)hb, e, shown, sizeof shown);
+            return rec_fail(w, err, SH_EFORMAT,
+                            "unsupported version line \"%s\" (this reader knows WARC/1.0 and WARC/1.1)",
+                            shown);
+        }
+    }
+    w->rec.version = hb;
+    if (!parse_fields(hb, vlen + 1, hlen, &w->wf, &w->wfcap, &nf, 1, &bad))
+        return rec_fail(w, err, SH_ENOMEM, "out of memory for the WARC header");
+    if (bad)
+        return rec_fail(w, err, SH_EFORMAT,
+                        "WARC header line %zu bytes into the record has no ':' (a corrupt header)",
+                        bad - 1);
+    w->rec.fields = w->wf;
+    w->rec.nfields = nf;
+    w->rec.type = sh_warc_field_get(w->wf, nf, "WARC-Type");
+    w->rec.date = sh_warc_field_get(w->wf, nf, "WARC-Date");
+    w->rec.record_id = sh_warc_field_get(w->wf, nf, "WARC-Record-ID");
+    w->rec.content_type = sh_warc_field_get(w->wf, nf, "Content-Type");
+    v = sh_warc_field_get(w->wf, nf, "WARC-Target-URI");
+    if (v) {
+        size_t m = strlen(v);
+        if (m >= 2 && v[0] == '<' && v[m - 1] == '>') {
+            size_t k;
+            hb[(size_t)(v - hb) + m - 1] = '\0';   /* v points into hb */
+            for (k = 0; k < nf; k++)
+                if (w->wf[k].value == v)
+                    w->wf[k].value = v + 1;
+            v++;
+        }
+    }
+    w->rec.target_uri = v;
+
+    v = sh_warc_field_get(w->wf, nf, "Content-Length");
+    if (!v)
+        return rec_fail(w, err, SH_EFORMAT, "the WARC header has no Content-Length");
+    if (!*v)
+        return rec_fail(w, err, SH_EFORMAT, "Content-Length is empty");
+    {
+        const char *p;
+        char shown[80];
+        for (p = v; *p; p++) {
+            if (*p < '0' || *p > '9' || cl > (UINT64_MAX - 9) / 10) {
+                show_bytes((const unsigned char *)v, strlen(v), shown, sizeof shown);
+                return rec_fail(w, err, SH_EFORMAT, "Content-Length \"%s\" is not a number", shown);
+            }
+            cl = cl * 10 + (uint64_t)(*p - '0');
+        }
+    }
+    w->rec.content_length = cl;
+
+    /* block */
+    left = cl;
+    if (cl > w->max_record) {
+        w->rec.skipped = 1;
+        add_warning(w, "block of %" PRIu64 " bytes skipped: larger than max_record (%zu)", cl,
+                    w->max_record);
+        while (left > 0) {
+            size_t take;
+            if (!ensure(w, 1)) {
+                if (w->src_st)
+                    return rec_fail(w, err, w->src_st, "%s", w->src_msg);
+                return rec_fail(w, err, SH_EFORMAT,
+                                "truncated: Content-Length is %" PRIu64 " but the data ends after %"
+                                PRIu64 " block bytes", cl, cl - left);
+            }
+            take = w->out_len - w->out_pos;
+            if ((uint64_t)take > left)
+                take = (size_t)left;
+            w->out_pos += take;
+            left -= take;
+        }
+        w->rec.block = NULL;
+        w->rec.block_len = 0;
+    } else {
+        size_t got = 0;
+        if (!grow_bytes(&w->block, &w->bcap, (size_t)cl + 1))
+            return rec_fail(w, err, SH_ENOMEM, "out of memory for a block of %" PRIu64 " bytes", cl);
+        while (got < (size_t)cl) {
+            size_t take;
+            if (!ensure(w, 1)) {
+                if (w->src_st)
+                    return rec_fail(w, err, w->src_st, "%s", w->src_msg);
+                return rec_fail(w, err, SH_EFORMAT,
+                                "truncated: Content-Length is %" PRIu64 " but the data ends after %zu "
+                                "block bytes", cl, got);
+            }
+            take = w->out_len - w->out_pos;
+            if (take > (size_t)cl - got)
+                take = (size_t)cl - got;
+            memcpy(w->block + got, w->out + w->out_pos, take);
+            got += take;
+            w->out_pos += take;
+        }
+        w->block[got] = '\0';
+        w->rec.block = w->block;
+        w->rec.block_len = got;
+    }
+
+    /* the record ends with CRLF CRLF; accept any 1..4 line ends */
+    for (count = 0; count < 4 && ensure(w, 1); count++) {
+        unsigned char c = w->out[w->out_pos];
+        if (c != '\r' && c != '\n')
+            break;
+        w->out_pos++;
+    }
+    if (count == 0) {
+        if (w->out_pos < w->out_len)
+            return rec_fail(w, err, SH_EFORMAT,
+                            "the block (Content-Length %" PRIu64 ") is not followed by CRLF CRLF; "
+                            "the Content-Length is probably wrong", cl);
+        if (w->src_st && (!w->gz || w->src_off == w->rec.offset))
+            return rec_fail(w, err, w->src_st, "%s", w->src_msg);
+        add_warning(w, "the record has no CRLF CRLF trailer (the file ends right after its block)");
+    }
+
+    /* length in the file, and (gzip) the member's CRC check when it ends here */
+    if (!w->gz) {
+        w->rec.length = lpos_now(w) - lstart;
+    } else if (aligned) {
+        const struct memb *m;
+        if (w->out_pos == w->out_len && w->in_member && w->member_off == w->rec.offset) {
+            fill(w);
+            if (w->src_st && w->src_off == w->rec.offset)
+                return rec_fail(w, err, w->src_st, "%s", w->src_msg);
+        }
+        m = w->out_pos < w->out_len ? find_memb(w, lpos_now(w)) : NULL;
+        if (!(m && m->raw == w->rec.offset) && !(w->in_member && w->member_off == w->rec.offset) &&
+            w->have_ended && w->ended_off == w->rec.offset)
+            w->rec.length = w->ended_end - w->rec.offset;
+    }
+
+    w->rec.payload = w->rec.block ? w->rec.block : empty;
+    w->rec.payload_len = w->rec.block_len;
+    if (!w->raw_http && !w->rec.skipped && w->rec.type && lower_eq(w->rec.type, "response") &&
+        w->rec.content_type && find_nocase(w->rec.content_type, "application/http") == w->rec.content_type)
+        return parse_http(w, err);
+    return SH_OK;
+}
+
+sh_status sh_warc_next(sh_warc *w, const sh_warc_record **rec, sh_error *err)
+{
+    uint64_t skip_start, lstart;
+    int aligned = 1;
+    sh_status st;
+
+    *rec = NULL;
+    if (w->dead)
+        return SH_OK;
+    if (w->resync) {
+        w->resync = 0;
+        w->src_st = SH_OK;
+        if (w->resync_raw)
+            resync_gzip(w, w->resync_at);
+        else
+            resync_text(w, w->resync_at);
+    }
+    memset(&w->rec, 0, sizeof w->rec);
+    w->warning[0] = '\0';
+
+    skip_start = lpos_now(w);
+    while (ensure(w, 1) && (w->out[w->out_pos] == '\r' || w->out[w->out_pos] == '\n'))
+        w->out_pos++;
+    if (w->out_pos == w->out_len) {
+        if (!w->src_st)
+            return SH_OK;   /* end of file */
+        st = sh_error_set(err, w->src_st, (size_t)w->src_off, "%s: %s", w->name, w->src_msg);
+        if (err && st == SH_EIO)
+            err->sys_errno = w->src_errno;
+        if (st == SH_EIO) {
+            w->dead = 1;
+        } else {
+            w->resync = 1;
+            w->resync_raw = 1;
+            w->resync_at = w->src_off + 1;
+        }
+        return st;
+    }
+    lstart = lpos_now(w);
+    if (w->gz) {
+        const struct memb *m = find_memb(w, lstart);
+        w->rec.offset = m ? m->raw : w->member_off;
+        aligned = m && m->lpos >= skip_start;
+    } else {
+        w->rec.offset = lstart;
+    }
+
+    st = read_record(w, lstart, aligned, err);
+    if (st == SH_OK) {
+        *rec = &w->rec;
+        return SH_OK;
+    }
+    if (err && st == SH_EIO)
+        err->sys_errno = w->src_errno;
+    if (st == SH_EIO || st == SH_ENOMEM) {
+        w->dead = 1;
+    } else if (w->gz && w->src_st) {
+        w->resync = 1;
+        w->resync_raw = 1;
+        w->resync_at = w->src_off + 1;
+    } else if (w->gz && aligned) {
+        w->resync = 1;
+        w->resync_raw = 1;
+        w->resync_at = w->rec.offset + 1;
+    } else {
+        w->resync = 1;
+        w->resync_raw = 0;
+        w->resync_at = lstart + 1;
+    }
+    return st;
+}
+
+/* ---- opening and closing ---------------------------------------------------- */
+
+static sh_status open_common(FILE *fp, int own, const char *name, const sh_warc_opts *opts,
+                             sh_warc **out, sh_error *err)
+{
+    sh_warc *w;
+    off_t pos;
+    *out = NULL;
+    w = calloc(1, sizeof *w);
+    if (!w) {
+        if (own)
+            fclose(fp);
+        return sh_error_set(err, SH_ENOMEM, 0, "%s: out of memory for a WARC reader",
+                            name ? name : "(stream)");
+    }
+    w->fp = fp;
+    w->own = own;
+    snprintf(w->name, sizeof w->name, "%s", name ? name : "(stream)");
+    w->max_record = opts && opts->max_record ? opts->max_record : SH_WARC_DEFAULT_MAX_RECORD;
+    w->max_header = opts && opts->max_header ? opts->max_header : SH_WARC_DEFAULT_MAX_HEADER;
+    w->raw_http = opts ? opts->raw_http : 0;
+    pos = ftello(fp);
+    if (pos >= 0) {
+        w->raw_base = (uint64_t)pos;
+        w->seekable = fseeko(fp, pos, SEEK_SET) == 0;
+    }
+    w->out_base = w->raw_base;
+    if (inflateInit2(&w->z, 15 + 32) != Z_OK) {
+        sh_warc_close(w);
+        return sh_error_set(err, SH_ENOMEM, 0, "%s: cannot start the gzip decoder", name ? name : "(stream)");
+    }
+    w->z_ok = 1;
+    raw_ensure(w, 2);
+    if (w->src_st == SH_EIO) {
+        sh_status st = sh_error_set(err, SH_EIO, (size_t)w->src_off, "%s: %s", w->name, w->src_msg);
+        if (err)
+            err->sys_errno = w->src_errno;
+        sh_warc_close(w);
+        return st;
+    }
+    w->gz = w->raw_len - w->raw_pos >= 2 && w->raw[w->raw_pos] == 0x1f && w->raw[w->raw_pos + 1] == 0x8b;
+    if (w->gz)
+        w->out_base = 0;   /* logical offsets of a gzip file are internal */
+    *out = w;
+    return SH_OK;
+}
+
+sh_status sh_warc_open(const char *path, const sh_warc_opts *opts, sh_warc **out, sh_error *err)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        int e = errno;
+        sh_status st = sh_error_set(err, SH_EIO, 0, "%s: cannot open: %s", path, strerror(e));
+        if (err)
+            err->sys_errno = e;
+        *out = NULL;
+        return st;
+    }
+    return open_common(fp, 1, path, opts, out, err);
+}
+
+sh_status sh_warc_open_fd(int fd, const char *name, const sh_warc_opts *opts, sh_warc **out,
+                          sh_error *err)
+{
+    int d = dup(fd);
+    FILE *fp;
+    if (d < 0 || !(fp = fdopen(d, "rb"))) {
+        int e = errno;
+        sh_status st;
+        if (d >= 0)
+            close(d);
+        st = sh_error_set(err, SH_EIO, 0, "%s: cannot read descriptor %d: %s",
+                          name ? name : "(fd)", fd, strerror(e));
+        if (err)
+            err->sys_errno = e;
+        *out = NULL;
+        return st;
+    }
+    return open_common(fp, 1, name ? name : "(fd)", opts, out, err);
+}
+
+sh_status sh_warc_open_stream(FILE *fp, const char *name, const sh_warc_opts *opts, sh_warc **out,
+                              sh_error *err)
+{
+    return open_common(fp, 0, name, opts, out, err);
+}
+
+int sh_warc_is_gzip(const sh_warc *w) { return w->gz; }
+
+void sh_warc_close(sh_warc *w)
+{
+    if (!w)
+        return;
+    if (w->own && w->fp)
+        fclose(w->fp);
+    if (w->z_ok)
+        inflateEnd(&w->z);
+    if (w->hz_ok)
+        inflateEnd(&w->hz);
+    free(w->hbuf);
+    free(w->block);
+    free(w->hh);
+    free(w->body);
+    free(w->body2);
+    free(w->wf);
+    free(w->hf);
+    free(w);
+}
