@@ -137,43 +137,34 @@ uint32_t sh_size_class(uint64_t n_shingles)
     return i;
 }
 
-sh_status sh_sketch_build(const sh_shingler *sh, sh_work *w, const sh_sketch_params *params,
-                          int features, uint64_t n_tokens, sh_sketch **out, sh_error *err)
+static sh_status check_kind(const sh_sketch_params *p, sh_error *err)
 {
-    sh_sketch_params p = *params;
-    sh_sketch *sk;
-    size_t nv, keep;
-    uint64_t *v;
-    *out = NULL;
-    switch (p.kind) {
+    switch (p->kind) {
     case SH_SKETCH_MIN: case SH_SKETCH_MINMOD:
-        if (p.s < 1)
-            return sh_error_set(err, SH_EINVAL, 0, "sketch size s = %u; use at least 1 (100 to 200 is the paper's advice)", p.s);
-        if (p.kind == SH_SKETCH_MIN) break;
+        if (p->s < 1)
+            return sh_error_set(err, SH_EINVAL, 0, "sketch size s = %u; use at least 1 (100 to 200 is the paper's advice)", p->s);
+        if (p->kind == SH_SKETCH_MIN) break;
         /* fall through */
     case SH_SKETCH_MOD:
-        if (p.m < 1)
-            return sh_error_set(err, SH_EINVAL, 0, "modulus m = %llu; use at least 1 (the paper's clustering used 25)", (unsigned long long)p.m);
+        if (p->m < 1)
+            return sh_error_set(err, SH_EINVAL, 0, "modulus m = %llu; use at least 1 (the paper's clustering used 25)", (unsigned long long)p->m);
         break;
     case SH_SKETCH_CLASS: case SH_SKETCH_FULL:
         break;
     default:
-        return sh_error_set(err, SH_EINVAL, 0, "unknown sketch kind %d; use min, mod, minmod, class or full", (int)p.kind);
+        return sh_error_set(err, SH_EINVAL, 0, "unknown sketch kind %d; use min, mod, minmod, class or full", (int)p->kind);
     }
-    p.option = (uint8_t)(features ? SH_OPTION_B : sh->c.option);
-    p.k = (uint8_t)sh->c.k;
-    p.tokens = (uint8_t)sh->c.tokens;
-    p.w = features ? 0 : (uint32_t)sh->c.w;
-    p.seed = sh->c.seed;
-    p.poly = sh->c.poly;
-    p.idpoly = sh->c.idpoly;
+    return SH_OK;
+}
+
+/* Select from the nv distinct values v (reordered in place) the ones kind p
+ * keeps, into a new sorted sketch. */
+static sh_status select_values(sh_sketch_params p, uint64_t *v, size_t nv, uint64_t n_tokens, sh_sketch **out, sh_error *err)
+{
+    sh_sketch *sk;
+    size_t keep = nv;
     if (p.kind != SH_SKETCH_MIN && p.kind != SH_SKETCH_MINMOD) p.s = 0;
     if (p.kind != SH_SKETCH_MOD && p.kind != SH_SKETCH_MINMOD) p.m = 0;
-    if (distinct(sh, w, p.option == SH_OPTION_A, p.seed) != SH_OK)
-        return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", w->n_fps);
-    v = w->vals;
-    nv = w->n_vals;
-    keep = nv;
     p.cls = 0;
     switch (p.kind) {
     case SH_SKETCH_MIN:
@@ -203,6 +194,45 @@ sh_status sh_sketch_build(const sh_shingler *sh, sh_work *w, const sh_sketch_par
     sh_sort_u64(sk->v, keep);
     *out = sk;
     return SH_OK;
+}
+
+sh_status sh_sketch_build(const sh_shingler *sh, sh_work *w, const sh_sketch_params *params,
+                          int features, uint64_t n_tokens, sh_sketch **out, sh_error *err)
+{
+    sh_sketch_params p = *params;
+    sh_status st;
+    *out = NULL;
+    if ((st = check_kind(&p, err)) != SH_OK) return st;
+    p.option = (uint8_t)(features ? SH_OPTION_B : sh->c.option);
+    p.k = (uint8_t)sh->c.k;
+    p.tokens = (uint8_t)sh->c.tokens;
+    p.w = features ? 0 : (uint32_t)sh->c.w;
+    p.seed = sh->c.seed;
+    p.poly = sh->c.poly;
+    p.idpoly = sh->c.idpoly;
+    if (distinct(sh, w, p.option == SH_OPTION_A, p.seed) != SH_OK)
+        return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", w->n_fps);
+    return select_values(p, w->vals, w->n_vals, n_tokens, out, err);
+}
+
+sh_status sh_sketch_select(const sh_sketch *full, const sh_sketch_params *params, sh_sketch **out, sh_error *err)
+{
+    sh_sketch_params p = full->p;
+    sh_status st;
+    uint64_t *tmp;
+    *out = NULL;
+    if (full->p.kind != SH_SKETCH_FULL)
+        return sh_error_set(err, SH_EINVAL, 0, "only a full sketch can be narrowed to another kind");
+    p.kind = params->kind;
+    p.s = params->s;
+    p.m = params->m;
+    if ((st = check_kind(&p, err)) != SH_OK) return st;
+    tmp = (uint64_t *)malloc((full->n ? full->n : 1) * sizeof *tmp);
+    if (!tmp) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+    memcpy(tmp, full->v, full->n * sizeof *tmp);
+    st = select_values(p, tmp, full->n, full->n_tokens, out, err);
+    free(tmp);
+    return st;
 }
 
 sh_status sh_sketch_reduce(const sh_sketch *a, uint32_t j, sh_sketch **out, sh_error *err)

@@ -61,6 +61,10 @@ uint32_t sh_size_class(uint64_t n_shingles);
 sh_status sh_sketch_build(const sh_shingler *sh, sh_work *w, const sh_sketch_params *params,
                           int features, uint64_t n_tokens, sh_sketch **out, sh_error *err);
 
+/* The sketch of kind params->kind (with its s, m) that sh_sketch_build would
+ * have made, derived from a FULL sketch of the same document. */
+sh_status sh_sketch_select(const sh_sketch *full, const sh_sketch_params *params, sh_sketch **out, sh_error *err);
+
 /* A copy of a CLASS sketch reduced to class j >= its class (section 4.1). */
 sh_status sh_sketch_reduce(const sh_sketch *a, uint32_t j, sh_sketch **out, sh_error *err);
 

@@ -1,0 +1,223 @@
+#include "pool.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct worker {
+    sh_work work;
+    char *buf;            /* file contents */
+    size_t cap;
+} worker;
+
+struct sh_pool {
+    sh_pool_config c;
+    worker *w;
+    /* the current batch */
+    const sh_doc_in *docs;
+    sh_doc_out *outs;
+    size_t n;
+    size_t next;          /* next document to take, under lock */
+    pthread_mutex_t lock;
+};
+
+sh_status sh_pool_new(sh_pool **out, const sh_pool_config *cfg, sh_error *err)
+{
+    sh_pool *p;
+    *out = NULL;
+    if (cfg->threads < 1 || cfg->threads > 256)
+        return sh_error_set(err, SH_EINVAL, 0, "threads = %d; use 1 to 256", cfg->threads);
+    p = (sh_pool *)calloc(1, sizeof *p);
+    if (!p) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+    p->c = *cfg;
+    if (!p->c.html) p->c.html = p->c.text;
+    p->w = (worker *)calloc((size_t)cfg->threads, sizeof *p->w);
+    if (!p->w) { free(p); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
+    pthread_mutex_init(&p->lock, NULL);
+    *out = p;
+    return SH_OK;
+}
+
+uint64_t sh_fold_u64(const sh_shingler *s, const uint64_t *v, size_t n)
+{
+    uint64_t f = 0;
+    size_t i;
+    for (i = 0; i < n; i++) f = sh_mulx_apply(&s->id64, f ^ v[i]);
+    return f;
+}
+
+void sh_minhash(const uint64_t *fps, size_t n, uint64_t seed, uint32_t k, uint64_t *out)
+{
+    uint64_t st = seed;
+    uint32_t j;
+    size_t i;
+    for (j = 0; j < k; j++) {
+        uint64_t sj = sh_splitmix_next(&st), m = UINT64_MAX;
+        for (i = 0; i < n; i++) {
+            uint64_t v = sh_mix(fps[i] ^ sj);
+            if (v < m) m = v;
+        }
+        out[j] = m;
+    }
+}
+
+static int read_file(worker *w, const char *path, size_t max, size_t *len, char *msg, size_t msz)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n = 0, got;
+    if (!f) { snprintf(msg, msz, "cannot read %s: %s", path, strerror(errno)); return 0; }
+    for (;;) {
+        if (n == w->cap) {
+            size_t nc = w->cap ? w->cap * 2 : 65536;
+            char *b = (char *)realloc(w->buf, nc);
+            if (!b) { fclose(f); snprintf(msg, msz, "out of memory reading %s", path); return 0; }
+            w->buf = b;
+            w->cap = nc;
+        }
+        got = fread(w->buf + n, 1, w->cap - n, f);
+        n += got;
+        if (max && n > max) {
+            fclose(f);
+            snprintf(msg, msz, "%s is larger than the limit of %zu bytes; raise --max-bytes to include it", path, max);
+            return 0;
+        }
+        if (got == 0) break;
+    }
+    if (ferror(f)) { snprintf(msg, msz, "cannot read %s: %s", path, strerror(errno)); fclose(f); return 0; }
+    fclose(f);
+    *len = n;
+    return 1;
+}
+
+static void one(sh_pool *p, worker *w, const sh_doc_in *d, sh_doc_out *o)
+{
+    const sh_shingler *sh = d->html ? p->c.html : p->c.text;
+    const char *data = d->data;
+    const char *name = d->path ? d->path : "document";
+    size_t len = d->len;
+    sh_error err;
+    memset(o, 0, sizeof *o);
+    if (!data) {
+        if (!d->path) { o->status = SH_EINVAL; snprintf(o->err, sizeof o->err, "document has neither text nor path"); return; }
+        if (!read_file(w, d->path, p->c.max_bytes, &len, o->err, sizeof o->err)) { o->status = SH_EIO; return; }
+        data = w->buf;
+    } else if (p->c.max_bytes && len > p->c.max_bytes) {
+        o->status = SH_EINVAL;
+        snprintf(o->err, sizeof o->err, "%s is larger than the limit of %zu bytes; raise --max-bytes to include it", name, p->c.max_bytes);
+        return;
+    }
+    o->bytes = len;
+    if (p->c.skip_binary) {
+        const char *z = (const char *)memchr(data, 0, len < 8192 ? len : 8192);
+        if (z) {
+            o->status = SH_EFORMAT;
+            snprintf(o->err, sizeof o->err, "%s looks binary (a NUL byte at offset %zu); skipped", name, (size_t)(z - data));
+            return;
+        }
+    }
+    o->raw_fp = sh_token_id(sh, data, len);
+    if (sh_shingle_text(sh, &w->work, data, len, &err) != SH_OK) {
+        o->status = err.code;
+        snprintf(o->err, sizeof o->err, "%.100s: %.130s", name, err.msg);
+        return;
+    }
+    o->n_tokens = w->work.toks.n;
+    o->canon_fp = sh_fold_u64(sh, w->work.ids, w->work.n_ids);
+    if (p->c.sig_k) {
+        o->sig = (uint64_t *)malloc(p->c.sig_k * sizeof *o->sig);
+        if (!o->sig) goto oom;
+        sh_minhash(w->work.fps, w->work.n_fps, sh->c.seed ^ 0x243f6a8885a308d3ULL, p->c.sig_k, o->sig);
+    }
+    if (p->c.want_full) {
+        sh_sketch_params fp = p->c.params;
+        sh_sketch *full;
+        fp.kind = SH_SKETCH_FULL;
+        if (sh_sketch_build(sh, &w->work, &fp, 0, o->n_tokens, &full, &err) != SH_OK ||
+            sh_sketch_select(full, &p->c.params, &o->sketch, &err) != SH_OK) {
+            if (o->sketch == NULL && err.code == SH_OK) err.code = SH_ENOMEM;
+            o->status = err.code;
+            snprintf(o->err, sizeof o->err, "%.100s: %.130s", name, err.msg);
+            return;
+        }
+        o->n_full = full->n;
+        o->full = (uint64_t *)full; /* the sketch header precedes the values: move them down */
+        memmove(o->full, full->v, full->n * sizeof *o->full);
+    } else if (sh_sketch_build(sh, &w->work, &p->c.params, 0, o->n_tokens, &o->sketch, &err) != SH_OK) {
+        o->status = err.code;
+        snprintf(o->err, sizeof o->err, "%.100s: %.130s", name, err.msg);
+        return;
+    }
+    o->set_fp = sh_fold_u64(sh, o->sketch->v, o->sketch->n);
+    return;
+oom:
+    o->status = SH_ENOMEM;
+    snprintf(o->err, sizeof o->err, "%s: out of memory", name);
+}
+
+static void *run(void *arg)
+{
+    void **a = (void **)arg;
+    sh_pool *p = (sh_pool *)a[0];
+    worker *w = (worker *)a[1];
+    for (;;) {
+        size_t i, end;
+        pthread_mutex_lock(&p->lock);
+        i = p->next;
+        end = i + 4 < p->n ? i + 4 : p->n; /* small chunks balance uneven documents */
+        p->next = end;
+        pthread_mutex_unlock(&p->lock);
+        if (i >= p->n) break;
+        for (; i < end; i++) one(p, w, &p->docs[i], &p->outs[i]);
+    }
+    return NULL;
+}
+
+sh_status sh_pool_run(sh_pool *p, const sh_doc_in *docs, sh_doc_out *outs, size_t n, sh_error *err)
+{
+    pthread_t tid[256];
+    void *args[256][2];
+    int t, started = 0, nt = p->c.threads;
+    p->docs = docs;
+    p->outs = outs;
+    p->n = n;
+    p->next = 0;
+    if ((size_t)nt > (n + 3) / 4) nt = (int)((n + 3) / 4);
+    if (nt < 1) nt = 1;
+    for (t = 0; t < nt; t++) { args[t][0] = p; args[t][1] = &p->w[t]; }
+    for (t = 1; t < nt; t++) {
+        if (pthread_create(&tid[t], NULL, run, args[t]) != 0) break;
+        started++;
+    }
+    run(args[0]);
+    for (t = 1; t <= started; t++) pthread_join(tid[t], NULL);
+    (void)err;
+    return SH_OK;
+}
+
+void sh_pool_release(sh_doc_out *outs, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        free(outs[i].sketch);
+        free(outs[i].full);
+        free(outs[i].sig);
+        outs[i].sketch = NULL;
+        outs[i].full = NULL;
+        outs[i].sig = NULL;
+    }
+}
+
+void sh_pool_free(sh_pool *p)
+{
+    int t;
+    if (!p) return;
+    for (t = 0; t < p->c.threads; t++) {
+        sh_work_free(&p->w[t].work);
+        free(p->w[t].buf);
+    }
+    free(p->w);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}

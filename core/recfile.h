@@ -1,0 +1,63 @@
+/* Record files: the intermediate files of the clustering pipeline (documents,
+ * sketch values, full shingle sets, document pairs). One layout for all
+ * (docs/formats.md, "Record files"):
+ *
+ *   header   magic[8] | u32 version | u32 record_size | u32 meta_size | u32 reserved
+ *   meta     meta_size bytes (file-type specific: parameters, counts)
+ *   records  count * record_size bytes
+ *   trailer  u64 count | u32 crc32(records) | u32 crc32(header + meta) | "SHEND\0\0\0"
+ *
+ * All integers little-endian. The trailer comes last so a writer streams
+ * without seeking back; a writer writes NAME.tmp and renames it to NAME only
+ * when everything is written and flushed, so a file with the final name is
+ * complete, and a killed run leaves at most a .tmp behind. A reader checks
+ * the magic, version, sizes and both checksums before handing out records. */
+#ifndef SHINGLE_RECFILE_H
+#define SHINGLE_RECFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "error.h"
+
+#define SH_RECFILE_HEADER 24
+#define SH_RECFILE_TRAILER 24
+
+typedef struct sh_recwriter {
+    FILE *f;
+    char *path;        /* final name */
+    char *tmp;         /* NAME.tmp */
+    uint32_t record_size;
+    uint64_t count;
+    uint32_t crc;      /* of the records so far */
+    uint32_t hcrc;     /* of header + meta */
+} sh_recwriter;
+
+/* Start writing path (as path.tmp). magic is 8 bytes. */
+sh_status sh_recwriter_open(sh_recwriter *w, const char *path, const char magic[8], uint32_t record_size,
+                            const void *meta, uint32_t meta_size, sh_error *err);
+/* Append n records. */
+sh_status sh_recwriter_append(sh_recwriter *w, const void *records, size_t n, sh_error *err);
+/* Write the trailer, flush, fsync and rename to the final name. Frees w's resources. */
+sh_status sh_recwriter_commit(sh_recwriter *w, sh_error *err);
+/* Give up: close and remove the .tmp. Safe to call on a committed or zeroed writer. */
+void sh_recwriter_abort(sh_recwriter *w);
+
+typedef struct sh_recfile {
+    void *map;         /* the whole file, mapped read-only */
+    size_t map_size;
+    const unsigned char *meta;
+    uint32_t meta_size;
+    const unsigned char *records;
+    uint32_t record_size;
+    uint64_t count;
+} sh_recfile;
+
+/* Map and verify path: magic, version, sizes, checksums. SH_EIO if it cannot
+ * be opened; SH_EFORMAT (naming the file and the byte offset) if it is
+ * truncated, corrupt or of another kind. verify = 0 skips the record checksum
+ * (for files this process just wrote). */
+sh_status sh_recfile_open(sh_recfile *r, const char *path, const char magic[8], int verify, sh_error *err);
+void sh_recfile_close(sh_recfile *r);
+
+#endif
