@@ -46,7 +46,9 @@ sh_status sh_recwriter_open(sh_recwriter *w, const char *path, const char magic[
     put32(h + 16, meta_size);
     put32(h + 20, 0);
     w->record_size = record_size;
-    w->hcrc = (uint32_t)crc32(crc32(0L, h, SH_RECFILE_HEADER), (const Bytef *)meta, meta_size);
+    w->hcrc = (uint32_t)crc32(0L, h, SH_RECFILE_HEADER);
+    if (meta_size) /* crc32 with a NULL buffer would return the initial value */
+        w->hcrc = (uint32_t)crc32(w->hcrc, (const Bytef *)meta, meta_size);
     w->crc = (uint32_t)crc32(0L, Z_NULL, 0);
     if (fwrite(h, 1, sizeof h, w->f) != sizeof h || (meta_size && fwrite(meta, 1, meta_size, w->f) != meta_size)) {
         sh_status st = io_error(err, "write", w->tmp);

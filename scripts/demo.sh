@@ -1,7 +1,19 @@
 #!/usr/bin/env bash
-# Sets up (scripts/setup.sh) and runs the main job on the sample that ships
-# in samples/: every pair of sample documents compared, estimated and exact.
+# Sets up (scripts/setup.sh) and runs the main job on the sample that ships in
+# samples/: the clustering of "Syntactic Clustering of the Web" over the sample
+# documents, results in out/samples (clusters.jsonl, pairs.jsonl, summary.json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SHINGLE_ONLY_54=1 bash scripts/setup.sh
-bin/shingle compare --exact samples/docs/*
+bin/shingle cluster samples/docs --policy either --verify exact -o out/samples
+echo
+echo "clusters (out/samples/clusters.jsonl):"
+lua5.4 -e '
+  local cjson = require "cjson"
+  for line in io.lines("out/samples/clusters.jsonl") do
+    local c = cjson.decode(line)
+    io.write(("cluster %d, %d documents\n"):format(c.cluster, c.size))
+    for _, m in ipairs(c.members) do
+      io.write(("  %-40s %s%s\n"):format(m.url, m.relation, m.copy_of and (" of " .. math.floor(m.copy_of)) or ""))
+    end
+  end'

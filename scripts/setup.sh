@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake pkg-config zlib1g-dev libutf8proc-dev liblmdb-dev
           lua5.4 liblua5.4-dev lua5.3 liblua5.3-dev luajit2 libluajit2-5.1-dev
-          lua-busted lua-argparse lua-cjson luarocks)
+          lua-busted lua-argparse lua-cjson lua-filesystem luarocks)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -1,6 +1,7 @@
 /* shingle.core functions that stand alone: Rabin fingerprints under a given
  * polynomial, irreducibility, the mixer, the confidence of section 4.2. */
 #include <string.h>
+#include <unistd.h>
 #include "lshingle.h"
 
 static int check_degree(lua_State *L, int i, lua_Integer def)
@@ -98,12 +99,29 @@ static int u_tohex(lua_State *L)
     return 1;
 }
 
+/* core.isatty(fd): whether fd (0, 1, 2) is a terminal, for progress output */
+static int u_isatty(lua_State *L)
+{
+    lua_Integer fd = luaL_checkinteger(L, 1);
+    lua_pushboolean(L, isatty((int)fd));
+    return 1;
+}
+
+/* core.cpus(): online processors, the default number of sketching threads */
+static int u_cpus(lua_State *L)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    lua_pushinteger(L, n > 0 ? (lua_Integer)n : 1);
+    return 1;
+}
+
 void shl_open_util(lua_State *L)
 {
     static const luaL_Reg funcs[] = {
         { "rabin", u_rabin }, { "irreducible", u_irreducible }, { "random_poly", u_random_poly },
         { "mix", u_mix }, { "confidence", u_confidence }, { "error_probability", u_error_probability },
-        { "size_class", u_size_class }, { "tohex", u_tohex }, { NULL, NULL }
+        { "size_class", u_size_class }, { "tohex", u_tohex }, { "isatty", u_isatty }, { "cpus", u_cpus },
+        { NULL, NULL }
     };
     shl_setfuncs(L, funcs);
     lua_pushboolean(L, SHL_INT64);

@@ -5,7 +5,7 @@ local argparse = require "argparse"
 
 local M = {}
 
-M.commands = { "compare" }
+M.commands = { "cluster", "recluster", "compare" }
 
 function M.parser()
   local p = argparse("shingle", "Near-duplicate documents and mirrored collections, after Broder et al. (1997).")

@@ -1,0 +1,939 @@
+/* Phases 1-4 of "Syntactic Clustering of the Web" over files (cluster.h). */
+#include "cluster.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "extsort.h"
+#include "unionfind.h"
+
+double sh_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static const char M_DOCS[8] = "SHDOCS\0\0", M_SKV[8] = "SHSKVAL\0", M_FULL[8] = "SHFULL\0\0",
+                  M_SIGS[8] = "SHSIGS\0\0", M_PAIRS[8] = "SHPAIRS\0", M_LINKS[8] = "SHLINKS\0",
+                  M_CLUST[8] = "SHCLUST\0";
+
+static void path_of(char *out, size_t cap, const char *dir, const char *name)
+{
+    snprintf(out, cap, "%s/%s", dir, name);
+}
+
+/* ---- phase 1 -------------------------------------------------------------- */
+
+/* docs.bin's meta: the serialized empty sketch that carries the parameters
+ * every sketch of the run shares, then u32 sig_k. */
+sh_status sh_p1_open(sh_p1 *p, const char *dir, const sh_pool_config *cfg, const sh_sketch_params *identity, sh_error *err)
+{
+    char path[4096];
+    unsigned char meta[128];
+    sh_sketch empty;
+    sh_status st;
+    memset(p, 0, sizeof *p);
+    memset(&empty, 0, sizeof empty);
+    empty.p = *identity;
+    sh_sketch_serialize(&empty, meta);
+    {
+        uint32_t k = cfg->sig_k;
+        memcpy(meta + 88, &k, 4);
+    }
+    p->want_full = cfg->want_full;
+    p->sig_k = cfg->sig_k;
+    path_of(path, sizeof path, dir, "docs.bin");
+    if ((st = sh_recwriter_open(&p->docs, path, M_DOCS, sizeof(sh_docrec), meta, 92, err)) != SH_OK) return st;
+    path_of(path, sizeof path, dir, "sketches.bin");
+    if ((st = sh_recwriter_open(&p->sketches, path, M_SKV, 8, NULL, 0, err)) != SH_OK) goto fail;
+    if (p->want_full) {
+        path_of(path, sizeof path, dir, "shingles.bin");
+        if ((st = sh_recwriter_open(&p->full, path, M_FULL, 8, NULL, 0, err)) != SH_OK) goto fail;
+    }
+    if (p->sig_k) {
+        path_of(path, sizeof path, dir, "sigs.bin");
+        if ((st = sh_recwriter_open(&p->sigs, path, M_SIGS, 8 * p->sig_k, NULL, 0, err)) != SH_OK) goto fail;
+    }
+    return SH_OK;
+fail:
+    sh_p1_abort(p);
+    return st;
+}
+
+sh_status sh_p1_add(sh_p1 *p, const sh_doc_out *outs, size_t n, sh_error *err)
+{
+    size_t i;
+    sh_status st;
+    uint64_t *zeros = NULL;
+    for (i = 0; i < n; i++) {
+        const sh_doc_out *o = &outs[i];
+        sh_docrec r;
+        memset(&r, 0, sizeof r);
+        r.rep = (uint32_t)p->n_docs;
+        r.status = (uint8_t)o->status;
+        if (o->status == SH_OK) {
+            r.raw_fp = o->raw_fp;
+            r.canon_fp = o->canon_fp;
+            r.set_fp = o->set_fp;
+            r.sketch_off = p->n_values;
+            r.sketch_n = (uint32_t)o->sketch->n;
+            r.n_shingles = o->sketch->n_shingles > UINT32_MAX ? UINT32_MAX : (uint32_t)o->sketch->n_shingles;
+            r.n_tokens = o->n_tokens > UINT32_MAX ? UINT32_MAX : (uint32_t)o->n_tokens;
+            if ((st = sh_recwriter_append(&p->sketches, o->sketch->v, o->sketch->n, err)) != SH_OK) return st;
+            p->n_values += o->sketch->n;
+            if (p->want_full) {
+                r.full_off = p->n_full;
+                r.full_n = (uint32_t)o->n_full;
+                if ((st = sh_recwriter_append(&p->full, o->full, o->n_full, err)) != SH_OK) return st;
+                p->n_full += o->n_full;
+            }
+            p->n_ok++;
+            p->n_bytes += o->bytes;
+        }
+        if (p->sig_k) {
+            const uint64_t *sig = o->sig;
+            if (!sig) {
+                if (!zeros && !(zeros = (uint64_t *)calloc(p->sig_k, 8))) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+                sig = zeros;
+            }
+            if ((st = sh_recwriter_append(&p->sigs, sig, 1, err)) != SH_OK) { free(zeros); return st; }
+        }
+        if ((st = sh_recwriter_append(&p->docs, &r, 1, err)) != SH_OK) { free(zeros); return st; }
+        p->n_docs++;
+    }
+    free(zeros);
+    if (p->n_docs >= UINT32_MAX)
+        return sh_error_set(err, SH_EINVAL, 0, "more than 4294967294 documents in one run; split the collection");
+    return SH_OK;
+}
+
+sh_status sh_p1_commit(sh_p1 *p, sh_error *err)
+{
+    sh_status st;
+    /* docs.bin last: its presence means phase 1 finished */
+    if ((st = sh_recwriter_commit(&p->sketches, err)) != SH_OK) goto fail;
+    if (p->want_full && (st = sh_recwriter_commit(&p->full, err)) != SH_OK) goto fail;
+    if (p->sig_k && (st = sh_recwriter_commit(&p->sigs, err)) != SH_OK) goto fail;
+    if ((st = sh_recwriter_commit(&p->docs, err)) != SH_OK) goto fail;
+    return SH_OK;
+fail:
+    sh_p1_abort(p);
+    return st;
+}
+
+void sh_p1_abort(sh_p1 *p)
+{
+    sh_recwriter_abort(&p->docs);
+    sh_recwriter_abort(&p->sketches);
+    sh_recwriter_abort(&p->full);
+    sh_recwriter_abort(&p->sigs);
+}
+
+/* ---- reading back --------------------------------------------------------- */
+
+typedef struct run {
+    sh_recfile docs, skv, full, sigs;
+    const sh_docrec *d;
+    const uint64_t *v, *fv, *sig;
+    uint32_t n;
+    uint32_t sig_k;
+    sh_sketch_params p;
+} run;
+
+static void run_close(run *r)
+{
+    sh_recfile_close(&r->docs);
+    sh_recfile_close(&r->skv);
+    sh_recfile_close(&r->full);
+    sh_recfile_close(&r->sigs);
+}
+
+static sh_status run_open(run *r, const char *dir, int need_full, int need_sigs, sh_error *err)
+{
+    char path[4096];
+    sh_status st;
+    sh_sketch *empty;
+    memset(r, 0, sizeof *r);
+    path_of(path, sizeof path, dir, "docs.bin");
+    if ((st = sh_recfile_open(&r->docs, path, M_DOCS, 1, err)) != SH_OK) return st;
+    if (r->docs.record_size != sizeof(sh_docrec) || r->docs.meta_size != 92 ||
+        sh_sketch_deserialize(r->docs.meta, 88, &empty, err) != SH_OK) {
+        run_close(r);
+        return sh_error_set(err, SH_EFORMAT, 0, "%s has an unexpected layout; it was written by another version", path);
+    }
+    r->p = empty->p;
+    free(empty);
+    memcpy(&r->sig_k, r->docs.meta + 88, 4);
+    r->d = (const sh_docrec *)(const void *)r->docs.records;
+    r->n = (uint32_t)r->docs.count;
+    path_of(path, sizeof path, dir, "sketches.bin");
+    if ((st = sh_recfile_open(&r->skv, path, M_SKV, 1, err)) != SH_OK) { run_close(r); return st; }
+    r->v = (const uint64_t *)(const void *)r->skv.records;
+    if (need_full) {
+        path_of(path, sizeof path, dir, "shingles.bin");
+        if ((st = sh_recfile_open(&r->full, path, M_FULL, 1, err)) != SH_OK) {
+            run_close(r);
+            if (st == SH_EIO) return sh_error_set(err, SH_EIO, 0, "%s is missing: exact verification needs the full shingle sets kept in phase 1 (run cluster with --verify exact)", path);
+            return st;
+        }
+        r->fv = (const uint64_t *)(const void *)r->full.records;
+    }
+    if (need_sigs) {
+        path_of(path, sizeof path, dir, "sigs.bin");
+        if ((st = sh_recfile_open(&r->sigs, path, M_SIGS, 1, err)) != SH_OK) {
+            run_close(r);
+            if (st == SH_EIO) return sh_error_set(err, SH_EIO, 0, "%s is missing: this method needs min-hash signatures kept in phase 1", path);
+            return st;
+        }
+        r->sig = (const uint64_t *)(const void *)r->sigs.records;
+    }
+    return SH_OK;
+}
+
+/* ---- identical documents -------------------------------------------------- */
+
+typedef struct fpid { unsigned char key[8]; uint32_t id; } fpid;
+
+static void be64(unsigned char *p, uint64_t v) { int i; for (i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (56 - 8 * i)); }
+static void be32(unsigned char *p, uint32_t v) { int i; for (i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (24 - 8 * i)); }
+static uint32_t rd_be32(const unsigned char *p) { uint32_t v = 0; int i; for (i = 0; i < 4; i++) v = (v << 8) | p[i]; return v; }
+
+/* Section "Identical documents": one fingerprint per kind of equivalence;
+ * documents with equal fingerprints are joined, and the smallest id of each
+ * group stays as the representative through phases 2-4. */
+sh_status sh_dedupe(const char *dir, sh_dedupe_stats *st, sh_error *err)
+{
+    run r;
+    sh_status s;
+    sh_unionfind *uf = NULL;
+    fpid *a = NULL, *aux = NULL;
+    uint32_t *label = NULL;
+    sh_docrec *out = NULL;
+    uint32_t i, n;
+    int kind;
+    char path[4096];
+    memset(st, 0, sizeof *st);
+    if ((s = run_open(&r, dir, 0, 0, err)) != SH_OK) return s;
+    n = r.n;
+    a = (fpid *)malloc(((size_t)n + 1) * sizeof *a);
+    aux = (fpid *)malloc(((size_t)n + 1) * sizeof *aux);
+    label = (uint32_t *)malloc(((size_t)n + 1) * sizeof *label);
+    out = (sh_docrec *)malloc(((size_t)n + 1) * sizeof *out);
+    if (!a || !aux || !label || !out || sh_uf_new(&uf, n, err) != SH_OK) {
+        s = sh_error_set(err, SH_ENOMEM, 0, "out of memory deduplicating %u documents", n);
+        goto done;
+    }
+    for (kind = 0; kind < 3; kind++) {
+        size_t m = 0, j;
+        for (i = 0; i < n; i++) {
+            const sh_docrec *d = &r.d[i];
+            uint64_t fp;
+            if (d->status != SH_OK) continue;
+            if (kind == 2 && d->sketch_n == 0) continue; /* no selected shingles: no evidence */
+            fp = kind == 0 ? d->raw_fp : kind == 1 ? d->canon_fp : d->set_fp;
+            be64(a[m].key, fp);
+            a[m].id = i;
+            m++;
+        }
+        sh_radix_sort(a, aux, m, sizeof *a, 8);
+        for (j = 1; j < m; j++)
+            if (memcmp(a[j].key, a[j - 1].key, 8) == 0) sh_uf_union(uf, a[j - 1].id, a[j].id);
+    }
+    sh_uf_labels(uf, label, SH_UF_LABEL_MIN);
+    for (i = 0; i < n; i++) {
+        sh_docrec d = r.d[i];
+        st->docs++;
+        if (d.status != SH_OK) { st->skipped++; d.rep = i; d.dup = SH_DUP_NONE; out[i] = d; continue; }
+        d.rep = label[i];
+        if (d.rep == i) { d.dup = SH_DUP_NONE; st->representatives++; }
+        else {
+            const sh_docrec *p = &r.d[d.rep];
+            d.dup = p->raw_fp == d.raw_fp ? SH_DUP_EXACT : p->canon_fp == d.canon_fp ? SH_DUP_LEXICAL : SH_DUP_SHINGLE;
+            if (d.dup == SH_DUP_EXACT) st->exact++;
+            else if (d.dup == SH_DUP_LEXICAL) st->lexical++;
+            else st->shingle++;
+        }
+        out[i] = d;
+    }
+    {
+        sh_recwriter w;
+        unsigned char meta[92];
+        memcpy(meta, r.docs.meta, 92);
+        path_of(path, sizeof path, dir, "docs.bin");
+        if ((s = sh_recwriter_open(&w, path, M_DOCS, sizeof(sh_docrec), meta, 92, err)) != SH_OK) goto done;
+        if ((s = sh_recwriter_append(&w, out, n, err)) != SH_OK) { sh_recwriter_abort(&w); goto done; }
+        s = sh_recwriter_commit(&w, err);
+    }
+done:
+    sh_uf_free(uf);
+    free(a);
+    free(aux);
+    free(label);
+    free(out);
+    run_close(&r);
+    return s;
+}
+
+/* ---- phases 2 and 3 ------------------------------------------------------- */
+
+static void add_count(void *acc, const void *rec, void *ud)
+{
+    uint32_t x, y;
+    (void)ud;
+    memcpy(&x, (unsigned char *)acc + 8, 4);
+    memcpy(&y, (const unsigned char *)rec + 8, 4);
+    x += y;
+    memcpy((unsigned char *)acc + 8, &x, 4);
+}
+
+#define CHUNK 65536
+
+/* Read a <key BE u64, doc BE u32> sorter grouped by key; for every group of
+ * g documents (2 <= g <= max_df) emit the g(g-1)/2 pairs <a, b, 1> with a < b
+ * into pairs. Shared by phase 3 and the super shingle and LSH methods. */
+static sh_status form_pairs(sh_extsort *keys, sh_extsort *pairs, uint32_t max_df, int star,
+                            sh_unionfind *uf, sh_pairs_stats *st, sh_error *err)
+{
+    unsigned char *in = (unsigned char *)malloc((size_t)CHUNK * 12), *outb = NULL;
+    uint32_t *group = (uint32_t *)malloc(((size_t)max_df + 1) * sizeof *group);
+    size_t n, i, g = 0, no = 0;
+    int have = 0, over = 0;
+    unsigned char last[8];
+    sh_status s = SH_OK;
+    if (pairs) outb = (unsigned char *)malloc((size_t)CHUNK * 12);
+    if (!in || !group || (pairs && !outb)) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
+    for (;;) {
+        if ((s = sh_extsort_read(keys, in, CHUNK, &n, err)) != SH_OK) goto done;
+        for (i = 0; i <= n; i++) {
+            const unsigned char *rec = in + 12 * i;
+            int end = (i == n && n == 0);
+            if (i == n && !end) break;
+            if (end || !have || memcmp(rec, last, 8) != 0) {
+                /* close the previous group */
+                if (have) {
+                    st->shingles++;
+                    if (over) st->common_dropped++;
+                    else if (g >= 2) {
+                        if (star && uf) {
+                            size_t j;
+                            for (j = 1; j < g; j++) sh_uf_union(uf, group[0], group[j]);
+                        } else {
+                            size_t x, y;
+                            for (x = 0; x < g; x++)
+                                for (y = x + 1; y < g; y++) {
+                                    uint32_t a = group[x], b = group[y], one = 1;
+                                    unsigned char *o;
+                                    if (a == b) continue;
+                                    if (a > b) { uint32_t t = a; a = b; b = t; }
+                                    o = outb + 12 * no;
+                                    be32(o, a);
+                                    be32(o + 4, b);
+                                    memcpy(o + 8, &one, 4);
+                                    st->pair_records++;
+                                    if (++no == CHUNK) {
+                                        if ((s = sh_extsort_add(pairs, outb, no, err)) != SH_OK) goto done;
+                                        no = 0;
+                                    }
+                                }
+                        }
+                    }
+                }
+                if (end) break;
+                memcpy(last, rec, 8);
+                have = 1;
+                g = 0;
+                over = 0;
+            }
+            if (!over) {
+                if (g == max_df) over = 1;
+                else group[g++] = rd_be32(rec + 8);
+            }
+        }
+        if (n == 0) break;
+    }
+    if (no && pairs) s = sh_extsort_add(pairs, outb, no, err);
+done:
+    free(in);
+    free(outb);
+    free(group);
+    return s;
+}
+
+static sh_status new_sorter(sh_extsort **s, size_t rec, size_t key, size_t memory, const char *tmp,
+                            sh_extsort_combine_fn combine, sh_error *err)
+{
+    sh_extsort_config c;
+    memset(&c, 0, sizeof c);
+    c.record_size = rec;
+    c.key_size = key;
+    c.memory_budget = memory < SH_EXTSORT_MIN_BUDGET ? SH_EXTSORT_MIN_BUDGET : memory;
+    c.temp_dir = tmp;
+    c.combine = combine;
+    return sh_extsort_new(s, &c, err);
+}
+
+/* Write the merged <a, b, count> pairs of a sorter as pairs.bin (LE). */
+static sh_status write_pairs(const char *dir, sh_extsort *pairs, sh_pairs_stats *st, sh_error *err)
+{
+    char path[4096];
+    sh_recwriter w;
+    unsigned char *buf = (unsigned char *)malloc((size_t)CHUNK * 12);
+    uint32_t *o = (uint32_t *)malloc((size_t)CHUNK * 12);
+    size_t n, i;
+    sh_status s;
+    if (!buf || !o) { free(buf); free(o); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
+    path_of(path, sizeof path, dir, "pairs.bin");
+    if ((s = sh_recwriter_open(&w, path, M_PAIRS, 12, NULL, 0, err)) != SH_OK) goto done;
+    for (;;) {
+        if ((s = sh_extsort_read(pairs, buf, CHUNK, &n, err)) != SH_OK) { sh_recwriter_abort(&w); goto done; }
+        if (n == 0) break;
+        for (i = 0; i < n; i++) {
+            o[3 * i] = rd_be32(buf + 12 * i);
+            o[3 * i + 1] = rd_be32(buf + 12 * i + 4);
+            memcpy(&o[3 * i + 2], buf + 12 * i + 8, 4);
+        }
+        st->pairs += n;
+        if ((s = sh_recwriter_append(&w, o, n, err)) != SH_OK) { sh_recwriter_abort(&w); goto done; }
+    }
+    s = sh_recwriter_commit(&w, err);
+done:
+    free(buf);
+    free(o);
+    return s;
+}
+
+static void add_disk(sh_pairs_stats *st, sh_extsort *s)
+{
+    sh_extsort_stats x;
+    sh_extsort_get_stats(s, &x);
+    if (x.bytes_written > st->disk_peak) st->disk_peak = x.bytes_written;
+}
+
+/* Phase 2: expand the representatives' sketches into <shingle, doc> records
+ * and sort them. Phase 3: drop shingles shared by more than max_df documents
+ * ("Common shingles"), form <doc, doc, 1> for each pair sharing a shingle and
+ * merge the counts by a second external sort. */
+sh_status sh_pairs(const char *dir, const sh_pairs_config *cfg, sh_pairs_stats *st, sh_error *err)
+{
+    run r;
+    sh_status s;
+    sh_extsort *keys = NULL, *pairs = NULL;
+    unsigned char *buf = NULL;
+    const char *tmp = cfg->temp_dir ? cfg->temp_dir : dir;
+    size_t nb = 0;
+    uint32_t i;
+    double t0;
+    memset(st, 0, sizeof *st);
+    if ((s = run_open(&r, dir, 0, 0, err)) != SH_OK) return s;
+    t0 = sh_now();
+    buf = (unsigned char *)malloc((size_t)CHUNK * 12);
+    if (!buf) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
+    if ((s = new_sorter(&keys, 12, 8, cfg->memory / 2, tmp, NULL, err)) != SH_OK) goto done;
+    for (i = 0; i < r.n; i++) {
+        const sh_docrec *d = &r.d[i];
+        uint32_t j;
+        if (d->status != SH_OK || d->rep != i) continue;
+        for (j = 0; j < d->sketch_n; j++) {
+            be64(buf + 12 * nb, r.v[d->sketch_off + j]);
+            be32(buf + 12 * nb + 8, i);
+            if (++nb == CHUNK) {
+                if ((s = sh_extsort_add(keys, buf, nb, err)) != SH_OK) goto done;
+                st->records += nb;
+                nb = 0;
+            }
+        }
+    }
+    if (nb && (s = sh_extsort_add(keys, buf, nb, err)) != SH_OK) goto done;
+    st->records += nb;
+    if ((s = sh_extsort_finish(keys, err)) != SH_OK) goto done;
+    add_disk(st, keys);
+    st->t_merge = sh_now() - t0;
+    t0 = sh_now();
+    if ((s = new_sorter(&pairs, 12, 8, cfg->memory / 2, tmp, add_count, err)) != SH_OK) goto done;
+    if ((s = form_pairs(keys, pairs, cfg->max_df, 0, NULL, st, err)) != SH_OK) goto done;
+    sh_extsort_free(keys);
+    keys = NULL;
+    st->t_form = sh_now() - t0;
+    t0 = sh_now();
+    if ((s = sh_extsort_finish(pairs, err)) != SH_OK) goto done;
+    add_disk(st, pairs);
+    s = write_pairs(dir, pairs, st, err);
+    st->t_pairmerge = sh_now() - t0;
+done:
+    sh_extsort_free(keys);
+    sh_extsort_free(pairs);
+    free(buf);
+    run_close(&r);
+    return s;
+}
+
+/* ---- phase 4 -------------------------------------------------------------- */
+
+/* A sketch of document i as the estimator takes it, in caller-owned scratch. */
+static sh_sketch *view(const run *r, uint32_t i, sh_sketch *scratch, int full)
+{
+    const sh_docrec *d = &r->d[i];
+    scratch->p = r->p;
+    scratch->n_shingles = d->n_shingles;
+    scratch->n_tokens = d->n_tokens;
+    if (full) {
+        scratch->p.kind = SH_SKETCH_FULL;
+        scratch->p.s = 0;
+        scratch->p.m = 0;
+        scratch->n = d->full_n;
+        memcpy(scratch->v, r->fv + d->full_off, d->full_n * 8);
+    } else {
+        if (r->p.kind == SH_SKETCH_CLASS) scratch->p.cls = sh_size_class(d->n_shingles);
+        scratch->n = d->sketch_n;
+        memcpy(scratch->v, r->v + d->sketch_off, d->sketch_n * 8);
+    }
+    return scratch;
+}
+
+static size_t max_len(const run *r, int full)
+{
+    size_t m = 1;
+    uint32_t i;
+    for (i = 0; i < r->n; i++) {
+        size_t k = full ? r->d[i].full_n : r->d[i].sketch_n;
+        if (k > m) m = k;
+    }
+    return m;
+}
+
+static int passes(const sh_decide_config *c, const sh_estimate *e, double t)
+{
+    double cmax = e->contain_ab > e->contain_ba ? e->contain_ab : e->contain_ba;
+    switch (c->policy) {
+    case SH_POLICY_RESEMBLANCE: return e->resemblance >= t;
+    case SH_POLICY_CONTAINMENT: return cmax >= t;
+    case SH_POLICY_EITHER: return e->resemblance >= t || cmax >= t;
+    case SH_POLICY_BOTH: return e->resemblance >= t && cmax >= t;
+    }
+    return 0;
+}
+
+typedef struct decider {
+    run r;
+    sh_sketch *sa, *sb, *fa, *fb;
+    sh_unionfind *uf;
+    sh_recwriter links;
+    const sh_decide_config *c;
+    sh_decide_stats *st;
+} decider;
+
+static sh_status decider_open(decider *x, const char *dir, const sh_decide_config *c, int need_sigs,
+                              sh_decide_stats *st, sh_error *err)
+{
+    sh_status s;
+    size_t m;
+    char path[4096];
+    memset(x, 0, sizeof *x);
+    x->c = c;
+    x->st = st;
+    memset(st, 0, sizeof *st);
+    if ((s = run_open(&x->r, dir, c->verify, need_sigs, err)) != SH_OK) return s;
+    m = max_len(&x->r, 0);
+    x->sa = (sh_sketch *)malloc(sizeof(sh_sketch) + m * 8);
+    x->sb = (sh_sketch *)malloc(sizeof(sh_sketch) + m * 8);
+    if (c->verify) {
+        m = max_len(&x->r, 1);
+        x->fa = (sh_sketch *)malloc(sizeof(sh_sketch) + m * 8);
+        x->fb = (sh_sketch *)malloc(sizeof(sh_sketch) + m * 8);
+    }
+    if (!x->sa || !x->sb || (c->verify && (!x->fa || !x->fb)) || sh_uf_new(&x->uf, x->r.n, err) != SH_OK)
+        return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %u documents", x->r.n);
+    path_of(path, sizeof path, dir, "links.bin");
+    return sh_recwriter_open(&x->links, path, M_LINKS, sizeof(sh_linkrec), NULL, 0, err);
+}
+
+/* Decide one candidate pair of representatives; link it if it passes. */
+static sh_status decide_pair(decider *x, uint32_t a, uint32_t b, sh_error *err)
+{
+    sh_estimate e, xe;
+    sh_linkrec l;
+    sh_status s;
+    x->st->pairs++;
+    if ((s = sh_sketch_estimate(view(&x->r, a, x->sa, 0), view(&x->r, b, x->sb, 0), &e, err)) != SH_OK) return s;
+    l.a = a; l.b = b;
+    l.r = (float)e.resemblance; l.cab = (float)e.contain_ab; l.cba = (float)e.contain_ba;
+    l.xr = l.xcab = l.xcba = -1.0f;
+    if (x->c->verify) {
+        if (!passes(x->c, &e, x->c->candidate)) return SH_OK;
+        x->st->candidates++;
+        if ((s = sh_sketch_estimate(view(&x->r, a, x->fa, 1), view(&x->r, b, x->fb, 1), &xe, err)) != SH_OK) return s;
+        l.xr = (float)xe.resemblance; l.xcab = (float)xe.contain_ab; l.xcba = (float)xe.contain_ba;
+        if (!passes(x->c, &xe, x->c->threshold)) return SH_OK;
+    } else {
+        x->st->candidates++;
+        if (!passes(x->c, &e, x->c->threshold)) return SH_OK;
+    }
+    x->st->linked++;
+    sh_uf_union(x->uf, a, b);
+    return sh_recwriter_append(&x->links, &l, 1, err);
+}
+
+/* Identical documents join their representative's cluster; clusters.bin lists
+ * the members of clusters of two or more documents, by cluster and doc. */
+static sh_status decider_finish(decider *x, const char *dir, sh_error *err)
+{
+    uint32_t n = x->r.n, i;
+    uint32_t *label = (uint32_t *)malloc(((size_t)n + 1) * 4), *size = (uint32_t *)calloc((size_t)n + 1, 4);
+    unsigned char *mixed = (unsigned char *)calloc((size_t)n + 1, 1);
+    sh_clusterrec *recs = (sh_clusterrec *)malloc(((size_t)n + 1) * sizeof *recs), *aux = NULL;
+    sh_recwriter w;
+    char path[4096];
+    size_t m = 0;
+    sh_status s;
+    memset(&w, 0, sizeof w);
+    if (!label || !size || !mixed || !recs) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
+    for (i = 0; i < n; i++)
+        if (x->r.d[i].rep != i) sh_uf_union(x->uf, i, x->r.d[i].rep);
+    sh_uf_labels(x->uf, label, SH_UF_LABEL_MIN);
+    for (i = 0; i < n; i++) size[label[i]]++;
+    /* a cluster is "identical only" when no member differs from its
+     * representative by more than exact identity and no link was needed */
+    for (i = 0; i < n; i++) {
+        const sh_docrec *d = &x->r.d[i];
+        if (d->rep == i && label[i] != i) mixed[label[i]] = 1;
+        if (d->dup != SH_DUP_NONE && d->dup != SH_DUP_EXACT) mixed[label[i]] = 1;
+    }
+    for (i = 0; i < n; i++) {
+        if (size[label[i]] < 2) continue;
+        recs[m].cluster = label[i];
+        recs[m].doc = i;
+        m++;
+        x->st->clustered_docs++;
+        if (label[i] == i) {
+            x->st->clusters++;
+            if (mixed[i]) x->st->mixed_clusters++;
+            else x->st->identical_only_clusters++;
+        }
+    }
+    /* members are added in doc order, and a cluster's label is its smallest
+     * member, so sorting by cluster keeps docs in order within each */
+    {
+        unsigned char *k = (unsigned char *)malloc(m * 8 + 8), *ka = (unsigned char *)malloc(m * 8 + 8);
+        size_t j;
+        if (!k || !ka) { free(k); free(ka); s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
+        for (j = 0; j < m; j++) { be32(k + 8 * j, recs[j].cluster); be32(k + 8 * j + 4, recs[j].doc); }
+        sh_radix_sort(k, ka, m, 8, 8);
+        for (j = 0; j < m; j++) { recs[j].cluster = rd_be32(k + 8 * j); recs[j].doc = rd_be32(k + 8 * j + 4); }
+        free(k);
+        free(ka);
+    }
+    if ((s = sh_recwriter_commit(&x->links, err)) != SH_OK) goto done;
+    path_of(path, sizeof path, dir, "clusters.bin");
+    if ((s = sh_recwriter_open(&w, path, M_CLUST, sizeof(sh_clusterrec), NULL, 0, err)) != SH_OK) goto done;
+    if ((s = sh_recwriter_append(&w, recs, m, err)) != SH_OK) goto done;
+    s = sh_recwriter_commit(&w, err);
+done:
+    if (s != SH_OK) sh_recwriter_abort(&w);
+    free(label);
+    free(size);
+    free(mixed);
+    free(recs);
+    free(aux);
+    return s;
+}
+
+static void decider_close(decider *x)
+{
+    sh_recwriter_abort(&x->links);
+    sh_uf_free(x->uf);
+    free(x->sa);
+    free(x->sb);
+    free(x->fa);
+    free(x->fb);
+    run_close(&x->r);
+}
+
+/* Phase 4: "We examine each <ID, ID, count> triplet and decide if the document
+ * pair exceeds our threshold ... If it does, we add a link between the two
+ * documents in a union-find algorithm. The connected components ... form the
+ * final clusters." The estimate is made from the two stored sketches (the
+ * count alone does not give the MIN_s estimator), or exactly with verify. */
+sh_status sh_decide(const char *dir, const sh_decide_config *cfg, sh_decide_stats *st, sh_error *err)
+{
+    decider x;
+    sh_recfile pf;
+    char path[4096];
+    sh_status s;
+    uint64_t i;
+    if ((s = decider_open(&x, dir, cfg, 0, st, err)) != SH_OK) { decider_close(&x); return s; }
+    path_of(path, sizeof path, dir, "pairs.bin");
+    if ((s = sh_recfile_open(&pf, path, M_PAIRS, 1, err)) != SH_OK) { decider_close(&x); return s; }
+    for (i = 0; i < pf.count && s == SH_OK; i++) {
+        const uint32_t *p = (const uint32_t *)(const void *)(pf.records + 12 * i);
+        if (p[0] >= x.r.n || p[1] >= x.r.n) {
+            s = sh_error_set(err, SH_EFORMAT, (size_t)(12 * i), "%s names document %u of only %u: it belongs to another run",
+                             path, p[0] > p[1] ? p[0] : p[1], x.r.n);
+            break;
+        }
+        s = decide_pair(&x, p[0], p[1], err);
+    }
+    sh_recfile_close(&pf);
+    if (s == SH_OK) s = decider_finish(&x, dir, err);
+    decider_close(&x);
+    return s;
+}
+
+/* ---- alternatives --------------------------------------------------------- */
+
+/* Candidates from a <key, doc> sorter: with check, every pair sharing a key
+ * is decided like phase 4 (pairs merged first so each is decided once);
+ * without, documents sharing a key are linked directly as a star. */
+static sh_status candidates(const char *dir, sh_extsort *keys, const sh_alt_config *cfg, decider *x,
+                            sh_pairs_stats *ps, sh_error *err)
+{
+    sh_status s;
+    if (!cfg->check) {
+        uint64_t before = sh_uf_components(x->uf);
+        if ((s = form_pairs(keys, NULL, UINT32_MAX - 1, 1, x->uf, ps, err)) != SH_OK) return s;
+        x->st->linked = before - sh_uf_components(x->uf);
+        return SH_OK;
+    }
+    {
+        sh_extsort *pairs = NULL;
+        unsigned char *buf = (unsigned char *)malloc((size_t)CHUNK * 12);
+        size_t n, i;
+        (void)dir;
+        if (!buf) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+        if ((s = new_sorter(&pairs, 12, 8, cfg->memory / 2, cfg->temp_dir ? cfg->temp_dir : dir, add_count, err)) != SH_OK) { free(buf); return s; }
+        if ((s = form_pairs(keys, pairs, 100000, 0, NULL, ps, err)) == SH_OK && (s = sh_extsort_finish(pairs, err)) == SH_OK) {
+            for (;;) {
+                if ((s = sh_extsort_read(pairs, buf, CHUNK, &n, err)) != SH_OK || n == 0) break;
+                ps->pairs += n;
+                for (i = 0; i < n && s == SH_OK; i++)
+                    s = decide_pair(x, rd_be32(buf + 12 * i), rd_be32(buf + 12 * i + 4), err);
+                if (s != SH_OK) break;
+            }
+        }
+        sh_extsort_free(pairs);
+        free(buf);
+        return s;
+    }
+}
+
+static sh_status keyed(const char *dir, const sh_alt_config *cfg, int need_sigs, sh_decide_stats *st, sh_pairs_stats *ps,
+                       sh_status (*emit)(const run *, const sh_alt_config *, uint32_t, unsigned char *, size_t *),
+                       size_t per_doc, sh_error *err)
+{
+    decider x;
+    sh_extsort *keys = NULL;
+    unsigned char *buf = NULL;
+    size_t nb = 0;
+    uint32_t i;
+    sh_status s;
+    double t0 = sh_now();
+    memset(ps, 0, sizeof *ps);
+    if ((s = decider_open(&x, dir, &cfg->decide, need_sigs, st, err)) != SH_OK) goto done;
+    buf = (unsigned char *)malloc((CHUNK + per_doc) * 12);
+    if (!buf) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
+    if ((s = new_sorter(&keys, 12, 8, cfg->memory / 2, cfg->temp_dir ? cfg->temp_dir : dir, NULL, err)) != SH_OK) goto done;
+    for (i = 0; i < x.r.n; i++) {
+        if (x.r.d[i].status != SH_OK || x.r.d[i].rep != i) continue;
+        if ((s = emit(&x.r, cfg, i, buf + 12 * nb, &nb)) != SH_OK) goto done;
+        if (nb >= CHUNK) {
+            if ((s = sh_extsort_add(keys, buf, nb, err)) != SH_OK) goto done;
+            ps->records += nb;
+            nb = 0;
+        }
+    }
+    if (nb && (s = sh_extsort_add(keys, buf, nb, err)) != SH_OK) goto done;
+    ps->records += nb;
+    if ((s = sh_extsort_finish(keys, err)) != SH_OK) goto done;
+    add_disk(ps, keys);
+    ps->t_merge = sh_now() - t0;
+    t0 = sh_now();
+    if ((s = candidates(dir, keys, cfg, &x, ps, err)) != SH_OK) goto done;
+    ps->t_form = sh_now() - t0;
+    s = decider_finish(&x, dir, err);
+done:
+    sh_extsort_free(keys);
+    free(buf);
+    decider_close(&x);
+    return s;
+}
+
+static void put_key(unsigned char *o, uint64_t key, uint32_t doc)
+{
+    be64(o, key);
+    be32(o + 8, doc);
+}
+
+/* Super shingles. 6 x 14 (Broder 2000; Fetterly et al. 2003): 84 independent
+ * minima in 6 groups of 14, a super shingle being the fingerprint of a group;
+ * two documents are near-duplicates when they share 2 of the 6, i.e. one of
+ * the 15 pairs ("megashingles"). Meta (Broder 1997, "Super shingles"): sort
+ * the sketch and shingle the sorted sequence of shingles with width meta_w. */
+static sh_status emit_super(const run *r, const sh_alt_config *cfg, uint32_t i, unsigned char *o, size_t *nb)
+{
+    const sh_docrec *d = &r->d[i];
+    if (cfg->meta) {
+        const uint64_t *v = r->v + d->sketch_off;
+        uint32_t w = cfg->meta_w, j, k;
+        if (d->sketch_n == 0) return SH_OK;
+        if (d->sketch_n < w) w = d->sketch_n;
+        for (j = 0; j + w <= d->sketch_n; j++) {
+            uint64_t f = 0x9e3779b97f4a7c15ULL;
+            for (k = 0; k < w; k++) f = sh_mix(f ^ v[j + k]);
+            put_key(o, f, i);
+            o += 12;
+            (*nb)++;
+        }
+    } else {
+        const uint64_t *sig = r->sig + (size_t)i * r->sig_k;
+        uint64_t ss[6];
+        int g, a, b;
+        if (d->n_shingles == 0) return SH_OK;
+        for (g = 0; g < 6; g++) {
+            uint64_t f = 0x9e3779b97f4a7c15ULL;
+            int k;
+            for (k = 0; k < 14; k++) f = sh_mix(f ^ sig[14 * g + k]);
+            ss[g] = f;
+        }
+        for (a = 0; a < 6; a++)
+            for (b = a + 1; b < 6; b++) {
+                put_key(o, sh_mix(ss[a] ^ sh_mix(ss[b] + (uint64_t)(16 * a + b))), i);
+                o += 12;
+                (*nb)++;
+            }
+    }
+    return SH_OK;
+}
+
+sh_status sh_supershingle(const char *dir, const sh_alt_config *cfg, sh_decide_stats *st, sh_pairs_stats *ps, sh_error *err)
+{
+    size_t per = 15;
+    if (cfg->meta) per = 1 << 20; /* bounded by the longest sketch; checked below */
+    if (cfg->meta) {
+        run r;
+        sh_status s = run_open(&r, dir, 0, 0, err);
+        if (s != SH_OK) return s;
+        per = max_len(&r, 0);
+        run_close(&r);
+    }
+    return keyed(dir, cfg, !cfg->meta, st, ps, emit_super, per, err);
+}
+
+/* LSH banding (b bands of r rows of the min-hash signature): documents whose
+ * band agrees are candidates; P(candidate) = 1 - (1 - s^r)^b. */
+static sh_status emit_lsh(const run *r, const sh_alt_config *cfg, uint32_t i, unsigned char *o, size_t *nb)
+{
+    const uint64_t *sig = r->sig + (size_t)i * r->sig_k;
+    uint32_t b, k;
+    if (r->d[i].n_shingles == 0) return SH_OK;
+    for (b = 0; b < cfg->bands; b++) {
+        uint64_t f = sh_mix(0x51ed270b27ab45d3ULL + b);
+        for (k = 0; k < cfg->rows; k++) f = sh_mix(f ^ sig[b * cfg->rows + k]);
+        put_key(o, f, i);
+        o += 12;
+        (*nb)++;
+    }
+    return SH_OK;
+}
+
+sh_status sh_lsh(const char *dir, const sh_alt_config *cfg, sh_decide_stats *st, sh_pairs_stats *ps, sh_error *err)
+{
+    run r;
+    sh_status s = run_open(&r, dir, 0, 1, err);
+    if (s != SH_OK) return s;
+    if ((uint64_t)cfg->bands * cfg->rows > r.sig_k || cfg->bands == 0 || cfg->rows == 0) {
+        uint32_t k = r.sig_k;
+        run_close(&r);
+        return sh_error_set(err, SH_EINVAL, 0, "LSH with %u bands of %u rows needs %u min-hashes, but phase 1 kept %u: "
+                            "sketch again with a larger signature", cfg->bands, cfg->rows, cfg->bands * cfg->rows, k);
+    }
+    run_close(&r);
+    return keyed(dir, cfg, 1, st, ps, emit_lsh, cfg->bands, err);
+}
+
+/* Greedy clustering ("On the resemblance and containment", section 4.4):
+ * take the sketches in turn; each cluster keeps its first member's sketch as
+ * representative, and a hash table maps each fingerprint to the clusters whose
+ * representative holds it, so a new sketch finds the clusters it shares
+ * values with in O(s); it joins the one it resembles best if that passes the
+ * policy, else starts a new cluster. O(r s) overall. */
+typedef struct gentry { uint64_t v; uint32_t cluster; uint32_t next; } gentry;
+
+sh_status sh_greedy(const char *dir, const sh_alt_config *cfg, sh_decide_stats *st, sh_error *err)
+{
+    decider x;
+    sh_status s;
+    uint32_t i, *head = NULL, *reps = NULL, *hits = NULL, *touched = NULL;
+    gentry *e = NULL;
+    size_t ne = 0, cap_e = 0, hcap = 1, total = 0, nreps = 0;
+    if ((s = decider_open(&x, dir, &cfg->decide, 0, st, err)) != SH_OK) goto done;
+    for (i = 0; i < x.r.n; i++) if (x.r.d[i].rep == i && x.r.d[i].status == SH_OK) total += x.r.d[i].sketch_n;
+    while (hcap < 2 * total + 2) hcap *= 2;
+    head = (uint32_t *)malloc(hcap * 4);
+    reps = (uint32_t *)malloc(((size_t)x.r.n + 1) * 4);
+    hits = (uint32_t *)calloc((size_t)x.r.n + 1, 4);
+    touched = (uint32_t *)malloc(((size_t)x.r.n + 1) * 4);
+    cap_e = total + 1;
+    e = (gentry *)malloc(cap_e * sizeof *e);
+    if (!head || !reps || !hits || !touched || !e) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
+    memset(head, 0xff, hcap * 4);
+    for (i = 0; i < x.r.n; i++) {
+        const sh_docrec *d = &x.r.d[i];
+        const uint64_t *v = x.r.v + d->sketch_off;
+        uint32_t j, nt = 0, best = UINT32_MAX;
+        double best_score = -1;
+        if (d->status != SH_OK || d->rep != i) continue;
+        for (j = 0; j < d->sketch_n; j++) {
+            uint32_t k;
+            for (k = head[sh_mix(v[j]) & (hcap - 1)]; k != UINT32_MAX; k = e[k].next)
+                if (e[k].v == v[j]) {
+                    uint32_t c = e[k].cluster;
+                    if (!hits[c]++) touched[nt++] = c;
+                }
+        }
+        for (j = 0; j < nt; j++) {
+            uint32_t c = touched[j];
+            sh_estimate est;
+            hits[c] = 0;
+            x.st->pairs++;
+            if ((s = sh_sketch_estimate(view(&x.r, i, x.sa, 0), view(&x.r, reps[c], x.sb, 0), &est, err)) != SH_OK) goto done;
+            if (passes(&cfg->decide, &est, cfg->decide.threshold)) {
+                double score = est.resemblance > est.contain_ab ? est.resemblance : est.contain_ab;
+                if (score > best_score) { best_score = score; best = c; }
+            }
+        }
+        if (best != UINT32_MAX) {
+            sh_linkrec l;
+            sh_estimate est;
+            sh_sketch_estimate(view(&x.r, i, x.sa, 0), view(&x.r, reps[best], x.sb, 0), &est, err);
+            l.a = reps[best]; l.b = i;
+            l.r = (float)est.resemblance; l.cab = (float)est.contain_ba; l.cba = (float)est.contain_ab;
+            l.xr = l.xcab = l.xcba = -1.0f;
+            sh_uf_union(x.uf, reps[best], i);
+            x.st->linked++;
+            x.st->candidates++;
+            if ((s = sh_recwriter_append(&x.links, &l, 1, err)) != SH_OK) goto done;
+        } else {
+            uint32_t c = (uint32_t)nreps++;
+            reps[c] = i;
+            for (j = 0; j < d->sketch_n; j++) {
+                size_t h = sh_mix(v[j]) & (hcap - 1);
+                e[ne].v = v[j];
+                e[ne].cluster = c;
+                e[ne].next = head[h];
+                head[h] = (uint32_t)ne;
+                ne++;
+            }
+        }
+    }
+    s = decider_finish(&x, dir, err);
+done:
+    free(head);
+    free(reps);
+    free(hits);
+    free(touched);
+    free(e);
+    decider_close(&x);
+    return s;
+}

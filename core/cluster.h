@@ -1,0 +1,129 @@
+/* The clustering pipeline of "Syntactic Clustering of the Web" ("The
+ * clustering algorithm", "Identical documents", "Common shingles", "Super
+ * shingles"), as bulk steps over files in one output directory. Lua calls
+ * them in order (lua/shingle/pipeline.lua); each step reads the files of the
+ * steps before it and writes its own atomically (core/recfile.h), so a step
+ * can be re-run, and phase 4 can be re-run with another policy.
+ *
+ *   phase 1   sh_p1_*        docs.bin, sketches.bin [, shingles.bin, sigs.bin]
+ *   dedupe    sh_dedupe      docs.bin again, with each document's representative
+ *   phase 2-3 sh_pairs       pairs.bin: <doc, doc, shared sketch values>, by external sort
+ *   phase 4   sh_decide      links.bin, clusters.bin: policy, union-find
+ *   or        sh_supershingle, sh_lsh, sh_greedy in place of phases 2-4
+ * Formats: docs/formats.md. */
+#ifndef SHINGLE_CLUSTER_H
+#define SHINGLE_CLUSTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "pool.h"
+#include "recfile.h"
+
+/* docs.bin record: 64 bytes, little-endian */
+typedef struct sh_docrec {
+    uint64_t raw_fp, canon_fp, set_fp;
+    uint64_t sketch_off;   /* index of the first value in sketches.bin */
+    uint32_t sketch_n;
+    uint32_t n_shingles;   /* saturates at UINT32_MAX */
+    uint64_t full_off;     /* index of the first value in shingles.bin */
+    uint32_t full_n;
+    uint32_t rep;          /* representative after dedupe (itself if none) */
+    uint8_t dup;           /* SH_DUP_* relation to rep */
+    uint8_t status;        /* sh_status of phase 1; non-zero: skipped */
+    uint8_t html;
+    uint8_t pad;
+    uint32_t n_tokens;
+} sh_docrec;
+
+enum { SH_DUP_NONE = 0, SH_DUP_EXACT = 1, SH_DUP_LEXICAL = 2, SH_DUP_SHINGLE = 3 };
+
+/* ---- phase 1: sketch documents and write them ---------------------------- */
+typedef struct sh_p1 {
+    sh_recwriter docs, sketches, full, sigs;
+    int want_full;
+    uint32_t sig_k;
+    uint64_t n_docs, n_values, n_full, n_ok, n_bytes;
+} sh_p1;
+
+sh_status sh_p1_open(sh_p1 *p, const char *dir, const sh_pool_config *cfg, const sh_sketch_params *identity, sh_error *err);
+/* Append the results of one pool batch; documents keep their order (ids). */
+sh_status sh_p1_add(sh_p1 *p, const sh_doc_out *outs, size_t n, sh_error *err);
+sh_status sh_p1_commit(sh_p1 *p, sh_error *err);
+void sh_p1_abort(sh_p1 *p);
+
+/* ---- identical documents ------------------------------------------------- */
+typedef struct sh_dedupe_stats {
+    uint64_t docs, skipped, exact, lexical, shingle, representatives;
+} sh_dedupe_stats;
+
+/* Group documents with equal raw, canonical or shingle-set fingerprints; the
+ * smallest id of a group is its representative. Rewrites docs.bin. */
+sh_status sh_dedupe(const char *dir, sh_dedupe_stats *st, sh_error *err);
+
+/* ---- phases 2 and 3 ------------------------------------------------------ */
+typedef struct sh_pairs_config {
+    size_t memory;          /* budget for the external sorts, bytes */
+    uint32_t max_df;        /* drop shingles shared by more documents (paper: 1000) */
+    const char *temp_dir;   /* NULL: the output directory */
+} sh_pairs_config;
+
+typedef struct sh_pairs_stats {
+    uint64_t records;         /* <shingle, doc> records */
+    uint64_t shingles;        /* distinct shingles */
+    uint64_t common_dropped;  /* shingles over max_df */
+    uint64_t pair_records;    /* <doc, doc, 1> triplets formed */
+    uint64_t pairs;           /* distinct pairs after merging counts */
+    uint64_t disk_peak;       /* bytes of run files written by the sorts */
+    double t_merge, t_form, t_pairmerge; /* seconds: shingle merging, pair formation, pair merging */
+} sh_pairs_stats;
+
+sh_status sh_pairs(const char *dir, const sh_pairs_config *cfg, sh_pairs_stats *st, sh_error *err);
+
+/* ---- phase 4 ------------------------------------------------------------- */
+typedef enum sh_policy { SH_POLICY_RESEMBLANCE = 0, SH_POLICY_CONTAINMENT, SH_POLICY_EITHER, SH_POLICY_BOTH } sh_policy;
+
+typedef struct sh_decide_config {
+    sh_policy policy;
+    double threshold;       /* on the decided score */
+    double candidate;       /* with verify: estimated score a pair needs to be verified */
+    int verify;             /* decide on exact scores from shingles.bin */
+} sh_decide_config;
+
+typedef struct sh_decide_stats {
+    uint64_t pairs, candidates, linked, clusters, clustered_docs, identical_only_clusters, mixed_clusters;
+} sh_decide_stats;
+
+/* Decide the pairs of pairs.bin; write links.bin and clusters.bin. */
+sh_status sh_decide(const char *dir, const sh_decide_config *cfg, sh_decide_stats *st, sh_error *err);
+
+/* ---- alternatives to phases 2-4 (same inputs, same outputs) --------------- */
+typedef struct sh_alt_config {
+    size_t memory;
+    const char *temp_dir;
+    sh_decide_config decide;  /* verify: check each linked pair with the estimator (or exactly) */
+    int check;                /* supershingle/lsh: keep only pairs that pass decide */
+    uint32_t bands, rows;     /* LSH */
+    int meta;                 /* supershingle: 1 = Broder 1997 meta-sketch, 0 = 6 x 14, 2 of 6 */
+    uint32_t meta_w;          /* meta-sketch window over the sorted sketch */
+} sh_alt_config;
+
+sh_status sh_supershingle(const char *dir, const sh_alt_config *cfg, sh_decide_stats *st, sh_pairs_stats *ps, sh_error *err);
+sh_status sh_lsh(const char *dir, const sh_alt_config *cfg, sh_decide_stats *st, sh_pairs_stats *ps, sh_error *err);
+sh_status sh_greedy(const char *dir, const sh_alt_config *cfg, sh_decide_stats *st, sh_error *err);
+
+/* links.bin record: a linked pair with its scores (exact ones -1 when not verified) */
+typedef struct sh_linkrec {
+    uint32_t a, b;
+    float r, cab, cba;
+    float xr, xcab, xcba;
+} sh_linkrec;
+
+/* clusters.bin record: members of clusters of two or more, by cluster then doc */
+typedef struct sh_clusterrec {
+    uint32_t cluster, doc;
+} sh_clusterrec;
+
+/* Seconds on a monotonic clock. */
+double sh_now(void);
+
+#endif

@@ -1,0 +1,407 @@
+--- The clustering pipeline of "Syntactic Clustering of the Web" as Lua steps,
+-- each one bulk call into C (core/cluster.h): a script can call them one by
+-- one, replace one, or add its own. The state of a run lives in its output
+-- directory, so later steps (and `shingle recluster`) start from the files.
+--
+--   local p = pipeline.new(cfg)          -- cfg: see pipeline.defaults
+--   p:sketch(inputs)                     -- phase 1: docs.bin, sketches.bin, docs.jsonl
+--   p:dedupe()                           -- identical documents
+--   p:pairs()                            -- phases 2-3: pairs.bin
+--   p:decide()                           -- phase 4: links.bin, clusters.bin
+--   p:report()                           -- clusters.jsonl, pairs.jsonl, summary.json
+local shingle = require "shingle"
+local core = require "shingle.core"
+local input = require "shingle.input"
+local progress = require "shingle.progress"
+
+local M = {}
+M.__index = M
+
+M.defaults = {
+  -- shingling and sketches: the paper's clustering run used w = 10 and MOD_25
+  w = 10, sketch = "mod", m = 25, s = 200, k = 64, option = "B", seed = nil,
+  fold = false, punctuation = false, numbers = true, invalid = "latin1",
+  -- resources
+  threads = nil, memory = 1024 ^ 3, temp_dir = nil, batch = 512, max_bytes = 64 * 1024 ^ 2,
+  -- phase 3 and 4
+  max_df = 1000, method = "shingles", policy = "resemblance", threshold = 0.5,
+  verify = false, candidate = nil,
+  -- alternatives
+  bands = nil, rows = nil, meta = false, meta_w = 4, check = true,
+  -- inputs and reporting
+  format = "auto", fields = nil, html = nil, strict = false, quiet = false, log = nil,
+}
+
+local methods = { shingles = true, supershingle = true, lsh = true, greedy = true }
+-- options whose default is nil
+local optional = { seed = true, threads = true, temp_dir = true, candidate = true, bands = true, rows = true,
+  fields = true, html = true, log = true, outdir = true }
+
+function M.new(cfg)
+  local self = setmetatable({}, M)
+  local c = {}
+  for k, v in pairs(M.defaults) do c[k] = v end
+  for k, v in pairs(cfg or {}) do
+    if M.defaults[k] == nil and not optional[k] then error(("unknown pipeline option '%s'"):format(tostring(k)), 2) end
+    c[k] = v
+  end
+  if not c.outdir then error("pipeline needs an output directory (outdir)", 2) end
+  if not methods[c.method] then
+    error(("unknown method '%s'; use shingles, supershingle, lsh or greedy"):format(tostring(c.method)), 2)
+  end
+  c.threads = c.threads or core.cpus()
+  c.candidate = c.candidate or c.threshold
+  self.cfg = c
+  self.dir = c.outdir
+  self.times = {}
+  self.stats = { skipped = 0 }
+  self.log = c.log or function(msg) if not c.quiet then io.stderr:write(msg, "\n") end end
+  return self
+end
+
+--- The shinglers of a run: one for text, one for HTML, alike but for HTML stripping.
+function M:shinglers()
+  local c = self.cfg
+  local o = { w = c.w, sketch = c.sketch, m = c.m, s = c.s, k = c.k, option = c.option, seed = c.seed,
+    fold = c.fold, punctuation = c.punctuation, numbers = c.numbers, invalid = c.invalid }
+  local text = shingle.new(o)
+  o.html = true
+  return text, shingle.new(o)
+end
+
+--- The min-hash signature length the method needs (0: none).
+function M:signature_length()
+  local c = self.cfg
+  if c.method == "supershingle" and not c.meta then return 84 end
+  if c.method == "lsh" then
+    if not (c.bands and c.rows) then c.bands, c.rows = M.lsh_shape(c.threshold, 128) end
+    return c.bands * c.rows
+  end
+  return 0
+end
+
+--- Bands and rows for an LSH threshold t with at most k min-hashes: the
+-- shape whose threshold (1/b)^(1/r) is closest to t from below, since
+-- candidates are verified afterwards and recall is what banding can lose.
+function M.lsh_shape(t, k)
+  local best, bb, br = math.huge, 1, 1
+  for r = 1, 32 do
+    local b = math.floor(k / r)
+    if b >= 1 then
+      local th = (1 / b) ^ (1 / r)
+      local d = t - th
+      if d >= 0 and d < best then best, bb, br = d, b, r end
+    end
+  end
+  return bb, br
+end
+
+local function atomic_write(path, fn)
+  local tmp = path .. ".tmp"
+  local f, err = io.open(tmp, "wb")
+  if not f then return nil, ("cannot write %s: %s"):format(tmp, err) end
+  local ok, werr = pcall(fn, f)
+  local cok, cerr = f:close()
+  if not ok or not cok then
+    os.remove(tmp)
+    return nil, ("cannot write %s: %s"):format(path, tostring(ok and cerr or werr))
+  end
+  local rok, rerr = os.rename(tmp, path)
+  if not rok then return nil, ("cannot rename %s: %s"):format(tmp, rerr) end
+  return true
+end
+M.atomic_write = atomic_write
+
+local function mkdir_p(dir)
+  local lfs = require "lfs"
+  local path = dir:sub(1, 1) == "/" and "/" or ""
+  for part in dir:gmatch("[^/]+") do
+    path = path .. part
+    if not lfs.attributes(path, "mode") then
+      local ok, err = lfs.mkdir(path)
+      if not ok then return nil, ("cannot create %s: %s"):format(path, err) end
+    end
+    path = path .. "/"
+  end
+  return true
+end
+
+--- Phase 1: sketch every document of every input, on the pool's threads.
+function M:sketch(inputs)
+  local c = self.cfg
+  local ok, err = mkdir_p(self.dir)
+  if not ok then return nil, err end
+  local t0 = core.now()
+  local text, html = self:shinglers()
+  local pool = core.pool(text, html, { threads = c.threads, full = c.verify, sig_k = self:signature_length(),
+    skip_binary = true, max_bytes = c.max_bytes })
+  local w, werr = core.phase1(self.dir, pool)
+  if not w then return nil, werr end
+  local cjson = require "cjson"
+  local meta_path = self.dir .. "/docs.jsonl"
+  local meta, merr = io.open(meta_path .. ".tmp", "wb")
+  if not meta then w:abort(); return nil, ("cannot write %s: %s"):format(meta_path, merr) end
+  local id, nok, skipped, bytes = 0, 0, 0, 0
+  local bar = progress.new("sketching", nil, "docs", c.quiet)
+  local function fail(msg)
+    w:abort(); meta:close(); os.remove(meta_path .. ".tmp")
+    return nil, msg
+  end
+  for _, spec in ipairs(inputs) do
+    local src, serr = input.source(spec, { format = c.format, fields = c.fields, html = c.html })
+    if not src then
+      if c.strict then return fail(serr) end
+      self.log("shingle: " .. serr .. "; skipped")
+      skipped = skipped + 1
+    else
+      if src.total then bar.total = (bar.total or 0) + src.total end
+      repeat
+        local docs, errors, done = src:batch(c.batch)
+        for _, e in ipairs(errors) do
+          if c.strict then return fail(e .. " (and --strict makes it fatal)") end
+          self.log("shingle: " .. e)
+          skipped = skipped + 1
+        end
+        if #docs > 0 then
+          local n, derr = w:add(pool, docs)
+          if not n then return fail(derr) end
+          for i, d in ipairs(docs) do
+            id = id + 1
+            local e = derr[i]
+            if e then
+              if c.strict then return fail(e .. " (and --strict makes it fatal)") end
+              self.log("shingle: " .. e)
+              skipped = skipped + 1
+            end
+            meta:write(cjson.encode({ id = id, url = d.url, date = d.date, skipped = e and true or nil }), "\n")
+            bytes = bytes + (d.text and #d.text or 0)
+          end
+          nok = nok + n
+          bar:update(id)
+        end
+      until done
+    end
+  end
+  bar:done()
+  if not meta:close() then return fail("cannot write " .. meta_path) end
+  local committed, cerr = w:commit()
+  if not committed then os.remove(meta_path .. ".tmp"); return nil, cerr end
+  local rok, rerr = os.rename(meta_path .. ".tmp", meta_path)
+  if not rok then return nil, rerr end
+  self.times.sketching = core.now() - t0
+  self.stats.documents = id
+  self.stats.sketched = nok
+  self.stats.skipped = skipped
+  return self.stats
+end
+
+--- Section "Identical documents": keep one representative per group.
+function M:dedupe()
+  local t0 = core.now()
+  local st, err = core.dedupe(self.dir)
+  if not st then return nil, err end
+  self.times.duplicate_elimination = core.now() - t0
+  self.stats.identical = st
+  return st
+end
+
+--- Phases 2 and 3 (the default method), or the method's own candidate step.
+function M:pairs()
+  local c = self.cfg
+  if c.method ~= "shingles" then return true end
+  local st, err = core.pairs(self.dir, { memory = c.memory, max_df = c.max_df, temp_dir = c.temp_dir })
+  if not st then return nil, err end
+  self.times.shingle_merging = st.t_merge
+  self.times.pair_formation = st.t_form
+  self.times.pair_merging = st.t_pairmerge
+  self.stats.pairs = st
+  return st
+end
+
+function M:decision_options()
+  local c = self.cfg
+  return { policy = c.policy, threshold = c.threshold, verify = c.verify, candidate = c.candidate,
+    memory = c.memory, temp_dir = c.temp_dir, check = c.check, bands = c.bands, rows = c.rows,
+    meta = c.meta, meta_w = c.meta_w }
+end
+
+--- Phase 4: decide the pairs by the policy, link them, form the clusters.
+function M:decide()
+  local c = self.cfg
+  local t0 = core.now()
+  local o = self:decision_options()
+  local st, ps, err
+  if c.method == "shingles" then
+    st, err = core.decide(self.dir, o)
+  elseif c.method == "greedy" then
+    st, err = core.greedy(self.dir, o)
+  else
+    if c.method == "lsh" and not (c.bands and c.rows) then c.bands, c.rows = M.lsh_shape(c.threshold, 128) end
+    o.bands, o.rows = c.bands, c.rows
+    st, ps = core[c.method](self.dir, o)
+    if not st then err = ps; ps = nil end
+  end
+  if not st then return nil, err end
+  if ps then
+    self.times.shingle_merging = ps.t_merge
+    self.times.pair_formation = ps.t_form
+    self.stats.pairs = ps
+  end
+  self.times.cluster_formation = core.now() - t0 - (ps and (ps.t_merge + ps.t_form) or 0)
+  self.stats.clusters = st
+  return st
+end
+
+local relation = { [0] = "similar", "exact", "lexical", "shingle" }
+
+-- scores are stored as 32-bit floats: four decimals is what they carry
+local function r4(x) return x and math.floor(x * 10000 + 0.5) / 10000 end
+
+--- Read docs.jsonl back: urls and dates by id.
+function M:documents()
+  local cjson = require "cjson"
+  local urls, dates = {}, {}
+  local f, err = io.open(self.dir .. "/docs.jsonl", "rb")
+  if not f then return nil, ("cannot read %s/docs.jsonl: %s (run phase 1 first)"):format(self.dir, err) end
+  for line in f:lines() do
+    local d = cjson.decode(line)
+    urls[d.id] = d.url
+    dates[d.id] = d.date ~= cjson.null and d.date or nil
+  end
+  f:close()
+  return urls, dates
+end
+
+--- Write clusters.jsonl, pairs.jsonl and summary.json.
+function M:report()
+  local cjson = require "cjson"
+  local t0 = core.now()
+  local urls, dates = self:documents()
+  if not urls then return nil, dates end
+  local reps, dups = core.read_docs(self.dir)
+  if not reps then return nil, dups end
+  local cl, docs = core.read_clusters(self.dir)
+  if not cl then return nil, docs end
+  local links, lerr = core.read_links(self.dir)
+  if not links then return nil, lerr end
+  local ok, err = atomic_write(self.dir .. "/clusters.jsonl", function(f)
+    local i, n = 1, #cl
+    while i <= n do
+      local j = i
+      while j < n and cl[j + 1] == cl[i] do j = j + 1 end
+      local members = {}
+      for k = i, j do
+        local d = docs[k]
+        local rep = reps[d]
+        members[#members + 1] = { id = d, url = urls[d], date = dates[d],
+          relation = rep == d and "similar" or relation[dups[d]],
+          copy_of = rep ~= d and rep or nil }
+      end
+      f:write(cjson.encode({ cluster = cl[i], size = j - i + 1, members = members }), "\n")
+      i = j + 1
+    end
+  end)
+  if not ok then return nil, err end
+  ok, err = atomic_write(self.dir .. "/pairs.jsonl", function(f)
+    for _, l in ipairs(links) do
+      local rec = { a = l[1], b = l[2], url_a = urls[l[1]], url_b = urls[l[2]],
+        resemblance = r4(l[3]), containment_ab = r4(l[4]), containment_ba = r4(l[5]) }
+      if l[6] then rec.exact = { resemblance = r4(l[6]), containment_ab = r4(l[7]), containment_ba = r4(l[8]) } end
+      f:write(cjson.encode(rec), "\n")
+    end
+  end)
+  if not ok then return nil, err end
+  self.times.report = core.now() - t0
+  return self:write_summary()
+end
+
+M.phase_names = { "sketching", "duplicate_elimination", "shingle_merging", "pair_formation", "pair_merging",
+  "cluster_formation", "report" }
+
+function M:summary()
+  local s, st = self.stats, self.stats.clusters or {}
+  local id = s.identical or {}
+  return {
+    documents = s.documents, sketched = s.sketched, skipped = s.skipped,
+    clusters = st.clusters, documents_in_clusters = st.clustered_docs,
+    clusters_of_identical_documents_only = st.identical_only_clusters, mixed_clusters = st.mixed_clusters,
+    exact_duplicates = id.exact, lexical_duplicates = id.lexical, shingle_duplicates = id.shingle,
+    pairs_considered = st.pairs, pairs_linked = st.linked,
+    common_shingles_dropped = s.pairs and s.pairs.common_dropped,
+    method = self.cfg.method, policy = self.cfg.policy, threshold = self.cfg.threshold, verify = self.cfg.verify,
+    phases = self.times,
+  }
+end
+
+function M:write_summary()
+  local cjson = require "cjson"
+  local sum = self:summary()
+  local ok, err = atomic_write(self.dir .. "/summary.json", function(f) f:write(cjson.encode(sum), "\n") end)
+  if not ok then return nil, err end
+  return sum
+end
+
+--- The phase table, like the paper's "Status" section.
+function M:phase_table()
+  local lines = { ("%-24s %10s"):format("phase", "seconds") }
+  local total = 0
+  for _, name in ipairs(M.phase_names) do
+    local t = self.times[name]
+    if t then
+      lines[#lines + 1] = ("%-24s %10.3f"):format(name:gsub("_", " "), t)
+      total = total + t
+    end
+  end
+  lines[#lines + 1] = ("%-24s %10.3f"):format("total", total)
+  return table.concat(lines, "\n")
+end
+
+--- Saved configuration, so `recluster` can redo phase 4 from the files.
+function M:save_config()
+  local cjson = require "cjson"
+  local c = {}
+  for k, v in pairs(self.cfg) do if type(v) ~= "function" then c[k] = v end end
+  local rec = { config = c, stats = self.stats, times = self.times }
+  return atomic_write(self.dir .. "/run.json", function(f) f:write(cjson.encode(rec), "\n") end)
+end
+
+function M.load(dir, over)
+  local cjson = require "cjson"
+  local f, err = io.open(dir .. "/run.json", "rb")
+  if not f then return nil, ("%s is not a finished cluster run (no run.json: %s)"):format(dir, err) end
+  local ok, rec = pcall(cjson.decode, f:read("*a"))
+  f:close()
+  if not ok or type(rec) ~= "table" or type(rec.config) ~= "table" then
+    return nil, dir .. "/run.json is corrupt: run shingle cluster again"
+  end
+  local c = rec.config
+  for k, v in pairs(c) do if v == cjson.null then c[k] = nil end end
+  for k, v in pairs(over or {}) do c[k] = v end
+  c.outdir = dir
+  c.log = nil
+  local p = M.new(c)
+  p.stats = rec.stats or p.stats
+  p.stats.clusters = nil
+  p.times = rec.times or {}
+  p.times.cluster_formation, p.times.report = nil, nil
+  return p
+end
+
+--- Everything: phase 1 to the report.
+function M:run(inputs)
+  local steps = {
+    { "sketch", function() return self:sketch(inputs) end },
+    { "dedupe", function() return self:dedupe() end },
+    { "pairs", function() return self:pairs() end },
+    { "decide", function() return self:decide() end },
+    { "save", function() return self:save_config() end },
+    { "report", function() return self:report() end },
+  }
+  for _, s in ipairs(steps) do
+    local ok, err = s[2]()
+    if not ok then return nil, err end
+  end
+  return self:summary()
+end
+
+return M

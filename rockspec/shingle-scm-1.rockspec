@@ -1,0 +1,57 @@
+-- Build and install with: luarocks make rockspec/shingle-scm-1.rockspec [--tree DIR]
+-- (a spec checks that every C source and Lua module of the repository is listed)
+rockspec_format = "3.0"
+package = "shingle"
+version = "scm-1"
+source = {
+   url = "git+file:///dev/null", -- `luarocks make` builds the checkout it is run in
+}
+description = {
+   summary = "Near-duplicate documents and mirrored collections, after Broder et al. (1997)",
+   detailed = [[
+Shingles, Rabin fingerprints, MIN_s / MOD_m sketches and their estimators of
+resemblance and containment, clustering by external sort and union-find, with
+a fast C core and a Lua scripting surface.]],
+   license = "MIT",
+}
+dependencies = {
+   "lua >= 5.1",
+}
+build_dependencies = {}
+external_dependencies = {
+   ZLIB = { header = "zlib.h", library = "z" },
+   UTF8PROC = { header = "utf8proc.h", library = "utf8proc" },
+   LMDB = { header = "lmdb.h", library = "lmdb" },
+}
+build = {
+   type = "builtin",
+   modules = {
+      ["shingle.core"] = {
+         sources = {
+            "core/canon.c", "core/cluster.c", "core/error.c", "core/estimate.c", "core/extsort.c",
+            "core/links.c", "core/pool.c", "core/rabin.c", "core/recfile.c", "core/shingler.c",
+            "core/sketch.c", "core/sort.c", "core/unionfind.c", "core/warc.c", "core/lua/l_cluster.c",
+            "core/lua/l_core.c", "core/lua/l_io.c", "core/lua/l_shingler.c", "core/lua/l_sketch.c",
+            "core/lua/l_util.c",
+         },
+         incdirs = { "core", "$(ZLIB_INCDIR)", "$(UTF8PROC_INCDIR)", "$(LMDB_INCDIR)" },
+         libdirs = { "$(ZLIB_LIBDIR)", "$(UTF8PROC_LIBDIR)", "$(LMDB_LIBDIR)" },
+         libraries = { "z", "utf8proc", "lmdb", "pthread", "m" },
+         defines = { "_POSIX_C_SOURCE=200809L" },
+      },
+      ["shingle.cli"] = "lua/shingle/cli.lua",
+      ["shingle.cmd.cluster"] = "lua/shingle/cmd/cluster.lua",
+      ["shingle.cmd.common"] = "lua/shingle/cmd/common.lua",
+      ["shingle.cmd.compare"] = "lua/shingle/cmd/compare.lua",
+      ["shingle.cmd.recluster"] = "lua/shingle/cmd/recluster.lua",
+      ["shingle.gen"] = "lua/shingle/gen.lua",
+      ["shingle"] = "lua/shingle/init.lua",
+      ["shingle.input"] = "lua/shingle/input.lua",
+      ["shingle.options"] = "lua/shingle/options.lua",
+      ["shingle.pipeline"] = "lua/shingle/pipeline.lua",
+      ["shingle.progress"] = "lua/shingle/progress.lua",
+   },
+   install = {
+      bin = { shingle = "bin/shingle" },
+   },
+}
