@@ -47,6 +47,14 @@ static inline uint64_t load_be(const unsigned char *p, size_t n)
     return v;
 }
 
+/* The 8 bytes at p as a big-endian word; compilers make this one load and a
+ * byte swap, where the loop above costs a branch per byte. */
+static inline uint64_t load_be8(const unsigned char *p)
+{
+    return (uint64_t)p[0] << 56 | (uint64_t)p[1] << 48 | (uint64_t)p[2] << 40 | (uint64_t)p[3] << 32
+         | (uint64_t)p[4] << 24 | (uint64_t)p[5] << 16 | (uint64_t)p[6] << 8 | (uint64_t)p[7];
+}
+
 /* AUG under P_id (degree 64) eight bytes at a time: appending an 8-byte chunk
  * C gives (f xor C) * x^64; a tail of t < 8 bytes gives
  * (f_lo << 8t) xor ((f_hi xor T) * x^64), f_hi being the t bytes shifted out. */
@@ -56,7 +64,7 @@ uint64_t sh_token_id(const sh_shingler *s, const void *bytes, size_t n)
     uint64_t f = 0;
     size_t t;
     while (n >= 8) {
-        f = sh_mulx_apply(&s->id64, f ^ load_be(b, 8));
+        f = sh_mulx_apply(&s->id64, f ^ load_be8(b));
         b += 8;
         n -= 8;
     }
@@ -184,9 +192,20 @@ sh_status sh_shingle_text(const sh_shingler *s, sh_work *w, const char *text, si
     if (s->c.tokens == SH_TOKENS_RABIN) {
         if (sh_work_reserve_ids(w, nt) != SH_OK)
             return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu tokens", nt);
+        const unsigned char *txt = (const unsigned char *)w->toks.text;
+        const size_t txt_len = w->toks.text_len;
+        uint64_t *ids = w->ids;
+        uint32_t *id_tok = w->id_tok;
         for (i = 0; i < nt; i++) {
-            w->ids[i] = sh_token_id(s, w->toks.text + tok[i].off, tok[i].len);
-            w->id_tok[i] = (uint32_t)i;
+            const size_t off = tok[i].off, len = tok[i].len;
+            /* A token of 1 to 8 bytes is one chunk: sh_token_id reduces to
+             * id64(its big-endian bytes). Read them with one 8-byte load where
+             * 8 bytes of canonical text remain, and drop the ones past it. */
+            if (len - 1 < 8 && off + 8 <= txt_len)
+                ids[i] = sh_mulx_apply(&s->id64, load_be8(txt + off) >> (64 - 8 * len));
+            else
+                ids[i] = sh_token_id(s, txt + off, len);
+            id_tok[i] = (uint32_t)i;
         }
         nid = nt;
     } else {

@@ -348,7 +348,7 @@ function M:phase_table()
   for _, name in ipairs(M.phase_names) do
     local t = self.times[name]
     if t then
-      lines[#lines + 1] = ("%-24s %10.3f"):format(name:gsub("_", " "), t)
+      lines[#lines + 1] = ("%-24s %10.3f"):format((name:gsub("_", " ")), t)
       total = total + t
     end
   end
