@@ -25,7 +25,8 @@ void shl_open_sketch(lua_State *L);    /* leaves the Sketch metatable registered
 void shl_open_shingler(lua_State *L);  /* registers the Shingler metatable; sets module.new */
 void shl_open_util(lua_State *L);
 void shl_open_cluster(lua_State *L);
-void shl_open_io(lua_State *L);       /* WARC reader, link extraction */  /* the pipeline: pool, phases */      /* rabin, mix, confidence ... into the module table on top */
+void shl_open_io(lua_State *L);
+void shl_open_index(lua_State *L);    /* the LMDB index */       /* WARC reader, link extraction */  /* the pipeline: pool, phases */      /* rabin, mix, confidence ... into the module table on top */
 
 /* Raise a Lua error carrying the message of err. */
 int shl_raise(lua_State *L, const sh_error *err);

@@ -5,7 +5,12 @@ local argparse = require "argparse"
 
 local M = {}
 
-M.commands = { "cluster", "recluster", "compare" }
+M.commands = { "cluster", "recluster", "index", "query", "explain", "compare" }
+-- modules that declare several commands list them in `names`
+local function module_of(command)
+  if command == "similar" or command == "cluster-of" or command == "lost" or command == "changes" then return "query" end
+  return command
+end
 
 function M.parser()
   local p = argparse("shingle", "Near-duplicate documents and mirrored collections, after Broder et al. (1997).")
@@ -26,7 +31,7 @@ function M.main(argv)
     io.stderr:write("shingle: ", parsed, "\n", "Run 'shingle --help' for usage.\n")
     return 2
   end
-  local cmd = require("shingle.cmd." .. parsed.command)
+  local cmd = require("shingle.cmd." .. module_of(parsed.command))
   local ok2, status = xpcall(cmd.run, debug.traceback, parsed)
   if not ok2 then
     io.stderr:write("shingle: internal error: ", tostring(status), "\n")

@@ -54,6 +54,8 @@ function M.configure(parser)
   c:flag("--fold", "Fold Unicode (NFKC, case fold, strip accents).")
   c:flag("--strict", "Stop at the first unreadable document or broken record.")
   c:flag("-q --quiet", "No progress or warnings on stderr.")
+  c:option("--index", "Also add the documents to this index (made if absent), with the same parameters and policy.")
+  c:option("--sweep", "With --index: the sweep name (default: today's date).")
 end
 
 function M.config(a)
@@ -90,6 +92,16 @@ function M.run(a)
   local sum, rerr = p:run(a.inputs)
   if not sum then io.stderr:write("shingle: ", rerr, "\n") return 1 end
   M.print_summary(p, sum)
+  if a.index then
+    local index = require "shingle.index"
+    local ix, ierr = index.open(a.index)
+    if not ix then io.stderr:write("shingle: ", ierr, "\n") return 1 end
+    local st, aerr = ix:add(a.inputs, { sweep = a.sweep or os.date("!%Y-%m-%d"), format = cfg.format, html = cfg.html,
+      fields = cfg.fields, threads = cfg.threads, w = cfg.w, sketch = cfg.sketch, m = cfg.m, s = cfg.s,
+      policy = cfg.policy, threshold = cfg.threshold, max_df = 0 })
+    if not st then io.stderr:write("shingle: ", aerr, "\n") return 1 end
+    io.stdout:write(("\nindex %s: added %d documents\n"):format(a.index, st.documents))
+  end
   return 0
 end
 

@@ -1,0 +1,921 @@
+#include "index.h"
+
+#include "extsort.h"
+#include "sort.h"
+
+#include <errno.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define FORMAT 1
+#define P64B 0xcaefbcde6b4238b1ULL
+
+enum { D_META, D_DOCS, D_POST, D_URLS, D_RAW, D_CANON, D_CLUSTER, D_MEMBERS, D_SWEEPS, D_SWEEPDOCS, D_N };
+static const char *const dbnames[D_N] = { "meta", "docs", "postings", "urls", "raw", "canon", "cluster", "members",
+                                          "sweeps", "sweepdocs" };
+/* which tables hold sorted lists of fixed-size doc ids */
+static const int dupsort[D_N] = { 0, 0, 1, 1, 1, 1, 0, 1, 0, 1 };
+
+struct sh_index {
+    MDB_env *env;
+    MDB_dbi db[D_N];
+    int readonly;
+    char path[1024];
+    sh_rabin urlr;
+};
+
+struct sh_index_adder {
+    sh_index *ix;
+    MDB_txn *txn;
+    sh_sketch_params p;
+    sh_policy policy;
+    double threshold;
+    uint32_t max_df, sweep, next, sweep_count;
+    char sweep_name[256];
+    sh_index_add_stats st;
+    uint32_t *cand, *cnt;      /* candidate counting scratch */
+    size_t cand_cap;
+    sh_sketch *sa, *sb;        /* estimator scratch */
+    size_t sk_cap;
+};
+
+static void be32(unsigned char *p, uint32_t v) { int i; for (i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (24 - 8 * i)); }
+static uint32_t rd32(const void *q) { const unsigned char *p = (const unsigned char *)q; return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+static void be64(unsigned char *p, uint64_t v) { int i; for (i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (56 - 8 * i)); }
+
+static sh_status lmdb_err(sh_error *err, const sh_index *ix, const char *what, int rc)
+{
+    sh_status code = rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH || rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND
+                     ? SH_EFORMAT : rc == ENOMEM ? SH_ENOMEM : SH_EIO;
+    const char *hint = rc == MDB_MAP_FULL ? ": the index reached its map size; open it with a larger map_size"
+                     : code == SH_EFORMAT ? ": the index is corrupt or not a shingle index" : "";
+    sh_error_set(err, code, 0, "%s: %s: %s%s", ix ? ix->path : "index", what, mdb_strerror(rc), hint);
+    if (err && code == SH_EIO) err->sys_errno = rc;
+    return code;
+}
+
+uint64_t sh_index_url_fp(const sh_index *ix, const char *url, size_t len)
+{
+    return sh_rabin_aug(&ix->urlr, url, len);
+}
+
+sh_status sh_index_open(sh_index **out, const char *path, int readonly, int create, size_t map_size, sh_error *err)
+{
+    sh_index *ix;
+    MDB_txn *txn;
+    struct stat st;
+    int rc, i;
+    *out = NULL;
+    if (stat(path, &st) != 0) {
+        if (!create || readonly)
+            return sh_error_set(err, SH_EIO, 0, "%s: no index there (%s); make one with `shingle index add` or `shingle cluster --index`",
+                                path, strerror(errno));
+        if (mkdir(path, 0755) != 0)
+            return sh_error_set(err, SH_EIO, 0, "cannot create the index directory %s: %s", path, strerror(errno));
+    } else if (!S_ISDIR(st.st_mode)) {
+        return sh_error_set(err, SH_EFORMAT, 0, "%s is not an index directory (an index is a directory holding data.mdb)", path);
+    }
+    ix = (sh_index *)calloc(1, sizeof *ix);
+    if (!ix) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+    snprintf(ix->path, sizeof ix->path, "%s", path);
+    ix->readonly = readonly;
+    sh_rabin_init(&ix->urlr, P64B, 64);
+    if ((rc = mdb_env_create(&ix->env)) != 0) { free(ix); return lmdb_err(err, NULL, "create", rc); }
+    mdb_env_set_maxdbs(ix->env, D_N + 2);
+    mdb_env_set_mapsize(ix->env, map_size ? map_size : (size_t)64 << 30);
+    mdb_env_set_maxreaders(ix->env, 512);
+    rc = mdb_env_open(ix->env, path, (readonly ? MDB_RDONLY : 0) | MDB_NOTLS, 0644);
+    if (rc != 0) { lmdb_err(err, ix, "open", rc); sh_index_close(ix); return err ? err->code : SH_EIO; }
+    if ((rc = mdb_txn_begin(ix->env, NULL, readonly ? MDB_RDONLY : 0, &txn)) != 0) {
+        lmdb_err(err, ix, "begin", rc);
+        sh_index_close(ix);
+        return err ? err->code : SH_EIO;
+    }
+    for (i = 0; i < D_N; i++) {
+        unsigned flags = (readonly ? 0 : MDB_CREATE) | (dupsort[i] ? MDB_DUPSORT | MDB_DUPFIXED : 0);
+        if ((rc = mdb_dbi_open(txn, dbnames[i], flags, &ix->db[i])) != 0) {
+            mdb_txn_abort(txn);
+            if (rc == MDB_NOTFOUND) {
+                sh_error_set(err, SH_EFORMAT, 0, "%s is an LMDB environment but not a shingle index (no table '%s')", path, dbnames[i]);
+            } else {
+                lmdb_err(err, ix, "open table", rc);
+            }
+            sh_index_close(ix);
+            return err ? err->code : SH_EFORMAT;
+        }
+    }
+    {
+        MDB_val k = { 6, (void *)(uintptr_t)"format" }, v;
+        rc = mdb_get(txn, ix->db[D_META], &k, &v);
+        if (rc == 0 && (v.mv_size != 4 || rd32(v.mv_data) != FORMAT)) {
+            mdb_txn_abort(txn);
+            sh_error_set(err, SH_EFORMAT, 0, "%s has index format %u; this build reads format %d", path,
+                         v.mv_size == 4 ? rd32(v.mv_data) : 0, FORMAT);
+            sh_index_close(ix);
+            return SH_EFORMAT;
+        }
+        if (rc == MDB_NOTFOUND && !readonly) {
+            unsigned char b[4];
+            be32(b, FORMAT);
+            v.mv_size = 4;
+            v.mv_data = b;
+            rc = mdb_put(txn, ix->db[D_META], &k, &v, 0);
+        } else if (rc == MDB_NOTFOUND) {
+            rc = 0;
+        }
+    }
+    if (rc != 0 || (rc = mdb_txn_commit(txn)) != 0) {
+        lmdb_err(err, ix, "initialize", rc);
+        sh_index_close(ix);
+        return err ? err->code : SH_EIO;
+    }
+    *out = ix;
+    return SH_OK;
+}
+
+void sh_index_close(sh_index *ix)
+{
+    if (!ix) return;
+    if (ix->env) mdb_env_close(ix->env);
+    free(ix);
+}
+
+static int meta_get(MDB_txn *t, sh_index *ix, const char *key, MDB_val *v)
+{
+    MDB_val k = { strlen(key), (void *)(uintptr_t)key };
+    return mdb_get(t, ix->db[D_META], &k, v);
+}
+
+static int meta_put(MDB_txn *t, sh_index *ix, const char *key, const void *data, size_t n)
+{
+    MDB_val k = { strlen(key), (void *)(uintptr_t)key }, v = { n, (void *)(uintptr_t)data };
+    return mdb_put(t, ix->db[D_META], &k, &v, 0);
+}
+
+static sh_status read_params(MDB_txn *t, sh_index *ix, sh_sketch_params *p, int *present, sh_policy *pol, double *thr, sh_error *err)
+{
+    MDB_val v;
+    int rc = meta_get(t, ix, "params", &v);
+    sh_sketch *e;
+    *present = 0;
+    if (rc == MDB_NOTFOUND) return SH_OK;
+    if (rc != 0) return lmdb_err(err, ix, "read parameters", rc);
+    if (sh_sketch_deserialize((const unsigned char *)v.mv_data, v.mv_size, &e, err) != SH_OK)
+        return sh_error_set(err, SH_EFORMAT, 0, "%s: the stored parameters are corrupt", ix->path);
+    *p = e->p;
+    free(e);
+    *present = 1;
+    if ((rc = meta_get(t, ix, "policy", &v)) == 0 && v.mv_size == 12) {
+        uint32_t q;
+        memcpy(&q, v.mv_data, 4);
+        memcpy(thr, (const char *)v.mv_data + 4, 8);
+        *pol = (sh_policy)q;
+    }
+    return SH_OK;
+}
+
+sh_status sh_index_params(sh_index *ix, sh_sketch_params *p, int *present, sh_policy *pol, double *threshold, sh_error *err)
+{
+    MDB_txn *t;
+    sh_status s;
+    int rc = mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &t);
+    if (rc) return lmdb_err(err, ix, "begin", rc);
+    s = read_params(t, ix, p, present, pol, threshold, err);
+    mdb_txn_abort(t);
+    return s;
+}
+
+/* ---- adding --------------------------------------------------------------- */
+
+static const char *policy_name(sh_policy p)
+{
+    static const char *const n[] = { "resemblance", "containment", "either", "both" };
+    return (unsigned)p < 4 ? n[p] : "?";
+}
+
+sh_status sh_index_begin(sh_index *ix, const char *sweep, const sh_sketch_params *identity, sh_policy policy,
+                         double threshold, uint32_t max_df, sh_index_adder **out, sh_error *err)
+{
+    sh_index_adder *a;
+    sh_sketch_params p;
+    sh_policy pol = SH_POLICY_RESEMBLANCE;
+    double thr = 0.5;
+    int present, rc;
+    size_t sl = strlen(sweep);
+    sh_status s;
+    MDB_val v;
+    *out = NULL;
+    if (ix->readonly) return sh_error_set(err, SH_EINVAL, 0, "%s was opened read-only", ix->path);
+    if (sl == 0 || sl >= 256) return sh_error_set(err, SH_EINVAL, 0, "a sweep name must have 1 to 255 bytes");
+    a = (sh_index_adder *)calloc(1, sizeof *a);
+    if (!a) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+    a->ix = ix;
+    a->p = *identity;
+    /* s and m mean something only for the kinds that use them (as in sketches) */
+    if (a->p.kind != SH_SKETCH_MIN && a->p.kind != SH_SKETCH_MINMOD) a->p.s = 0;
+    if (a->p.kind != SH_SKETCH_MOD && a->p.kind != SH_SKETCH_MINMOD) a->p.m = 0;
+    a->p.cls = 0;
+    identity = &a->p;
+    a->policy = policy;
+    a->threshold = threshold;
+    a->max_df = max_df;
+    memcpy(a->sweep_name, sweep, sl + 1);
+    if ((rc = mdb_txn_begin(ix->env, NULL, 0, &a->txn)) != 0) { free(a); return lmdb_err(err, ix, "begin", rc); }
+    if ((s = read_params(a->txn, ix, &p, &present, &pol, &thr, err)) != SH_OK) { sh_index_abort(a); return s; }
+    if (present) {
+        sh_sketch x, y;
+        memset(&x, 0, sizeof x);
+        memset(&y, 0, sizeof y);
+        x.p = p;
+        y.p = *identity;
+        if (p.kind != identity->kind || p.s != identity->s || p.m != identity->m) {
+            sh_index_abort(a);
+            return sh_error_set(err, SH_EMISMATCH, 0, "%s holds sketches of another kind or size (s = %u, m = %llu); "
+                                "sketch with the index's parameters", ix->path, p.s, (unsigned long long)p.m);
+        }
+        if ((s = sh_sketch_compatible(&x, &y, err)) != SH_OK) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "%.200s: %.300s", ix->path, err->msg);
+            sh_index_abort(a);
+            return sh_error_set(err, s, 0, "%s", msg);
+        }
+        if (pol != policy || thr != threshold) {
+            sh_index_abort(a);
+            return sh_error_set(err, SH_EMISMATCH, 0, "%s links documents by %s >= %g; adding with %s >= %g would make its clusters "
+                                "differ from a fresh clustering: use the index's policy", ix->path, policy_name(pol), thr,
+                                policy_name(policy), threshold);
+        }
+    } else {
+        unsigned char buf[92], pb[12];
+        sh_sketch e;
+        uint32_t q = (uint32_t)policy;
+        memset(&e, 0, sizeof e);
+        e.p = *identity;
+        sh_sketch_serialize(&e, buf);
+        memcpy(pb, &q, 4);
+        memcpy(pb + 4, &threshold, 8);
+        if ((rc = meta_put(a->txn, ix, "params", buf, 88)) != 0 || (rc = meta_put(a->txn, ix, "policy", pb, 12)) != 0) {
+            sh_index_abort(a);
+            return lmdb_err(err, ix, "write parameters", rc);
+        }
+    }
+    a->next = 0;
+    if ((rc = meta_get(a->txn, ix, "next", &v)) == 0 && v.mv_size == 4) a->next = rd32(v.mv_data);
+    /* the sweep: existing name keeps its id, else the next id */
+    {
+        MDB_val k = { sl, (void *)(uintptr_t)sweep };
+        if ((rc = mdb_get(a->txn, ix->db[D_SWEEPS], &k, &v)) == 0 && v.mv_size == 8) {
+            a->sweep = rd32(v.mv_data);
+            a->sweep_count = rd32((const char *)v.mv_data + 4);
+        } else {
+            MDB_stat ms;
+            mdb_stat(a->txn, ix->db[D_SWEEPS], &ms);
+            a->sweep = (uint32_t)ms.ms_entries;
+            a->sweep_count = 0;
+        }
+    }
+    *out = a;
+    return SH_OK;
+}
+
+static int put_dup(MDB_txn *t, MDB_dbi db, const void *key, size_t klen, uint32_t doc)
+{
+    unsigned char d[4];
+    MDB_val k = { klen, (void *)(uintptr_t)key }, v = { 4, d };
+    be32(d, doc);
+    return mdb_put(t, db, &k, &v, 0);
+}
+
+static int first_dup(MDB_txn *t, MDB_dbi db, const void *key, size_t klen, uint32_t *doc)
+{
+    MDB_val k = { klen, (void *)(uintptr_t)key }, v;
+    int rc = mdb_get(t, db, &k, &v);
+    if (rc == 0) *doc = rd32(v.mv_data);
+    return rc;
+}
+
+static int cluster_of(MDB_txn *t, sh_index *ix, uint32_t doc, uint32_t *c)
+{
+    unsigned char kb[4];
+    MDB_val k = { 4, kb }, v;
+    int rc;
+    be32(kb, doc);
+    rc = mdb_get(t, ix->db[D_CLUSTER], &k, &v);
+    if (rc == 0) *c = rd32(v.mv_data);
+    return rc;
+}
+
+static int set_cluster(MDB_txn *t, sh_index *ix, uint32_t doc, uint32_t c)
+{
+    unsigned char kb[4], vb[4];
+    MDB_val k = { 4, kb }, v = { 4, vb };
+    be32(kb, doc);
+    be32(vb, c);
+    return mdb_put(t, ix->db[D_CLUSTER], &k, &v, 0);
+}
+
+/* Union by size: the members of the smaller cluster move to the larger. */
+static int merge(sh_index_adder *a, uint32_t x, uint32_t y)
+{
+    sh_index *ix = a->ix;
+    MDB_txn *t = a->txn;
+    uint32_t cx, cy, small, big;
+    unsigned char kb[4];
+    MDB_val k = { 4, kb }, v;
+    MDB_cursor *cur;
+    size_t nx = 0, ny = 0;
+    uint32_t *moving = NULL;
+    size_t nm = 0, i;
+    int rc;
+    if ((rc = cluster_of(t, ix, x, &cx)) != 0 || (rc = cluster_of(t, ix, y, &cy)) != 0) return rc;
+    if (cx == cy) return 0;
+    if ((rc = mdb_cursor_open(t, ix->db[D_MEMBERS], &cur)) != 0) return rc;
+    /* mdb_cursor_get points k at the key in the map: set it again before each search */
+    be32(kb, cx);
+    k.mv_size = 4; k.mv_data = kb;
+    if (mdb_cursor_get(cur, &k, &v, MDB_SET_KEY) == 0) mdb_cursor_count(cur, &nx);
+    be32(kb, cy);
+    k.mv_size = 4; k.mv_data = kb;
+    if (mdb_cursor_get(cur, &k, &v, MDB_SET_KEY) == 0) mdb_cursor_count(cur, &ny);
+    small = nx < ny ? cx : cy;
+    big = small == cx ? cy : cx;
+    moving = (uint32_t *)malloc((nx < ny ? nx : ny) * sizeof *moving + 4);
+    if (!moving) { mdb_cursor_close(cur); return ENOMEM; }
+    be32(kb, small);
+    k.mv_size = 4; k.mv_data = kb;
+    rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
+    while (rc == 0) {
+        moving[nm++] = rd32(v.mv_data);
+        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_DUP);
+    }
+    mdb_cursor_close(cur);
+    if (rc != MDB_NOTFOUND) { free(moving); return rc; }
+    be32(kb, small);
+    k.mv_size = 4;
+    k.mv_data = kb;
+    if ((rc = mdb_del(t, ix->db[D_MEMBERS], &k, NULL)) != 0 && rc != MDB_NOTFOUND) { free(moving); return rc; }
+    rc = 0;
+    for (i = 0; i < nm && rc == 0; i++) {
+        unsigned char ck[4];
+        be32(ck, big);
+        if ((rc = put_dup(t, ix->db[D_MEMBERS], ck, 4, moving[i])) == 0) rc = set_cluster(t, ix, moving[i], big);
+    }
+    free(moving);
+    a->st.merges++;
+    return rc;
+}
+
+static size_t docrec_size(const sh_ixdoc *d)
+{
+    return sizeof *d + 8 * (size_t)d->n_values + d->url_len;
+}
+
+/* The sketch of a stored document as the estimator takes it. */
+static void sketch_from(const sh_sketch_params *p, const MDB_val *v, sh_sketch *out)
+{
+    sh_ixdoc d;
+    memcpy(&d, v->mv_data, sizeof d);
+    out->p = *p;
+    if (p->kind == SH_SKETCH_CLASS) out->p.cls = d.cls;
+    out->n_shingles = d.n_shingles;
+    out->n_tokens = d.n_tokens;
+    out->n = d.n_values;
+    memcpy(out->v, (const char *)v->mv_data + sizeof d, 8 * (size_t)d.n_values);
+}
+
+static int get_doc(MDB_txn *t, sh_index *ix, uint32_t doc, MDB_val *v)
+{
+    unsigned char kb[4];
+    MDB_val k = { 4, kb };
+    be32(kb, doc);
+    return mdb_get(t, ix->db[D_DOCS], &k, v);
+}
+
+static sh_status grow_scratch(sh_index_adder *a, size_t n, sh_error *err)
+{
+    if (n <= a->sk_cap) return SH_OK;
+    free(a->sa);
+    free(a->sb);
+    a->sa = (sh_sketch *)malloc(sizeof(sh_sketch) + 8 * n);
+    a->sb = (sh_sketch *)malloc(sizeof(sh_sketch) + 8 * n);
+    if (!a->sa || !a->sb) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+    a->sk_cap = n;
+    return SH_OK;
+}
+
+static int passes_policy(sh_policy pol, double t, const sh_estimate *e)
+{
+    double c = e->contain_ab > e->contain_ba ? e->contain_ab : e->contain_ba;
+    switch (pol) {
+    case SH_POLICY_RESEMBLANCE: return e->resemblance >= t;
+    case SH_POLICY_CONTAINMENT: return c >= t;
+    case SH_POLICY_EITHER: return e->resemblance >= t || c >= t;
+    case SH_POLICY_BOTH: return e->resemblance >= t && c >= t;
+    }
+    return 0;
+}
+
+/* Candidate documents sharing sketch values with sk: each distinct doc once
+ * (ids below `below` only, so a pair within one batch is decided once). */
+static int candidates_of(MDB_txn *t, sh_index *ix, const sh_sketch *sk, uint32_t below, uint32_t max_df,
+                         uint32_t **cand, size_t *cap, size_t *n_out)
+{
+    MDB_cursor *cur;
+    size_t n = 0, i;
+    int rc = mdb_cursor_open(t, ix->db[D_POST], &cur);
+    if (rc) return rc;
+    for (i = 0; i < sk->n; i++) {
+        unsigned char kb[8];
+        MDB_val k = { 8, kb }, v;
+        size_t cnt = 0;
+        be64(kb, sk->v[i]);
+        rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
+        if (rc == MDB_NOTFOUND) continue;
+        if (rc) break;
+        if (max_df && mdb_cursor_count(cur, &cnt) == 0 && cnt > max_df) continue;
+        rc = mdb_cursor_get(cur, &k, &v, MDB_GET_MULTIPLE);
+        while (rc == 0) {
+            size_t j, m = v.mv_size / 4;
+            if (n + m > *cap) {
+                size_t nc = (*cap ? *cap : 1024);
+                uint32_t *q;
+                while (nc < n + m) nc *= 2;
+                q = (uint32_t *)realloc(*cand, nc * 4);
+                if (!q) { mdb_cursor_close(cur); return ENOMEM; }
+                *cand = q;
+                *cap = nc;
+            }
+            for (j = 0; j < m; j++) {
+                uint32_t d = rd32((const char *)v.mv_data + 4 * j);
+                if (d < below) (*cand)[n++] = d;
+            }
+            rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_MULTIPLE);
+        }
+        if (rc != MDB_NOTFOUND) break;
+        rc = 0;
+    }
+    mdb_cursor_close(cur);
+    if (rc && rc != MDB_NOTFOUND) return rc;
+    /* distinct: sort and squeeze */
+    if (n > 1) {
+        uint64_t *tmp = (uint64_t *)malloc(n * 8);
+        size_t k = 0;
+        if (!tmp) return ENOMEM;
+        for (i = 0; i < n; i++) tmp[i] = (*cand)[i];
+        sh_sort_u64(tmp, n);
+        for (i = 0; i < n; i++) if (i == 0 || tmp[i] != tmp[i - 1]) (*cand)[k++] = (uint32_t)tmp[i];
+        n = k;
+        free(tmp);
+    }
+    *n_out = n;
+    return 0;
+}
+
+/* The first earlier document with this raw (then canonical) fingerprint:
+ * section "Identical documents". Returns SH_DUP_NONE when there is none. */
+static int identical(MDB_txn *t, sh_index *ix, const sh_index_doc *d, uint32_t *other, int *rc)
+{
+    unsigned char kb[8];
+    be64(kb, d->raw_fp);
+    if ((*rc = first_dup(t, ix->db[D_RAW], kb, 8, other)) == 0) return SH_DUP_EXACT;
+    if (*rc != MDB_NOTFOUND) return SH_DUP_NONE;
+    be64(kb, d->canon_fp);
+    if ((*rc = first_dup(t, ix->db[D_CANON], kb, 8, other)) == 0) return SH_DUP_LEXICAL;
+    if (*rc == MDB_NOTFOUND) *rc = 0;
+    return SH_DUP_NONE;
+}
+
+sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, uint32_t *ids, sh_error *err)
+{
+    sh_index *ix = a->ix;
+    MDB_txn *t = a->txn;
+    size_t i;
+    int rc = 0;
+    uint32_t *other = (uint32_t *)malloc((n ? n : 1) * sizeof *other);
+    unsigned char *dups = (unsigned char *)malloc(n ? n : 1);
+    sh_status s = SH_OK;
+    if (!other || !dups) { free(other); free(dups); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
+    /* 1. records, URLs, fingerprints, sweep membership, clusters of one */
+    for (i = 0; i < n && rc == 0; i++) {
+        const sh_index_doc *d = &docs[i];
+        const sh_sketch *sk = d->sketch;
+        sh_ixdoc h;
+        unsigned char kb[8], sb[4];
+        MDB_val k = { 4, kb }, v;
+        sh_sketch x;
+        uint32_t id = a->next;
+        if (a->next == UINT32_MAX - 1) { s = sh_error_set(err, SH_EINVAL, 0, "%s is full: 4294967294 documents", ix->path); goto out; }
+        memset(&x, 0, sizeof x);
+        x.p = a->p;
+        if (sk->p.kind != a->p.kind || sh_sketch_compatible(&x, sk, err) != SH_OK || sk->p.s != a->p.s || sk->p.m != a->p.m) {
+            s = sh_error_set(err, SH_EMISMATCH, 0, "document %zu (%.*s) was sketched with other parameters than this add",
+                             i + 1, (int)(d->url_len > 200 ? 200 : d->url_len), d->url);
+            goto out;
+        }
+        memset(&h, 0, sizeof h);
+        h.dup = (uint32_t)(dups[i] = (unsigned char)identical(t, ix, d, &other[i], &rc));
+        if (rc) break;
+        h.url_fp = sh_index_url_fp(ix, d->url, d->url_len);
+        h.raw_fp = d->raw_fp;
+        h.canon_fp = d->canon_fp;
+        h.sweep = a->sweep;
+        h.cluster = id;
+        h.n_shingles = sk->n_shingles > UINT32_MAX ? UINT32_MAX : (uint32_t)sk->n_shingles;
+        h.n_tokens = sk->n_tokens > UINT32_MAX ? UINT32_MAX : (uint32_t)sk->n_tokens;
+        h.n_values = (uint32_t)sk->n;
+        h.url_len = (uint32_t)d->url_len;
+        h.cls = sk->p.cls;
+        be32(kb, id);
+        v.mv_size = docrec_size(&h);
+        if ((rc = mdb_put(t, ix->db[D_DOCS], &k, &v, MDB_RESERVE)) != 0) break;
+        memcpy(v.mv_data, &h, sizeof h);
+        memcpy((char *)v.mv_data + sizeof h, sk->v, 8 * sk->n);
+        memcpy((char *)v.mv_data + sizeof h + 8 * sk->n, d->url, d->url_len);
+        be64(kb, h.url_fp);
+        if ((rc = put_dup(t, ix->db[D_URLS], kb, 8, id)) != 0) break;
+        be64(kb, d->raw_fp);
+        if ((rc = put_dup(t, ix->db[D_RAW], kb, 8, id)) != 0) break;
+        be64(kb, d->canon_fp);
+        if ((rc = put_dup(t, ix->db[D_CANON], kb, 8, id)) != 0) break;
+        be32(sb, a->sweep);
+        if ((rc = put_dup(t, ix->db[D_SWEEPDOCS], sb, 4, id)) != 0) break;
+        be32(kb, id);
+        if ((rc = put_dup(t, ix->db[D_MEMBERS], kb, 4, id)) != 0) break;
+        if ((rc = set_cluster(t, ix, id, id)) != 0) break;
+        ids[i] = id;
+        a->next++;
+    }
+    if (rc) { s = lmdb_err(err, ix, "add documents", rc); goto out; }
+    /* 2. postings, sorted by value then doc: the B-tree is filled in order */
+    {
+        size_t total = 0, m = 0, j;
+        unsigned char *recs, *aux;
+        for (i = 0; i < n; i++) total += docs[i].sketch->n;
+        recs = (unsigned char *)malloc(12 * total + 12);
+        aux = (unsigned char *)malloc(12 * total + 12);
+        if (!recs || !aux) { free(recs); free(aux); s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto out; }
+        for (i = 0; i < n; i++)
+            for (j = 0; j < docs[i].sketch->n; j++) {
+                be64(recs + 12 * m, docs[i].sketch->v[j]);
+                be32(recs + 12 * m + 8, ids[i]);
+                m++;
+            }
+        sh_radix_sort(recs, aux, m, 12, 12);
+        free(aux);
+        for (j = 0; j < m && rc == 0; j++) rc = put_dup(t, ix->db[D_POST], recs + 12 * j, 8, rd32(recs + 12 * j + 8));
+        free(recs);
+        if (rc) { s = lmdb_err(err, ix, "add postings", rc); goto out; }
+    }
+    /* 3. identical documents join their earlier copy; the rest are linked to
+     * every earlier document they share sketch values with that passes the policy */
+    for (i = 0; i < n && rc == 0; i++) {
+        const sh_index_doc *d = &docs[i];
+        uint32_t id = ids[i];
+        size_t nc = 0, c;
+        if (dups[i] != SH_DUP_NONE) {
+            /* identical sketches decide every pair alike: the copy needs no search of its own */
+            a->st.identical++;
+            rc = merge(a, other[i], id);
+            continue;
+        }
+        if ((rc = candidates_of(t, ix, d->sketch, id, a->max_df, &a->cand, &a->cand_cap, &nc)) != 0) break;
+        for (c = 0; c < nc && rc == 0; c++) {
+            MDB_val v;
+            sh_estimate e;
+            sh_ixdoc h;
+            uint32_t cid = a->cand[c];
+            a->st.candidates++;
+            if ((rc = get_doc(t, ix, cid, &v)) != 0) break;
+            memcpy(&h, v.mv_data, sizeof h);
+            if ((s = grow_scratch(a, h.n_values > d->sketch->n ? h.n_values : d->sketch->n, err)) != SH_OK) goto out;
+            sketch_from(&a->p, &v, a->sb);
+            if ((s = sh_sketch_estimate(d->sketch, a->sb, &e, err)) != SH_OK) goto out;
+            if (passes_policy(a->policy, a->threshold, &e)) {
+                a->st.linked++;
+                rc = merge(a, cid, id);
+            }
+        }
+    }
+    if (rc) { s = lmdb_err(err, ix, "link documents", rc); goto out; }
+    a->st.added += n;
+    a->sweep_count += (uint32_t)n;
+out:
+    free(other);
+    free(dups);
+    return s;
+}
+
+sh_status sh_index_commit(sh_index_adder *a, sh_index_add_stats *st, sh_error *err)
+{
+    sh_index *ix = a->ix;
+    unsigned char nb[4], sv[8];
+    MDB_val k = { strlen(a->sweep_name), a->sweep_name }, v = { 8, sv };
+    int rc;
+    be32(nb, a->next);
+    be32(sv, a->sweep);
+    be32(sv + 4, a->sweep_count);
+    if ((rc = meta_put(a->txn, ix, "next", nb, 4)) != 0 || (rc = mdb_put(a->txn, ix->db[D_SWEEPS], &k, &v, 0)) != 0) {
+        sh_index_abort(a);
+        return lmdb_err(err, ix, "commit", rc);
+    }
+    rc = mdb_txn_commit(a->txn);
+    a->txn = NULL;
+    if (st) *st = a->st;
+    sh_index_abort(a);
+    if (rc) return lmdb_err(err, ix, "commit", rc);
+    return SH_OK;
+}
+
+sh_status sh_index_meta_put(sh_index_adder *a, const char *key, const void *data, size_t n, sh_error *err)
+{
+    int rc;
+    if (strncmp(key, "user.", 5) != 0) return sh_error_set(err, SH_EINVAL, 0, "meta keys must start with \"user.\"");
+    if ((rc = meta_put(a->txn, a->ix, key, data, n)) != 0) return lmdb_err(err, a->ix, "write meta", rc);
+    return SH_OK;
+}
+
+sh_status sh_index_meta_get(sh_index *ix, const char *key, char **data, size_t *n, sh_error *err)
+{
+    MDB_txn *t;
+    MDB_val v;
+    int rc;
+    *data = NULL;
+    *n = 0;
+    if ((rc = mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
+    rc = meta_get(t, ix, key, &v);
+    if (rc == 0) {
+        *data = (char *)malloc(v.mv_size + 1);
+        if (!*data) { mdb_txn_abort(t); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
+        memcpy(*data, v.mv_data, v.mv_size);
+        (*data)[v.mv_size] = 0;
+        *n = v.mv_size;
+    }
+    mdb_txn_abort(t);
+    if (rc && rc != MDB_NOTFOUND) return lmdb_err(err, ix, "read meta", rc);
+    return SH_OK;
+}
+
+void sh_index_abort(sh_index_adder *a)
+{
+    if (!a) return;
+    if (a->txn) mdb_txn_abort(a->txn);
+    free(a->cand);
+    free(a->cnt);
+    free(a->sa);
+    free(a->sb);
+    free(a);
+}
+
+/* ---- queries -------------------------------------------------------------- */
+
+static int cmp_hit(const void *x, const void *y)
+{
+    const sh_index_hit *a = (const sh_index_hit *)x, *b = (const sh_index_hit *)y;
+    double ka = a->r, kb = b->r;
+    if (ka != kb) return ka < kb ? 1 : -1;
+    return a->doc < b->doc ? -1 : a->doc > b->doc;
+}
+
+/* "On the fly resemblance": the paper's algorithm over the postings. */
+sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, int by_containment, uint32_t top,
+                           uint32_t max_df, sh_index_hit **hits, size_t *n, sh_error *err)
+{
+    MDB_txn *t;
+    sh_sketch_params p;
+    sh_policy pol;
+    double thr;
+    int present, rc;
+    uint32_t *cand = NULL;
+    size_t cap = 0, nc = 0, c, nh = 0;
+    sh_index_hit *h = NULL;
+    sh_sketch *sb = NULL;
+    sh_status s = SH_OK;
+    *hits = NULL;
+    *n = 0;
+    if ((rc = mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
+    if ((s = read_params(t, ix, &p, &present, &pol, &thr, err)) != SH_OK) goto done;
+    if (!present) goto done; /* an empty index has no similar documents */
+    {
+        sh_sketch x;
+        memset(&x, 0, sizeof x);
+        x.p = p;
+        if (q->p.kind != p.kind || (s = sh_sketch_compatible(q, &x, err)) != SH_OK) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%.200s: the query was sketched with other parameters than the index: %.250s", ix->path,
+                     q->p.kind != p.kind ? "another sketch kind" : err->msg);
+            s = sh_error_set(err, SH_EMISMATCH, 0, "%.500s", msg);
+            goto done;
+        }
+    }
+    if ((rc = candidates_of(t, ix, q, UINT32_MAX, max_df, &cand, &cap, &nc)) != 0) { s = lmdb_err(err, ix, "search", rc); goto done; }
+    h = (sh_index_hit *)malloc((nc ? nc : 1) * sizeof *h);
+    if (!h) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
+    for (c = 0; c < nc; c++) {
+        MDB_val v;
+        sh_ixdoc d;
+        sh_estimate e;
+        double score;
+        if ((rc = get_doc(t, ix, cand[c], &v)) != 0) { s = lmdb_err(err, ix, "read document", rc); goto done; }
+        memcpy(&d, v.mv_data, sizeof d);
+        if (!sb || sb->n < d.n_values) {
+            free(sb);
+            sb = (sh_sketch *)malloc(sizeof *sb + 8 * ((size_t)d.n_values + 64));
+            if (!sb) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
+        }
+        sketch_from(&p, &v, sb);
+        if ((s = sh_sketch_estimate(q, sb, &e, err)) != SH_OK) goto done;
+        score = by_containment ? (e.contain_ab > e.contain_ba ? e.contain_ab : e.contain_ba) : e.resemblance;
+        if (score < threshold || e.both == 0) continue;
+        h[nh].doc = cand[c];
+        h[nh].shared = (uint32_t)e.both;
+        h[nh].r = by_containment ? score : e.resemblance;
+        h[nh].cab = e.contain_ab;
+        h[nh].cba = e.contain_ba;
+        nh++;
+    }
+    qsort(h, nh, sizeof *h, cmp_hit);
+    if (by_containment) /* sorted by the score; report resemblance in r again */
+        for (c = 0; c < nh; c++) {
+            MDB_val v;
+            sh_estimate e;
+            if (get_doc(t, ix, h[c].doc, &v) == 0) {
+                sketch_from(&p, &v, sb);
+                if (sh_sketch_estimate(q, sb, &e, err) == SH_OK) h[c].r = e.resemblance;
+            }
+        }
+    if (top && nh > top) nh = top;
+    *hits = h;
+    *n = nh;
+    h = NULL;
+done:
+    mdb_txn_abort(t);
+    free(cand);
+    free(h);
+    free(sb);
+    return s;
+}
+
+sh_status sh_index_doc_get(sh_index *ix, uint32_t doc, sh_ixdoc *d, sh_sketch **sk, char *url, size_t url_cap,
+                           char *sweep, size_t sweep_cap, sh_error *err)
+{
+    MDB_txn *t;
+    MDB_val v;
+    int rc;
+    sh_status s = SH_OK;
+    if (sk) *sk = NULL;
+    if ((rc = mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
+    rc = get_doc(t, ix, doc, &v);
+    if (rc == MDB_NOTFOUND) { mdb_txn_abort(t); return sh_error_set(err, SH_EINVAL, 0, "%s has no document %u", ix->path, doc + 1); }
+    if (rc) { mdb_txn_abort(t); return lmdb_err(err, ix, "read document", rc); }
+    memcpy(d, v.mv_data, sizeof *d);
+    if (url && url_cap) {
+        size_t n = d->url_len < url_cap - 1 ? d->url_len : url_cap - 1;
+        memcpy(url, (const char *)v.mv_data + sizeof *d + 8 * (size_t)d->n_values, n);
+        url[n] = 0;
+    }
+    {
+        uint32_t c;
+        if (cluster_of(t, ix, doc, &c) == 0) d->cluster = c;
+    }
+    if (sk) {
+        sh_sketch_params p;
+        sh_policy pol;
+        double thr;
+        int present;
+        if ((s = read_params(t, ix, &p, &present, &pol, &thr, err)) == SH_OK) {
+            *sk = (sh_sketch *)malloc(sizeof **sk + 8 * (size_t)d->n_values);
+            if (!*sk) s = sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+            else sketch_from(&p, &v, *sk);
+        }
+    }
+    if (s == SH_OK && sweep && sweep_cap) {
+        /* sweeps are few: scan for the name of this id */
+        MDB_cursor *cur;
+        MDB_val k, sv;
+        sweep[0] = 0;
+        if (mdb_cursor_open(t, ix->db[D_SWEEPS], &cur) == 0) {
+            rc = mdb_cursor_get(cur, &k, &sv, MDB_FIRST);
+            while (rc == 0) {
+                if (sv.mv_size == 8 && rd32(sv.mv_data) == d->sweep) {
+                    size_t n = k.mv_size < sweep_cap - 1 ? k.mv_size : sweep_cap - 1;
+                    memcpy(sweep, k.mv_data, n);
+                    sweep[n] = 0;
+                    break;
+                }
+                rc = mdb_cursor_get(cur, &k, &sv, MDB_NEXT);
+            }
+            mdb_cursor_close(cur);
+        }
+    }
+    mdb_txn_abort(t);
+    return s;
+}
+
+static sh_status list_dups(sh_index *ix, int db, const void *key, size_t klen, uint32_t **ids, size_t *n, sh_error *err)
+{
+    MDB_txn *t;
+    MDB_cursor *cur;
+    MDB_val k = { klen, (void *)(uintptr_t)key }, v;
+    size_t cnt = 0, m = 0;
+    int rc;
+    *ids = NULL;
+    *n = 0;
+    if ((rc = mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
+    if ((rc = mdb_cursor_open(t, ix->db[db], &cur)) != 0) { mdb_txn_abort(t); return lmdb_err(err, ix, "cursor", rc); }
+    rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
+    if (rc == 0) {
+        mdb_cursor_count(cur, &cnt);
+        *ids = (uint32_t *)malloc(cnt * 4 + 4);
+        if (!*ids) { mdb_cursor_close(cur); mdb_txn_abort(t); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
+        rc = mdb_cursor_get(cur, &k, &v, MDB_GET_MULTIPLE);
+        while (rc == 0) {
+            size_t j;
+            for (j = 0; j < v.mv_size / 4 && m < cnt; j++) (*ids)[m++] = rd32((const char *)v.mv_data + 4 * j);
+            rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_MULTIPLE);
+        }
+    }
+    mdb_cursor_close(cur);
+    mdb_txn_abort(t);
+    if (rc != MDB_NOTFOUND && rc != 0) { free(*ids); *ids = NULL; return lmdb_err(err, ix, "read list", rc); }
+    *n = m;
+    return SH_OK;
+}
+
+sh_status sh_index_url_docs(sh_index *ix, const char *url, size_t len, uint32_t **ids, size_t *n, sh_error *err)
+{
+    unsigned char kb[8];
+    be64(kb, sh_index_url_fp(ix, url, len));
+    return list_dups(ix, D_URLS, kb, 8, ids, n, err);
+}
+
+sh_status sh_index_cluster_docs(sh_index *ix, uint32_t cluster, uint32_t **ids, size_t *n, sh_error *err)
+{
+    unsigned char kb[4];
+    be32(kb, cluster);
+    return list_dups(ix, D_MEMBERS, kb, 4, ids, n, err);
+}
+
+sh_status sh_index_sweep_docs(sh_index *ix, const char *sweep, uint32_t **ids, size_t *n, sh_error *err)
+{
+    MDB_txn *t;
+    MDB_val k = { strlen(sweep), (void *)(uintptr_t)sweep }, v;
+    unsigned char kb[4];
+    int rc;
+    if ((rc = mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
+    rc = mdb_get(t, ix->db[D_SWEEPS], &k, &v);
+    if (rc == 0) memcpy(kb, v.mv_data, 4);
+    mdb_txn_abort(t);
+    if (rc == MDB_NOTFOUND) return sh_error_set(err, SH_EINVAL, 0, "%s has no sweep named '%s'", ix->path, sweep);
+    if (rc) return lmdb_err(err, ix, "read sweep", rc);
+    return list_dups(ix, D_SWEEPDOCS, kb, 4, ids, n, err);
+}
+
+sh_status sh_index_sweeps(sh_index *ix, char **names, uint32_t **counts, size_t *n, sh_error *err)
+{
+    MDB_txn *t;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    MDB_stat ms;
+    size_t bytes = 0, m = 0, off = 0;
+    int rc;
+    *names = NULL;
+    *counts = NULL;
+    *n = 0;
+    if ((rc = mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
+    mdb_stat(t, ix->db[D_SWEEPS], &ms);
+    if ((rc = mdb_cursor_open(t, ix->db[D_SWEEPS], &cur)) != 0) { mdb_txn_abort(t); return lmdb_err(err, ix, "cursor", rc); }
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) bytes += k.mv_size + 1;
+    *names = (char *)malloc(bytes + 1);
+    *counts = (uint32_t *)malloc(ms.ms_entries * 4 + 4);
+    if (!*names || !*counts) {
+        mdb_cursor_close(cur);
+        mdb_txn_abort(t);
+        free(*names); free(*counts);
+        return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+    }
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && m < ms.ms_entries; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        memcpy(*names + off, k.mv_data, k.mv_size);
+        off += k.mv_size;
+        (*names)[off++] = 0;
+        (*counts)[m++] = v.mv_size == 8 ? rd32((const char *)v.mv_data + 4) : 0;
+    }
+    mdb_cursor_close(cur);
+    mdb_txn_abort(t);
+    *n = m;
+    return SH_OK;
+}
+
+sh_status sh_index_count(sh_index *ix, uint32_t *n, sh_error *err)
+{
+    MDB_txn *t;
+    MDB_stat ms;
+    int rc;
+    if ((rc = mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
+    mdb_stat(t, ix->db[D_DOCS], &ms);
+    mdb_txn_abort(t);
+    *n = (uint32_t)ms.ms_entries;
+    return SH_OK;
+}

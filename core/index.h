@@ -1,0 +1,124 @@
+/* The persistent index ("Syntactic Clustering of the Web", "Query support",
+ * "On the fly resemblance", "Lost and found"): an LMDB environment, so any
+ * number of processes read it while one writes, with no server, and a whole
+ * sweep is added in one transaction (a writer killed half-way leaves the index
+ * as it was). Layout (docs/formats.md, "Index"):
+ *
+ *   meta       "format" -> u32 1; "params" -> serialized empty sketch (the
+ *              parameters, polynomials, seed and rules every sketch must share);
+ *              "policy" -> u32 policy, f64 threshold; "next" -> u32 next doc id
+ *   docs       u32 doc (BE) -> sh_ixdoc header, sketch values (LE u64), URL bytes
+ *   postings   u64 value (BE) -> sorted u32 docs (BE)       the <shingle, ID> file
+ *   urls       u64 AUG fingerprint of the URL (BE) -> docs  the <fingerprint, ID> pairs
+ *   raw, canon u64 content fingerprints -> docs             identical / lexically equal
+ *   cluster    u32 doc -> u32 cluster                        document -> cluster
+ *   members    u32 cluster -> docs                           cluster -> documents
+ *   sweeps     sweep name -> u32 sweep id, u32 documents
+ *   sweepdocs  u32 sweep -> docs
+ *
+ * Adding documents links them into clusters incrementally: identical documents
+ * by fingerprint, near-duplicates by looking up their sketch values in the
+ * postings and deciding each candidate pair by the index's policy, merging
+ * clusters by size. Since every pair that shares a sketch value is decided
+ * with the same symmetric rule, the clusters equal re-clustering everything
+ * from scratch with that policy ("we need only sketch the documents from the
+ * last sweep and merge them into the existing clusters"). */
+#ifndef SHINGLE_INDEX_H
+#define SHINGLE_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "cluster.h"
+#include "sketch.h"
+
+typedef struct sh_index sh_index;
+
+/* What is stored for each document */
+typedef struct sh_ixdoc {
+    uint64_t url_fp, raw_fp, canon_fp;
+    uint32_t sweep, cluster;
+    uint32_t n_shingles, n_tokens;
+    uint32_t n_values, url_len;
+    uint32_t cls, dup;          /* size class (CLASS sketches); SH_DUP_* relation to an earlier document */
+} sh_ixdoc;
+
+/* Open (creating if create and absent) the index directory path. map_size:
+ * the most bytes the index may grow to (0: 64 GiB; sparse, so it costs
+ * nothing until used). SH_EIO names the path; SH_EFORMAT for a file that is
+ * not an LMDB environment or an index of another format version. */
+sh_status sh_index_open(sh_index **out, const char *path, int readonly, int create, size_t map_size, sh_error *err);
+void sh_index_close(sh_index *ix);
+
+/* The parameters recorded by the first add; *present = 0 for an empty index. */
+sh_status sh_index_params(sh_index *ix, sh_sketch_params *p, int *present, sh_policy *pol, double *threshold, sh_error *err);
+
+typedef struct sh_index_doc {
+    const char *url;
+    size_t url_len;
+    uint64_t raw_fp, canon_fp;
+    const sh_sketch *sketch;
+} sh_index_doc;
+
+typedef struct sh_index_add_stats {
+    uint64_t added, identical, candidates, linked, merges;
+} sh_index_add_stats;
+
+typedef struct sh_index_adder sh_index_adder;
+
+/* Begin adding one sweep in one write transaction. identity: the parameters
+ * of the sketches to come (the first add records them, later ones must match:
+ * SH_EMISMATCH otherwise). policy/threshold: recorded by the first add; later
+ * adds must pass the same (SH_EMISMATCH). max_df: postings longer than this
+ * are not searched for candidates (0: no limit). */
+sh_status sh_index_begin(sh_index *ix, const char *sweep, const sh_sketch_params *identity, sh_policy policy,
+                         double threshold, uint32_t max_df, sh_index_adder **out, sh_error *err);
+/* Add docs[0..n) (their sketches must carry identity's parameters); ids[i] gets each new id. */
+sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, uint32_t *ids, sh_error *err);
+/* Commit the sweep: it becomes visible to readers all at once. */
+sh_status sh_index_commit(sh_index_adder *a, sh_index_add_stats *st, sh_error *err);
+/* Store a user value under key in the index's meta table, within the add's
+ * transaction (keys starting with "user." only: the rest is the index's own). */
+sh_status sh_index_meta_put(sh_index_adder *a, const char *key, const void *data, size_t n, sh_error *err);
+/* Read one: *data is a malloc'ed copy, NULL if absent. */
+sh_status sh_index_meta_get(sh_index *ix, const char *key, char **data, size_t *n, sh_error *err);
+
+/* Abandon the sweep: the index is left as it was. */
+void sh_index_abort(sh_index_adder *a);
+
+/* ---- queries (each in its own read transaction) --------------------------- */
+
+typedef struct sh_index_hit {
+    uint32_t doc, shared;
+    double r, cab, cba;     /* estimated resemblance, containment of the query in doc, of doc in the query */
+} sh_index_hit;
+
+/* On-the-fly resemblance: look up each value of q in the postings, count the
+ * shared values per document, estimate resemblance and containment against
+ * the stored sketches, keep those with r, or max containment when
+ * by_containment, at least threshold, best first, at most top. *hits is
+ * malloc'ed. */
+sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, int by_containment, uint32_t top,
+                           uint32_t max_df, sh_index_hit **hits, size_t *n, sh_error *err);
+
+/* A document: its record, a malloc'ed copy of its sketch (if sk), its URL and sweep name copied into
+ * caller buffers (truncated to cap). SH_EINVAL if there is no such document. */
+sh_status sh_index_doc_get(sh_index *ix, uint32_t doc, sh_ixdoc *d, sh_sketch **sk, char *url, size_t url_cap,
+                           char *sweep, size_t sweep_cap, sh_error *err);
+
+/* Document ids by URL, by cluster, by sweep (malloc'ed lists). */
+sh_status sh_index_url_docs(sh_index *ix, const char *url, size_t len, uint32_t **ids, size_t *n, sh_error *err);
+sh_status sh_index_cluster_docs(sh_index *ix, uint32_t cluster, uint32_t **ids, size_t *n, sh_error *err);
+sh_status sh_index_sweep_docs(sh_index *ix, const char *sweep, uint32_t **ids, size_t *n, sh_error *err);
+
+/* Sweep names in order, with their document counts: names is one malloc'ed
+ * block of NUL-separated strings. */
+sh_status sh_index_sweeps(sh_index *ix, char **names, uint32_t **counts, size_t *n, sh_error *err);
+
+/* Number of documents. */
+sh_status sh_index_count(sh_index *ix, uint32_t *n, sh_error *err);
+
+/* The URL fingerprint the index uses: AUG under the fixed polynomial P64b of
+ * shared/FINGERPRINTS.md, so it does not depend on the index's seed. */
+uint64_t sh_index_url_fp(const sh_index *ix, const char *url, size_t len);
+
+#endif

@@ -1,0 +1,372 @@
+/* shingle.core bindings for the persistent index (core/index.h). Document and
+ * cluster ids are 1-based here, as everywhere in Lua. */
+#include <stdlib.h>
+#include <string.h>
+#include "lshingle.h"
+#include "index.h"
+
+#define SHL_INDEX "shingle.Index"
+#define SHL_ADDER "shingle.IndexAdder"
+
+typedef struct shl_index { sh_index *ix; } shl_index;
+typedef struct shl_adder { sh_index_adder *a; int ref; } shl_adder;
+
+static shl_index *check_ix(lua_State *L, int i)
+{
+    shl_index *u = (shl_index *)luaL_checkudata(L, i, SHL_INDEX);
+    luaL_argcheck(L, u->ix != NULL, i, "the index is closed");
+    return u;
+}
+
+static uint32_t check_id(lua_State *L, int i)
+{
+    lua_Integer id = luaL_checkinteger(L, i);
+    luaL_argcheck(L, id >= 1 && id <= (lua_Integer)UINT32_MAX - 1, i, "ids start at 1");
+    return (uint32_t)(id - 1);
+}
+
+/* core.index(path [, { readonly, create, map_size }]) -> index, or nil, err, code */
+static int ix_open(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    int readonly = 0, create = 1;
+    size_t map = 0;
+    shl_index *u;
+    sh_error err;
+    if (lua_istable(L, 2)) {
+        lua_getfield(L, 2, "readonly"); readonly = lua_toboolean(L, -1); lua_pop(L, 1);
+        lua_getfield(L, 2, "create"); if (!lua_isnil(L, -1)) create = lua_toboolean(L, -1); lua_pop(L, 1);
+        lua_getfield(L, 2, "map_size"); if (!lua_isnil(L, -1)) map = (size_t)luaL_checknumber(L, -1); lua_pop(L, 1);
+    }
+    u = (shl_index *)shl_newuserdata(L, sizeof *u);
+    u->ix = NULL;
+    luaL_getmetatable(L, SHL_INDEX);
+    lua_setmetatable(L, -2);
+    if (sh_index_open(&u->ix, path, readonly, create, map, &err) != SH_OK) return shl_fail(L, &err);
+    return 1;
+}
+
+static int ix_close(lua_State *L)
+{
+    shl_index *u = (shl_index *)luaL_checkudata(L, 1, SHL_INDEX);
+    if (u->ix) { sh_index_close(u->ix); u->ix = NULL; }
+    return 0;
+}
+
+static const char *const policies[] = { "resemblance", "containment", "either", "both", NULL };
+
+/* ix:params() -> { sketch params..., policy, threshold } or nil for an empty index */
+static int ix_params(lua_State *L)
+{
+    shl_index *u = check_ix(L, 1);
+    sh_sketch_params p;
+    sh_policy pol = SH_POLICY_RESEMBLANCE;
+    double thr = 0;
+    int present;
+    sh_error err;
+    sh_sketch e;
+    if (sh_index_params(u->ix, &p, &present, &pol, &thr, &err) != SH_OK) return shl_fail(L, &err);
+    if (!present) { lua_pushnil(L); return 1; }
+    memset(&e, 0, sizeof e);
+    e.p = p;
+    shl_pushsketch(L, &e);
+    lua_getfield(L, -1, "params");
+    lua_pushvalue(L, -2);
+    lua_call(L, 1, 1);
+    lua_pushstring(L, policies[pol]); lua_setfield(L, -2, "policy");
+    lua_pushnumber(L, thr); lua_setfield(L, -2, "threshold");
+    return 1;
+}
+
+/* ix:begin(sweep, shingler, { policy, threshold, max_df }) -> adder: one transaction */
+static int ix_begin(lua_State *L)
+{
+    shl_index *u = check_ix(L, 1);
+    const char *sweep = luaL_checkstring(L, 2);
+    shl_shingler *sh = (shl_shingler *)luaL_checkudata(L, 3, SHL_SHINGLER);
+    sh_sketch_params id = sh->sp;
+    sh_policy pol = SH_POLICY_RESEMBLANCE;
+    double thr = 0.5;
+    uint32_t max_df = 0;
+    shl_adder *a;
+    sh_error err;
+    if (lua_istable(L, 4)) {
+        lua_getfield(L, 4, "policy");
+        if (!lua_isnil(L, -1)) pol = (sh_policy)luaL_checkoption(L, -1, NULL, policies);
+        lua_pop(L, 1);
+        lua_getfield(L, 4, "threshold"); if (!lua_isnil(L, -1)) thr = luaL_checknumber(L, -1); lua_pop(L, 1);
+        lua_getfield(L, 4, "max_df"); if (!lua_isnil(L, -1)) max_df = (uint32_t)luaL_checkinteger(L, -1); lua_pop(L, 1);
+    }
+    luaL_argcheck(L, thr >= 0 && thr <= 1, 4, "threshold must be between 0 and 1");
+    id.option = (uint8_t)sh->sh.c.option;
+    id.k = (uint8_t)sh->sh.c.k;
+    id.tokens = (uint8_t)sh->sh.c.tokens;
+    id.w = (uint32_t)sh->sh.c.w;
+    id.seed = sh->sh.c.seed;
+    id.poly = sh->sh.c.poly;
+    id.idpoly = sh->sh.c.idpoly;
+    a = (shl_adder *)shl_newuserdata(L, sizeof *a);
+    a->a = NULL;
+    a->ref = LUA_NOREF;
+    luaL_getmetatable(L, SHL_ADDER);
+    lua_setmetatable(L, -2);
+    if (sh_index_begin(u->ix, sweep, &id, pol, thr, max_df, &a->a, &err) != SH_OK) return shl_fail(L, &err);
+    lua_pushvalue(L, 1);
+    a->ref = luaL_ref(L, LUA_REGISTRYINDEX); /* the index outlives its adder */
+    return 1;
+}
+
+static shl_adder *check_adder(lua_State *L)
+{
+    shl_adder *a = (shl_adder *)luaL_checkudata(L, 1, SHL_ADDER);
+    luaL_argcheck(L, a->a != NULL, 1, "this add was already committed or abandoned");
+    return a;
+}
+
+static void adder_release(lua_State *L, shl_adder *a)
+{
+    luaL_unref(L, LUA_REGISTRYINDEX, a->ref);
+    a->ref = LUA_NOREF;
+    a->a = NULL;
+}
+
+/* adder:add({ { url, sketch, raw, canonical }, ... }) -> ids, or nil, err (the add is then abandoned) */
+static int adder_add(lua_State *L)
+{
+    shl_adder *a = check_adder(L);
+    size_t n, i;
+    sh_index_doc *docs;
+    uint32_t *ids;
+    sh_error err;
+    luaL_checktype(L, 2, LUA_TTABLE);
+    n = shl_rawlen(L, 2);
+    docs = (sh_index_doc *)lua_newuserdata(L, (n ? n : 1) * (sizeof *docs + 4));
+    ids = (uint32_t *)(void *)(docs + (n ? n : 1));
+    for (i = 0; i < n; i++) {
+        lua_rawgeti(L, 2, (int)(i + 1));
+        luaL_argcheck(L, lua_istable(L, -1), 2, "each document is a table { url, sketch, raw, canonical }");
+        lua_getfield(L, -1, "url"); docs[i].url = luaL_checklstring(L, -1, &docs[i].url_len); lua_pop(L, 1);
+        lua_getfield(L, -1, "sketch"); docs[i].sketch = shl_checksketch(L, lua_gettop(L)); lua_pop(L, 1);
+        lua_getfield(L, -1, "raw"); docs[i].raw_fp = shl_checku64(L, lua_gettop(L)); lua_pop(L, 1);
+        lua_getfield(L, -1, "canonical"); docs[i].canon_fp = shl_checku64(L, lua_gettop(L)); lua_pop(L, 1);
+        lua_pop(L, 1); /* the strings and sketches stay referenced by the list */
+    }
+    if (sh_index_add(a->a, docs, n, ids, &err) != SH_OK) {
+        sh_index_abort(a->a);
+        adder_release(L, a);
+        return shl_fail(L, &err);
+    }
+    lua_createtable(L, (int)n, 0);
+    for (i = 0; i < n; i++) {
+        lua_pushinteger(L, (lua_Integer)ids[i] + 1);
+        lua_rawseti(L, -2, (int)(i + 1));
+    }
+    return 1;
+}
+
+/* adder:set(key, value): a user value ("user.*") stored with this add */
+static int adder_set(lua_State *L)
+{
+    shl_adder *a = check_adder(L);
+    size_t n;
+    const char *k = luaL_checkstring(L, 2), *v = luaL_checklstring(L, 3, &n);
+    sh_error err;
+    luaL_argcheck(L, strncmp(k, "user.", 5) == 0, 2, "keys must start with \"user.\"");
+    if (sh_index_meta_put(a->a, k, v, n, &err) != SH_OK) return shl_fail(L, &err);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* ix:get(key) -> the user value, or nil */
+static int ix_get(lua_State *L)
+{
+    shl_index *u = check_ix(L, 1);
+    char *d;
+    size_t n;
+    sh_error err;
+    if (sh_index_meta_get(u->ix, luaL_checkstring(L, 2), &d, &n, &err) != SH_OK) return shl_fail(L, &err);
+    if (!d) { lua_pushnil(L); return 1; }
+    lua_pushlstring(L, d, n);
+    free(d);
+    return 1;
+}
+
+static int adder_commit(lua_State *L)
+{
+    shl_adder *a = check_adder(L);
+    sh_index_add_stats st;
+    sh_error err;
+    sh_status s = sh_index_commit(a->a, &st, &err);
+    adder_release(L, a);
+    if (s != SH_OK) return shl_fail(L, &err);
+    lua_createtable(L, 0, 5);
+    lua_pushinteger(L, (lua_Integer)st.added); lua_setfield(L, -2, "added");
+    lua_pushinteger(L, (lua_Integer)st.identical); lua_setfield(L, -2, "identical");
+    lua_pushinteger(L, (lua_Integer)st.candidates); lua_setfield(L, -2, "candidates");
+    lua_pushinteger(L, (lua_Integer)st.linked); lua_setfield(L, -2, "linked");
+    lua_pushinteger(L, (lua_Integer)st.merges); lua_setfield(L, -2, "merges");
+    return 1;
+}
+
+static int adder_abort(lua_State *L)
+{
+    shl_adder *a = (shl_adder *)luaL_checkudata(L, 1, SHL_ADDER);
+    if (a->a) { sh_index_abort(a->a); adder_release(L, a); }
+    return 0;
+}
+
+/* ix:similar(sketch [, { threshold, top, containment, max_df }]) -> hits */
+static int ix_similar(lua_State *L)
+{
+    shl_index *u = check_ix(L, 1);
+    sh_sketch *q = shl_checksketch(L, 2);
+    double thr = 0.5;
+    lua_Integer top = 10, max_df = 0;
+    int by_c = 0;
+    sh_index_hit *h;
+    size_t n, i;
+    sh_error err;
+    if (lua_istable(L, 3)) {
+        lua_getfield(L, 3, "threshold"); if (!lua_isnil(L, -1)) thr = luaL_checknumber(L, -1); lua_pop(L, 1);
+        lua_getfield(L, 3, "top"); if (!lua_isnil(L, -1)) top = luaL_checkinteger(L, -1); lua_pop(L, 1);
+        lua_getfield(L, 3, "containment"); by_c = lua_toboolean(L, -1); lua_pop(L, 1);
+        lua_getfield(L, 3, "max_df"); if (!lua_isnil(L, -1)) max_df = luaL_checkinteger(L, -1); lua_pop(L, 1);
+    }
+    luaL_argcheck(L, top >= 0 && max_df >= 0, 3, "top and max_df are not negative");
+    if (sh_index_similar(u->ix, q, thr, by_c, (uint32_t)top, (uint32_t)max_df, &h, &n, &err) != SH_OK) return shl_fail(L, &err);
+    lua_createtable(L, (int)n, 0);
+    for (i = 0; i < n; i++) {
+        lua_createtable(L, 0, 5);
+        lua_pushinteger(L, (lua_Integer)h[i].doc + 1); lua_setfield(L, -2, "id");
+        lua_pushnumber(L, h[i].r); lua_setfield(L, -2, "resemblance");
+        lua_pushnumber(L, h[i].cab); lua_setfield(L, -2, "containment");
+        lua_pushnumber(L, h[i].cba); lua_setfield(L, -2, "contained");
+        lua_pushinteger(L, h[i].shared); lua_setfield(L, -2, "shared");
+        lua_rawseti(L, -2, (int)(i + 1));
+    }
+    free(h);
+    return 1;
+}
+
+static const char *const relations[] = { "original", "exact", "lexical", "shingle" };
+
+/* ix:doc(id) -> { id, url, sweep, cluster, raw, canonical, shingles, tokens, relation }, sketch */
+static int ix_doc(lua_State *L)
+{
+    shl_index *u = check_ix(L, 1);
+    uint32_t id = check_id(L, 2);
+    sh_ixdoc d;
+    sh_sketch *sk;
+    char url[8192], sweep[256];
+    sh_error err;
+    if (sh_index_doc_get(u->ix, id, &d, &sk, url, sizeof url, sweep, sizeof sweep, &err) != SH_OK) return shl_fail(L, &err);
+    lua_createtable(L, 0, 9);
+    lua_pushinteger(L, (lua_Integer)id + 1); lua_setfield(L, -2, "id");
+    lua_pushstring(L, url); lua_setfield(L, -2, "url");
+    lua_pushstring(L, sweep); lua_setfield(L, -2, "sweep");
+    lua_pushinteger(L, (lua_Integer)d.cluster + 1); lua_setfield(L, -2, "cluster");
+    shl_pushu64(L, d.raw_fp); lua_setfield(L, -2, "raw");
+    shl_pushu64(L, d.canon_fp); lua_setfield(L, -2, "canonical");
+    lua_pushinteger(L, d.n_shingles); lua_setfield(L, -2, "shingles");
+    lua_pushinteger(L, d.n_tokens); lua_setfield(L, -2, "tokens");
+    lua_pushstring(L, relations[d.dup < 4 ? d.dup : 0]); lua_setfield(L, -2, "relation");
+    shl_pushsketch(L, sk);
+    free(sk);
+    return 2;
+}
+
+static int push_ids(lua_State *L, sh_status s, const sh_error *err, uint32_t *ids, size_t n)
+{
+    size_t i;
+    if (s != SH_OK) return shl_fail(L, err);
+    lua_createtable(L, (int)n, 0);
+    for (i = 0; i < n; i++) {
+        lua_pushinteger(L, (lua_Integer)ids[i] + 1);
+        lua_rawseti(L, -2, (int)(i + 1));
+    }
+    free(ids);
+    return 1;
+}
+
+static int ix_url_docs(lua_State *L)
+{
+    shl_index *u = check_ix(L, 1);
+    size_t len, n;
+    const char *url = luaL_checklstring(L, 2, &len);
+    uint32_t *ids;
+    sh_error err;
+    sh_status s = sh_index_url_docs(u->ix, url, len, &ids, &n, &err);
+    return push_ids(L, s, &err, ids, n);
+}
+
+static int ix_cluster_docs(lua_State *L)
+{
+    shl_index *u = check_ix(L, 1);
+    uint32_t c = check_id(L, 2), *ids;
+    size_t n;
+    sh_error err;
+    sh_status s = sh_index_cluster_docs(u->ix, c, &ids, &n, &err);
+    return push_ids(L, s, &err, ids, n);
+}
+
+static int ix_sweep_docs(lua_State *L)
+{
+    shl_index *u = check_ix(L, 1);
+    uint32_t *ids;
+    size_t n;
+    sh_error err;
+    sh_status s = sh_index_sweep_docs(u->ix, luaL_checkstring(L, 2), &ids, &n, &err);
+    return push_ids(L, s, &err, ids, n);
+}
+
+/* ix:sweeps() -> { { name, documents }, ... } in name order */
+static int ix_sweeps(lua_State *L)
+{
+    shl_index *u = check_ix(L, 1);
+    char *names;
+    uint32_t *counts;
+    size_t n, i, off = 0;
+    sh_error err;
+    if (sh_index_sweeps(u->ix, &names, &counts, &n, &err) != SH_OK) return shl_fail(L, &err);
+    lua_createtable(L, (int)n, 0);
+    for (i = 0; i < n; i++) {
+        lua_createtable(L, 0, 2);
+        lua_pushstring(L, names + off); lua_setfield(L, -2, "name");
+        lua_pushinteger(L, counts[i]); lua_setfield(L, -2, "documents");
+        off += strlen(names + off) + 1;
+        lua_rawseti(L, -2, (int)(i + 1));
+    }
+    free(names);
+    free(counts);
+    return 1;
+}
+
+static int ix_count(lua_State *L)
+{
+    shl_index *u = check_ix(L, 1);
+    uint32_t n;
+    sh_error err;
+    if (sh_index_count(u->ix, &n, &err) != SH_OK) return shl_fail(L, &err);
+    lua_pushinteger(L, n);
+    return 1;
+}
+
+void shl_open_index(lua_State *L)
+{
+    static const luaL_Reg ixm[] = {
+        { "params", ix_params }, { "begin", ix_begin }, { "similar", ix_similar }, { "doc", ix_doc },
+        { "url_docs", ix_url_docs }, { "cluster_docs", ix_cluster_docs }, { "sweep_docs", ix_sweep_docs },
+        { "sweeps", ix_sweeps }, { "count", ix_count }, { "get", ix_get }, { "close", ix_close }, { NULL, NULL }
+    };
+    static const luaL_Reg am[] = { { "add", adder_add }, { "set", adder_set }, { "commit", adder_commit }, { "abort", adder_abort }, { NULL, NULL } };
+    static const luaL_Reg funcs[] = { { "index", ix_open }, { NULL, NULL } };
+    luaL_newmetatable(L, SHL_INDEX);
+    lua_pushcfunction(L, ix_close); lua_setfield(L, -2, "__gc");
+    lua_newtable(L); shl_setfuncs(L, ixm); lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, SHL_ADDER);
+    lua_pushcfunction(L, adder_abort); lua_setfield(L, -2, "__gc");
+    lua_newtable(L); shl_setfuncs(L, am); lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+    shl_setfuncs(L, funcs);
+}

@@ -1,0 +1,29 @@
+--- shingle explain A B: why two documents were judged similar.
+local explain = require "shingle.explain"
+local common = require "shingle.cmd.common"
+local core = require "shingle.core"
+
+local M = {}
+
+function M.configure(parser)
+  local c = parser:command("explain", "Resemblance, containment and the shared passages of two documents.")
+  c:argument("a", "First document.")
+  c:argument("b", "Second document.")
+  c:option("-w --width", "Shingle width in tokens.", "10"):convert(tonumber)
+  c:flag("--no-color", "No highlighting.")
+  c:flag("--json", "JSON output.")
+end
+
+function M.run(a)
+  local ta, err = common.read_document(a.a)
+  if not ta then io.stderr:write("shingle: ", err, "\n") return 1 end
+  local tb, err2 = common.read_document(a.b)
+  if not tb then io.stderr:write("shingle: ", err2, "\n") return 1 end
+  local e, xerr = explain.explain(ta, tb, { w = a.width })
+  if not e then io.stderr:write("shingle: ", xerr, "\n") return 1 end
+  if a.json then io.stdout:write(require("cjson").encode(e), "\n") return 0 end
+  io.stdout:write(explain.render(e, ta, not a.no_color and core.isatty(1)))
+  return 0
+end
+
+return M

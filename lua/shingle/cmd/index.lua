@@ -1,0 +1,59 @@
+--- shingle index add DB INPUT... --sweep DATE: add a crawl sweep to an index
+-- (made on first use), linking its documents into the existing clusters.
+local index = require "shingle.index"
+local cluster = require "shingle.cmd.cluster"
+local progress = require "shingle.progress"
+
+local M = {}
+
+function M.configure(parser)
+  local c = parser:command("index", "Build and update a persistent index (LMDB).")
+  c:command_target("index_command")
+  local add = c:command("add", "Add documents as one crawl sweep, all or nothing.")
+  add:argument("db", "The index directory (made if absent).")
+  add:argument("inputs", "Directories, files, JSON Lines, WARC, or - for standard input."):args("+")
+  add:option("--sweep", "Name of the sweep, e.g. its crawl date (sweeps sort by name)."):count(1)
+  add:option("--format", "Input format (default: by name).", "auto"):choices({ "auto", "dir", "list", "jsonl", "warc", "file" })
+  add:option("--threads", "Sketching threads (default: all cores)."):convert(tonumber)
+  add:option("--policy", "A new index: link pairs by resemblance, containment, either or both.")
+    :choices({ "resemblance", "containment", "either", "both" })
+  add:option("-t --threshold", "A new index: threshold of the policy (0.5)."):convert(tonumber)
+  add:option("-w --width", "A new index: shingle width (10)."):convert(tonumber)
+  add:option("--sketch", "A new index: sketch kind (mod)."):choices({ "mod", "min", "minmod", "class" })
+  add:option("-m --modulus", "A new index: MOD_m modulus (25)."):convert(tonumber)
+  add:option("-s --size", "A new index: MIN_s size (200)."):convert(tonumber)
+  add:flag("--html", "Treat every input as HTML.")
+  add:flag("--strict", "Abandon the add at the first unreadable document.")
+  add:flag("-q --quiet", "No progress or warnings on stderr.")
+  local info = c:command("info", "Show an index's parameters and sweeps.")
+  info:argument("db", "The index directory.")
+end
+
+function M.run(a)
+  if a.index_command == "info" then
+    local ix, err = index.open(a.db, { readonly = true })
+    if not ix then io.stderr:write("shingle: ", err, "\n") return 1 end
+    local c = ix.config or {}
+    io.stdout:write(("%s: %d documents\n"):format(a.db, ix:count()))
+    io.stdout:write(("w = %s, sketch = %s, m = %s, s = %s, policy = %s >= %s\n"):format(tostring(c.w), tostring(c.sketch),
+      tostring(c.m), tostring(c.s), tostring(c.policy), tostring(c.threshold)))
+    for _, s in ipairs(ix:sweeps()) do io.stdout:write(("sweep %-24s %d documents\n"):format(s.name, s.documents)) end
+    return 0
+  end
+  local ix, err = index.open(a.db)
+  if not ix then io.stderr:write("shingle: ", err, "\n") return 1 end
+  local bar = progress.new("indexing", nil, "docs", a.quiet)
+  local st, aerr = ix:add(a.inputs, { sweep = a.sweep, format = a.format, threads = a.threads, policy = a.policy,
+    threshold = a.threshold, w = a.width, sketch = a.sketch, m = a.modulus, s = a.size,
+    html = a.html or nil, strict = a.strict, progress = function(n) bar:update(n) end })
+  local t = bar:done()
+  if not st then io.stderr:write("shingle: ", aerr, "\n") return 1 end
+  if not a.quiet then for _, e in ipairs(st.errors) do io.stderr:write("shingle: ", e, "\n") end end
+  io.stdout:write(("added %d documents to sweep %s in %.1f s (%.0f docs/s): %d identical to earlier ones, %d pairs linked, %d skipped\n")
+    :format(st.documents, a.sweep, t, st.documents / math.max(t, 1e-9), st.identical, st.linked, st.skipped))
+  return 0
+end
+
+M.size = cluster.size
+
+return M

@@ -1,0 +1,92 @@
+--- The index queries: similar, cluster-of, lost, changes.
+local index = require "shingle.index"
+local common = require "shingle.cmd.common"
+local cjson = require "cjson"
+
+local M = { names = { "similar", "cluster-of", "lost", "changes" } }
+
+function M.configure(parser)
+  local s = parser:command("similar", "Documents of an index that resemble a document (on-the-fly resemblance).")
+  s:argument("db", "The index directory.")
+  s:argument("doc", "A file, - for standard input, or with --url a URL stored in the index.")
+  s:flag("--url", "DOC is the URL of an indexed document.")
+  s:option("-t --threshold", "Least resemblance (or containment with --containment).", "0.5"):convert(tonumber)
+  s:option("--top", "At most this many.", "10"):convert(tonumber)
+  s:flag("--containment", "Rank by containment (either direction) instead of resemblance.")
+  s:flag("--html", "The document is HTML (default: by content).")
+  s:flag("--json", "JSON Lines output.")
+  local c = parser:command("cluster-of", "The cluster of a URL and its members, with sweep dates.")
+  c:argument("db", "The index directory.")
+  c:argument("url", "A URL stored in the index.")
+  c:flag("--json", "JSON output.")
+  local l = parser:command("lost", "Lost and found: where the content of a gone or changed URL lives now.")
+  l:argument("db", "The index directory.")
+  l:argument("url", "A URL stored in the index.")
+  l:flag("--json", "JSON output.")
+  local ch = parser:command("changes", "How pages changed between two sweeps.")
+  ch:argument("db", "The index directory.")
+  ch:option("--from", "The earlier sweep."):count(1)
+  ch:option("--to", "The later sweep."):count(1)
+  ch:option("--small", "Resemblance at or above which a change counts as small.", "0.5"):convert(tonumber)
+  ch:flag("--json", "JSON output.")
+end
+
+local function open(a)
+  local ix, err = index.open(a.db, { readonly = true })
+  if not ix then io.stderr:write("shingle: ", err, "\n") return nil end
+  if not ix.config then io.stderr:write("shingle: ", a.db, " is empty: add documents with `shingle index add`\n") return nil end
+  return ix
+end
+
+function M.run(a)
+  local ix = open(a)
+  if not ix then return 1 end
+  local out = io.stdout
+  if a.command == "similar" then
+    local q
+    if a.url then q = { url = a.doc }
+    elseif a.doc == "-" then q = io.stdin:read("*a")
+    else
+      local text, err = common.read_document(a.doc)
+      if not text then io.stderr:write("shingle: ", err, "\n") return 1 end
+      q = text
+    end
+    local hits, err = ix:similar(q, { threshold = a.threshold, top = a.top, containment = a.containment, html = a.html or nil })
+    if not hits then io.stderr:write("shingle: ", err, "\n") return 1 end
+    for _, h in ipairs(hits) do
+      if a.json then out:write(cjson.encode(h), "\n")
+      else out:write(("%.3f  c %.3f/%.3f  %-12s %s\n"):format(h.resemblance, h.containment, h.contained, h.sweep, h.url)) end
+    end
+    return 0
+  elseif a.command == "cluster-of" then
+    local cl, err = ix:cluster_of(a.url)
+    if not cl then io.stderr:write("shingle: ", err, "\n") return 1 end
+    if a.json then out:write(cjson.encode(cl), "\n") return 0 end
+    for _, c in ipairs(cl) do
+      out:write(("cluster %d (%d documents), for the version of sweep %s\n"):format(c.cluster, #c.members, c.sweep))
+      for _, m in ipairs(c.members) do out:write(("  %-12s %-8s %s\n"):format(m.sweep, m.relation, m.url)) end
+    end
+    return 0
+  elseif a.command == "lost" then
+    local found, err = ix:lost(a.url)
+    if not found then io.stderr:write("shingle: ", err, "\n") return 1 end
+    if a.json then out:write(cjson.encode(found), "\n") return 0 end
+    if #found == 0 then out:write("no other document in its cluster\n") return 0 end
+    out:write(("most recent: %s (sweep %s)\n"):format(found[1].url, found[1].sweep))
+    for k = 2, #found do out:write(("  also %s (sweep %s)\n"):format(found[k].url, found[k].sweep)) end
+    return 0
+  else
+    local r, err = ix:changes(a.from, a.to, { small = a.small })
+    if not r then io.stderr:write("shingle: ", err, "\n") return 1 end
+    if a.json then out:write(cjson.encode(r), "\n") return 0 end
+    out:write(("changes from %s to %s\n"):format(r.from, r.to))
+    for _, k in ipairs({ "identical", "small_change", "large_change", "moved_within_server", "moved_between_servers", "born", "died" }) do
+      out:write(("  %-24s %d\n"):format((k:gsub("_", " ")), r[k]))
+    end
+    out:write("  resemblance of changed URLs to their earlier version:\n")
+    for i, n in ipairs(r.histogram) do out:write(("    %.1f-%.1f  %d\n"):format((i - 1) / 10, i / 10, n)) end
+    return 0
+  end
+end
+
+return M

@@ -1,0 +1,278 @@
+--- The persistent index and its queries ("Query support", "On the fly
+-- resemblance", "Lost and found", "Characterizing how pages change over time"
+-- in "Syntactic Clustering of the Web"). The store is LMDB (core/index.h):
+-- many processes read while one adds a sweep in one transaction.
+--
+--   local index = require "shingle.index"
+--   local ix = assert(index.open("crawl.idx"))
+--   ix:add({ "sweep1.warc.gz" }, { sweep = "2026-11-01" })
+--   ix:similar(text)          ix:cluster_of(url)       ix:lost(url)
+--   ix:changes("2026-11-01", "2026-11-08")
+local shingle = require "shingle"
+local core = require "shingle.core"
+local input = require "shingle.input"
+local cjson = require "cjson"
+
+local M = {}
+local Index = {}
+Index.__index = Index
+
+-- What a new index is made with, unless the first add says otherwise: the
+-- clustering defaults of the paper (w = 10, MOD_25, resemblance >= 0.5).
+M.defaults = {
+  w = 10, k = 64, sketch = "mod", s = 200, m = 25, option = "B", tokens = "rabin",
+  fold = false, punctuation = false, numbers = true, invalid = "latin1",
+  policy = "resemblance", threshold = 0.5, max_df = 0,
+}
+local shingler_keys = { "w", "k", "sketch", "s", "m", "option", "tokens", "fold", "punctuation", "numbers", "invalid", "seed" }
+
+--- index.open(path [, { readonly = bool, create = bool, map_size = bytes }]) -> index, or nil, err
+function M.open(path, opts)
+  opts = opts or {}
+  local ix, err = core.index(path, { readonly = opts.readonly, create = opts.create ~= false and not opts.readonly,
+    map_size = opts.map_size })
+  if not ix then return nil, err end
+  local self = setmetatable({ ix = ix, path = path }, Index)
+  local conf = ix:get("user.config")
+  if conf then
+    local ok, c = pcall(cjson.decode, conf)
+    if not ok or type(c) ~= "table" then return nil, path .. ": the stored configuration is corrupt" end
+    self.config = c
+  end
+  return self
+end
+
+function Index:close() self.ix:close() end
+
+--- The shinglers (text, HTML) the index's sketches were made with.
+function Index:shinglers()
+  if not self.text then
+    local c = assert(self.config, "the index is empty: add documents first")
+    local o = {}
+    for _, k in ipairs(shingler_keys) do o[k] = c[k] end
+    self.text = shingle.new(o)
+    o.html = true
+    self.html = shingle.new(o)
+  end
+  return self.text, self.html
+end
+
+--- Add the documents of inputs as one sweep, all or nothing. opts: sweep
+-- (required), threads, batch, and for a new index the shingler options and
+-- policy, threshold, max_df (M.defaults). Returns stats, or nil, err.
+function Index:add(inputs, opts)
+  opts = opts or {}
+  if type(opts.sweep) ~= "string" or opts.sweep == "" then
+    error("index add needs a sweep name (e.g. the crawl date: --sweep 2026-11-01)", 2)
+  end
+  local fresh = self.config == nil
+  if fresh then
+    local c = {}
+    for k, v in pairs(M.defaults) do c[k] = v end
+    for k, v in pairs(opts) do if M.defaults[k] ~= nil or k == "seed" then c[k] = v end end
+    self.config = c
+  else
+    for _, k in ipairs({ "policy", "threshold", "w", "sketch", "m", "s" }) do
+      if opts[k] ~= nil and opts[k] ~= self.config[k] then
+        return nil, ("%s was made with %s = %s; an add cannot change it (the clusters would no longer equal a fresh clustering)")
+          :format(self.path, k, tostring(self.config[k]))
+      end
+    end
+  end
+  local c = self.config
+  local text, html = self:shinglers()
+  local adder, err = self.ix:begin(opts.sweep, text, { policy = c.policy, threshold = c.threshold, max_df = c.max_df })
+  if not adder then if fresh then self.config = nil end return nil, err end
+  if fresh then adder:set("user.config", cjson.encode(c)) end
+  local pool = core.pool(text, html, { threads = opts.threads or core.cpus(), skip_binary = true })
+  local stats = { documents = 0, skipped = 0, errors = {} }
+  local function fail(msg)
+    adder:abort()
+    if fresh then self.config, self.text, self.html = nil, nil, nil end
+    return nil, msg
+  end
+  for _, spec in ipairs(inputs) do
+    local src, serr = input.source(spec, { format = opts.format, html = opts.html, fields = opts.fields })
+    if not src then return fail(serr) end
+    repeat
+      local docs, errors, done = src:batch(opts.batch or 512)
+      for _, e in ipairs(errors) do
+        if opts.strict then return fail(e) end
+        stats.skipped = stats.skipped + 1
+        stats.errors[#stats.errors + 1] = e
+      end
+      if #docs > 0 then
+        local res = pool:sketch(docs)
+        local batch = {}
+        for i, r in ipairs(res) do
+          if r.error then
+            if opts.strict then return fail(r.error) end
+            stats.skipped = stats.skipped + 1
+            stats.errors[#stats.errors + 1] = r.error
+          else
+            batch[#batch + 1] = { url = docs[i].url, sketch = r.sketch, raw = r.raw, canonical = r.canonical }
+          end
+        end
+        local ids, aerr = adder:add(batch)
+        if not ids then return fail(aerr) end
+        stats.documents = stats.documents + #ids
+        if opts.progress then opts.progress(stats.documents) end
+      end
+    until done
+  end
+  local st, cerr = adder:commit()
+  if not st then return nil, cerr end
+  for k, v in pairs(st) do stats[k] = v end
+  return stats
+end
+
+local function with_doc(self, hits)
+  for _, h in ipairs(hits) do
+    local d = self.ix:doc(h.id)
+    h.url, h.sweep, h.cluster = d.url, d.sweep, d.cluster
+  end
+  return hits
+end
+
+--- On-the-fly resemblance: documents of the index similar to text (a string
+-- never indexed, or { url = u } for a stored document). opts: threshold
+-- (0.5), top (10), containment (rank by containment), html.
+function Index:similar(x, opts)
+  opts = opts or {}
+  local text, html = self:shinglers()
+  local sk, err
+  if type(x) == "table" and x.url then
+    local ids = self.ix:url_docs(x.url)
+    if #ids == 0 then return nil, ("%s is not in the index %s"):format(x.url, self.path) end
+    local _, s = self.ix:doc(ids[#ids])
+    sk = s
+  elseif type(x) == "string" then
+    local h = opts.html
+    if h == nil then h = input.looks_html(x) end
+    sk, err = (h and html or text):sketch(x)
+    if not sk then return nil, err end
+    if #sk == 0 then
+      return nil, "the document has no shingles to look up (it is empty, or shorter than the sketch samples): nothing to compare"
+    end
+  else
+    error("similar() takes a text or { url = ... }", 2)
+  end
+  local hits, herr = self.ix:similar(sk, { threshold = opts.threshold or 0.5, top = opts.top or 10,
+    containment = opts.containment, max_df = opts.max_df })
+  if not hits then return nil, herr end
+  return with_doc(self, hits)
+end
+
+--- The cluster of a URL: { cluster = id, members = { { id, url, sweep, relation } } },
+-- one entry per stored version of the URL (the latest first).
+function Index:cluster_of(url)
+  local ids = self.ix:url_docs(url)
+  if #ids == 0 then return nil, ("%s is not in the index %s"):format(url, self.path) end
+  local out, seen = {}, {}
+  for k = #ids, 1, -1 do
+    local d = self.ix:doc(ids[k])
+    if not seen[d.cluster] then
+      seen[d.cluster] = true
+      local members = {}
+      for _, m in ipairs(self.ix:cluster_docs(d.cluster)) do
+        local md = self.ix:doc(m)
+        members[#members + 1] = { id = m, url = md.url, sweep = md.sweep, relation = md.relation }
+      end
+      table.sort(members, function(a, b) if a.sweep ~= b.sweep then return a.sweep > b.sweep end return a.id < b.id end)
+      out[#out + 1] = { cluster = d.cluster, of = ids[k], sweep = d.sweep, members = members }
+    end
+  end
+  return out
+end
+
+--- Lost and found: for a URL that is gone or changed, the URLs of documents in
+-- its cluster, the most recent sweep first ("we can find the most recent
+-- version of the document ... in the cluster").
+function Index:lost(url)
+  local cl, err = self:cluster_of(url)
+  if not cl then return nil, err end
+  local found, seen = {}, {}
+  for _, c in ipairs(cl) do
+    for _, m in ipairs(c.members) do
+      if m.url ~= url and not seen[m.url] then
+        seen[m.url] = true
+        found[#found + 1] = m
+      end
+    end
+  end
+  table.sort(found, function(a, b) if a.sweep ~= b.sweep then return a.sweep > b.sweep end return a.id < b.id end)
+  return found
+end
+
+local function host(url)
+  return (url:match("^%a[%w+.-]*://([^/?#]*)") or ""):lower()
+end
+
+--- How pages changed between two sweeps: for URLs in both, the resemblance of
+-- the new version to the old (identical, small change at resemblance >= small,
+-- large change); pages that moved (same canonical content at a new URL,
+-- within a server or between servers); pages born and pages that died.
+function Index:changes(from, to, opts)
+  opts = opts or {}
+  local small = opts.small or 0.5
+  local a, aerr = self.ix:sweep_docs(from)
+  if not a then return nil, aerr end
+  local b, berr = self.ix:sweep_docs(to)
+  if not b then return nil, berr end
+  local function load(ids)
+    local by_url, by_content = {}, {}
+    for _, id in ipairs(ids) do
+      local d, sk = self.ix:doc(id)
+      d.sketch = sk
+      by_url[d.url] = d
+      local key = shingle.tohex(d.canonical)
+      by_content[key] = by_content[key] or {}
+      table.insert(by_content[key], d)
+    end
+    return by_url, by_content
+  end
+  local old, old_content = load(a)
+  local new, new_content = load(b)
+  local r = { from = from, to = to, identical = 0, small_change = 0, large_change = 0,
+    moved_within_server = 0, moved_between_servers = 0, born = 0, died = 0,
+    histogram = {}, moves = {}, changed = {} }
+  for i = 0, 9 do r.histogram[i + 1] = 0 end
+  local moved_to = {}
+  for url, d in pairs(old) do
+    local n = new[url]
+    if n then
+      local res = (d.raw == n.raw) and 1 or d.sketch:resemblance(n.sketch)
+      if d.raw == n.raw then r.identical = r.identical + 1
+      elseif res >= small then r.small_change = r.small_change + 1
+      else r.large_change = r.large_change + 1 end
+      local bin = math.min(10, math.floor(res * 10) + 1)
+      r.histogram[bin] = r.histogram[bin] + 1
+      if d.raw ~= n.raw then r.changed[#r.changed + 1] = { url = url, resemblance = res } end
+    else
+      local target
+      for _, cand in ipairs(new_content[shingle.tohex(d.canonical)] or {}) do
+        if not old[cand.url] and not moved_to[cand.url] then target = cand; break end
+      end
+      if target then
+        moved_to[target.url] = true
+        local within = host(url) == host(target.url)
+        if within then r.moved_within_server = r.moved_within_server + 1
+        else r.moved_between_servers = r.moved_between_servers + 1 end
+        r.moves[#r.moves + 1] = { from = url, to = target.url, within_server = within }
+      else
+        r.died = r.died + 1
+      end
+    end
+  end
+  for url in pairs(new) do
+    if not old[url] and not moved_to[url] then r.born = r.born + 1 end
+  end
+  table.sort(r.moves, function(x, y) return x.from < y.from end)
+  table.sort(r.changed, function(x, y) return x.url < y.url end)
+  return r
+end
+
+function Index:sweeps() return self.ix:sweeps() end
+function Index:count() return self.ix:count() end
+
+return M
