@@ -562,14 +562,20 @@ static sh_status decide_pair(decider *x, uint32_t a, uint32_t b, sh_error *err)
     l.r = (float)e.resemblance; l.cab = (float)e.contain_ab; l.cba = (float)e.contain_ba;
     l.xr = l.xcab = l.xcba = -1.0f;
     if (x->c->verify) {
-        if (!passes(x->c, &e, x->c->candidate)) return SH_OK;
+        if (!x->c->accept && !passes(x->c, &e, x->c->candidate)) return SH_OK;
         x->st->candidates++;
         if ((s = sh_sketch_estimate(view(&x->r, a, x->fa, 1), view(&x->r, b, x->fb, 1), &xe, err)) != SH_OK) return s;
         l.xr = (float)xe.resemblance; l.xcab = (float)xe.contain_ab; l.xcba = (float)xe.contain_ba;
-        if (!passes(x->c, &xe, x->c->threshold)) return SH_OK;
     } else {
         x->st->candidates++;
-        if (!passes(x->c, &e, x->c->threshold)) return SH_OK;
+        xe = e;
+    }
+    if (x->c->accept) {
+        int ok = x->c->accept(x->c->accept_ud, a, b, (uint32_t)e.both, &xe, x->r.d[a].n_shingles, x->r.d[b].n_shingles);
+        if (ok < 0) return sh_error_set(err, SH_EINVAL, 0, "the policy stopped phase 4 at the pair (%u, %u)", a + 1, b + 1);
+        if (!ok) return SH_OK;
+    } else if (!passes(x->c, &xe, x->c->threshold)) {
+        return SH_OK;
     }
     x->st->linked++;
     sh_uf_union(x->uf, a, b);

@@ -82,7 +82,16 @@ sh_status sh_pairs(const char *dir, const sh_pairs_config *cfg, sh_pairs_stats *
 /* ---- phase 4 ------------------------------------------------------------- */
 typedef enum sh_policy { SH_POLICY_RESEMBLANCE = 0, SH_POLICY_CONTAINMENT, SH_POLICY_EITHER, SH_POLICY_BOTH } sh_policy;
 
+/* A caller's own policy: 1 links the pair, 0 does not, -1 stops phase 4 with
+ * SH_EINVAL (the callback explains why in its own way). e holds the estimate,
+ * or the exact values with verify; shared is the number of shared sketch
+ * values; sizes are the documents' shingle counts. */
+typedef int (*sh_accept_fn)(void *ud, uint32_t a, uint32_t b, uint32_t shared, const sh_estimate *e,
+                            uint32_t size_a, uint32_t size_b);
+
 typedef struct sh_decide_config {
+    sh_accept_fn accept;    /* NULL: decide by policy and threshold */
+    void *accept_ud;
     sh_policy policy;
     double threshold;       /* on the decided score */
     double candidate;       /* with verify: estimated score a pair needs to be verified */

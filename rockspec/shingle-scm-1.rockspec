@@ -48,6 +48,10 @@ build = {
       ["shingle.cmd.query"] = "lua/shingle/cmd/query.lua",
       ["shingle.cmd.recluster"] = "lua/shingle/cmd/recluster.lua",
       ["shingle.explain"] = "lua/shingle/explain.lua",
+      ["shingle.extractors.code"] = "lua/shingle/extractors/code.lua",
+      ["shingle.extractors.fasta"] = "lua/shingle/extractors/fasta.lua",
+      ["shingle.extractors"] = "lua/shingle/extractors/init.lua",
+      ["shingle.extractors.midi"] = "lua/shingle/extractors/midi.lua",
       ["shingle.gen"] = "lua/shingle/gen.lua",
       ["shingle.index"] = "lua/shingle/index.lua",
       ["shingle"] = "lua/shingle/init.lua",
@@ -55,6 +59,7 @@ build = {
       ["shingle.options"] = "lua/shingle/options.lua",
       ["shingle.pipeline"] = "lua/shingle/pipeline.lua",
       ["shingle.progress"] = "lua/shingle/progress.lua",
+      ["shingle.rules"] = "lua/shingle/rules.lua",
    },
    install = {
       bin = { shingle = "bin/shingle" },

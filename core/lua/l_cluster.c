@@ -217,6 +217,73 @@ static int p1_add(lua_State *L)
     return 2;
 }
 
+/* w:add_sketches({ { sketch, full, raw, canonical } | { error = msg }, ... })
+ * -> ok count: documents sketched in Lua (rule sets with Lua steps, feature
+ * extractors), appended like a pool batch. With a signature length set, the
+ * min-hashes are taken over the full sketch's values. */
+static int p1_add_sketches(lua_State *L)
+{
+    shl_p1 *u = (shl_p1 *)luaL_checkudata(L, 1, SHL_P1);
+    size_t n, i, ok = 0;
+    sh_doc_out *outs;
+    sh_error err;
+    sh_status st;
+    luaL_checktype(L, 2, LUA_TTABLE);
+    luaL_argcheck(L, u->open, 1, "the phase-1 writer is closed");
+    n = shl_rawlen(L, 2);
+    outs = (sh_doc_out *)lua_newuserdata(L, (n ? n : 1) * sizeof *outs);
+    memset(outs, 0, (n ? n : 1) * sizeof *outs);
+    for (i = 0; i < n; i++) {
+        sh_doc_out *o = &outs[i];
+        lua_rawgeti(L, 2, (int)(i + 1));
+        luaL_argcheck(L, lua_istable(L, -1), 2, "each entry is { sketch, full, raw, canonical } or { error = msg }");
+        lua_getfield(L, -1, "error");
+        if (!lua_isnil(L, -1)) {
+            o->status = SH_EFORMAT;
+            snprintf(o->err, sizeof o->err, "%s", luaL_checkstring(L, -1));
+            lua_pop(L, 2);
+            continue;
+        }
+        lua_pop(L, 1);
+        lua_getfield(L, -1, "sketch"); o->sketch = shl_checksketch(L, lua_gettop(L)); lua_pop(L, 1);
+        lua_getfield(L, -1, "raw"); o->raw_fp = shl_checku64(L, lua_gettop(L)); lua_pop(L, 1);
+        lua_getfield(L, -1, "canonical"); o->canon_fp = shl_checku64(L, lua_gettop(L)); lua_pop(L, 1);
+        lua_getfield(L, -1, "full");
+        if (!lua_isnil(L, -1)) {
+            sh_sketch *f = shl_checksketch(L, lua_gettop(L));
+            o->full = f->v;
+            o->n_full = f->n;
+        }
+        lua_pop(L, 1);
+        if ((u->p1.want_full || u->p1.sig_k) && !o->full)
+            return luaL_error(L, "entry %d needs its full sketch (verification or a min-hash method is on)", (int)(i + 1));
+        if (u->p1.sig_k) {
+            o->sig = (uint64_t *)lua_newuserdata(L, u->p1.sig_k * 8); /* kept alive on the stack */
+            sh_minhash(o->full, o->n_full, o->sketch->p.seed ^ 0x243f6a8885a308d3ULL, u->p1.sig_k, o->sig);
+            lua_insert(L, -2);
+        }
+        o->n_tokens = o->sketch->n_tokens;
+        {
+            /* the shingle-set fingerprint: any fold works, as long as one run
+             * uses one (a run sketches all documents on one path) */
+            size_t j;
+            uint64_t f = 0x9e3779b97f4a7c15ULL;
+            for (j = 0; j < o->sketch->n; j++) f = sh_mix(f ^ o->sketch->v[j]);
+            o->set_fp = f;
+        }
+        lua_pop(L, 1);
+        ok++;
+    }
+    st = sh_p1_add(&u->p1, outs, n, &err);
+    if (st != SH_OK) {
+        sh_p1_abort(&u->p1);
+        u->open = 0;
+        return shl_fail(L, &err);
+    }
+    lua_pushinteger(L, (lua_Integer)ok);
+    return 1;
+}
+
 static int p1_commit(lua_State *L)
 {
     shl_p1 *u = (shl_p1 *)luaL_checkudata(L, 1, SHL_P1);
@@ -287,6 +354,8 @@ static void read_decide(lua_State *L, int t, sh_decide_config *c)
     static const char *const policies[] = { "resemblance", "containment", "either", "both", NULL };
     const char *p;
     int i;
+    c->accept = NULL;
+    c->accept_ud = NULL;
     c->threshold = field_num(L, t, "threshold", 0.5);
     c->verify = field_bool(L, t, "verify", 0);
     c->candidate = field_num(L, t, "candidate", c->threshold);
@@ -300,15 +369,63 @@ static void read_decide(lua_State *L, int t, sh_decide_config *c)
     luaL_argcheck(L, c->threshold >= 0 && c->threshold <= 1, t, "threshold must be between 0 and 1");
 }
 
+/* The trampoline for a Lua predicate: the function is at stack index 3 of
+ * the c_decide call; an error in it is kept and ends phase 4. */
+typedef struct lua_accept { lua_State *L; int fn; int failed; } lua_accept;
+
+static int accept_lua(void *ud, uint32_t a, uint32_t b, uint32_t shared, const sh_estimate *e, uint32_t na, uint32_t nb)
+{
+    lua_accept *x = (lua_accept *)ud;
+    lua_State *L = x->L;
+    int ok;
+    lua_pushvalue(L, x->fn);
+    lua_createtable(L, 0, 8);
+    lua_pushinteger(L, (lua_Integer)a + 1); lua_setfield(L, -2, "a");
+    lua_pushinteger(L, (lua_Integer)b + 1); lua_setfield(L, -2, "b");
+    lua_pushinteger(L, shared); lua_setfield(L, -2, "shared");
+    lua_pushnumber(L, e->resemblance); lua_setfield(L, -2, "resemblance");
+    lua_pushnumber(L, e->contain_ab); lua_setfield(L, -2, "containment_ab");
+    lua_pushnumber(L, e->contain_ba); lua_setfield(L, -2, "containment_ba");
+    lua_pushinteger(L, na); lua_setfield(L, -2, "size_a");
+    lua_pushinteger(L, nb); lua_setfield(L, -2, "size_b");
+    if (lua_pcall(L, 1, 1, 0) != 0) {
+        x->failed = 1; /* the message stays on the stack for c_decide */
+        return -1;
+    }
+    ok = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return ok;
+}
+
+/* core.decide(dir, { policy, threshold, candidate, verify } [, predicate]) */
 static int c_decide(lua_State *L)
 {
     const char *dir = luaL_checkstring(L, 1);
     sh_decide_config c;
     sh_decide_stats st;
     sh_error err;
+    lua_accept x;
     luaL_checktype(L, 2, LUA_TTABLE);
     read_decide(L, 2, &c);
-    if (sh_decide(dir, &c, &st, &err) != SH_OK) return shl_fail(L, &err);
+    c.accept = NULL;
+    c.accept_ud = NULL;
+    if (!lua_isnoneornil(L, 3)) {
+        luaL_checktype(L, 3, LUA_TFUNCTION);
+        lua_settop(L, 3);
+        x.L = L;
+        x.fn = 3;
+        x.failed = 0;
+        c.accept = accept_lua;
+        c.accept_ud = &x;
+    }
+    if (sh_decide(dir, &c, &st, &err) != SH_OK) {
+        if (c.accept && x.failed) {
+            lua_pushnil(L);
+            lua_pushfstring(L, "the policy function failed: %s", lua_tostring(L, -2));
+            return 2;
+        }
+        return shl_fail(L, &err);
+    }
     push_decide_stats(L, &st);
     return 1;
 }
@@ -454,7 +571,7 @@ static int c_now(lua_State *L)
 void shl_open_cluster(lua_State *L)
 {
     static const luaL_Reg pool_m[] = { { "sketch", pool_sketch }, { NULL, NULL } };
-    static const luaL_Reg p1_m[] = { { "add", p1_add }, { "commit", p1_commit }, { "abort", p1_gc }, { NULL, NULL } };
+    static const luaL_Reg p1_m[] = { { "add", p1_add }, { "add_sketches", p1_add_sketches }, { "commit", p1_commit }, { "abort", p1_gc }, { NULL, NULL } };
     static const luaL_Reg funcs[] = {
         { "pool", pool_new }, { "phase1", p1_new }, { "dedupe", c_dedupe }, { "pairs", c_pairs },
         { "decide", c_decide }, { "supershingle", c_supershingle }, { "lsh", c_lsh }, { "greedy", c_greedy },

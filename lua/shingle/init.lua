@@ -19,11 +19,79 @@ local M = {
 
 local Shingler = core.Shingler
 
---- shingle.new{...} -> an independent shingler. Options and defaults are in
--- shingle.options (docs/api.md). Misuse raises an error naming the option.
-function M.new(opts)
-  return core.new(options.resolve(opts, 2))
+-- A shingler whose rule set has Lua steps: the C shingler does the
+-- tokenizing it was configured for and everything after the token list;
+-- the Lua steps run around it (shingle.rules).
+local Ruled = {}
+local ruled_mt = {
+  __index = function(self, k)
+    local m = Ruled[k]
+    if m then return m end
+    local f = Shingler[k]
+    if f == nil then return nil end
+    return function(obj, ...) return f(obj.c, ...) end
+  end,
+  __tostring = function(self) return "shingle.Shingler(rules: " .. self.compiled.signature .. ")" end,
+}
+
+function Ruled:tokens(text)
+  return require("shingle.rules").tokens(self.compiled, self.c, text)
 end
+
+function Ruled:sketch_text(text, kind)
+  local toks, err = self:tokens(text)
+  if not toks then return nil, err end
+  return self.c:sketch_tokens(toks, kind)
+end
+
+function Ruled:sketch(x, kind)
+  if type(x) == "string" then return self:sketch_text(x, kind) end
+  return self.c:sketch(x, kind)
+end
+
+--- With Lua steps the byte ranges of the original text are not known: the
+-- iterator gives (index, fingerprint) only.
+function Ruled:shingles(text)
+  local toks, err = self:tokens(text)
+  if not toks then error(err, 2) end
+  local ids = {}
+  for i, t in ipairs(toks) do ids[i] = type(t) == "string" and self.c:token_id(t) or t end
+  local w, n, i = self.c:params().w, #ids, 0
+  local last = n >= w and n - w + 1 or (n > 0 and 1 or 0)
+  return function()
+    i = i + 1
+    if i > last then return nil end
+    local win = {}
+    for j = i, math.min(n, i + w - 1) do win[#win + 1] = ids[j] end
+    return i, self.c:window(win)
+  end
+end
+
+function Ruled:params()
+  local p = self.c:params()
+  p.canon = self.compiled.signature
+  return p
+end
+
+--- shingle.new{...} -> an independent shingler. Options and defaults are in
+-- shingle.options (docs/api.md); `canon` takes a rule set (shingle.rules).
+-- Misuse raises an error naming the option.
+function M.new(opts)
+  local o = options.resolve(opts, 2)
+  local c = core.new(o)
+  if o.compiled and o.compiled.lua then
+    return setmetatable({ c = c, compiled = o.compiled }, ruled_mt)
+  end
+  return c
+end
+
+--- The C shingler under a shingler (itself when it has no Lua steps).
+function M.unwrap(sh)
+  if getmetatable(sh) == ruled_mt then return sh.c, sh.compiled end
+  return sh
+end
+
+M.rules = require "shingle.rules"
 
 --- sh:sketch(x [, kind]): x is a text (string) or a list of tokens (strings or
 -- integers). Returns a sketch, or nil, err when the text is rejected (invalid

@@ -27,6 +27,10 @@ M.defaults = {
   invalid = "error",    -- invalid UTF-8: error | skip | latin1
 }
 
+-- options that have no default: the rule set (shingle.rules) replaces the
+-- canonicalization options when given
+local extra = { canon = true, rules_name = true }
+
 local kinds = { min = true, mod = true, minmod = true, class = true, full = true }
 local enums = {
   sketch = kinds,
@@ -68,7 +72,7 @@ function M.resolve(opts, level)
   local o = {}
   for k, v in pairs(M.defaults) do o[k] = v end
   for k, v in pairs(opts or {}) do
-    if M.defaults[k] == nil and k ~= "rules_name" then
+    if M.defaults[k] == nil and not extra[k] then
       error(("unknown option '%s'; known options are: %s"):format(tostring(k), keys(M.defaults)), level)
     end
     o[k] = v
@@ -88,6 +92,17 @@ function M.resolve(opts, level)
     if type(v) ~= "number" or v ~= math.floor(v) or v < r[1] or v > r[2] then
       error(("option '%s' is %s; use a whole number from %d to %d"):format(k, tostring(v), r[1], r[2]), level)
     end
+  end
+  if o.canon ~= nil then
+    for _, k in ipairs({ "html", "lowercase", "numbers", "punctuation", "fold" }) do
+      if opts[k] ~= nil then
+        error(("give either a rule set (canon) or the option '%s', not both: the rule set decides canonicalization"):format(k), level)
+      end
+    end
+    local compiled = require("shingle.rules").compile(o.canon, level)
+    for k, v in pairs(compiled.flags) do o[k] = v end
+    o.rules_name = compiled.signature
+    o.compiled = compiled
   end
   if o.fold then o.lowercase = true end
   o.rules = M.rules_id(o)

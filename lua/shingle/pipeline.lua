@@ -35,7 +35,7 @@ M.defaults = {
 local methods = { shingles = true, supershingle = true, lsh = true, greedy = true }
 -- options whose default is nil
 local optional = { seed = true, threads = true, temp_dir = true, candidate = true, bands = true, rows = true,
-  fields = true, html = true, log = true, outdir = true }
+  fields = true, html = true, log = true, outdir = true, canon = true, extractor = true }
 
 function M.new(cfg)
   local self = setmetatable({}, M)
@@ -59,11 +59,25 @@ function M.new(cfg)
   return self
 end
 
---- The shinglers of a run: one for text, one for HTML, alike but for HTML stripping.
+--- The shinglers of a run: one for text, one for HTML, alike but for HTML
+-- stripping; with a rule set (canon), the rule set decides and both are one.
 function M:shinglers()
   local c = self.cfg
-  local o = { w = c.w, sketch = c.sketch, m = c.m, s = c.s, k = c.k, option = c.option, seed = c.seed,
-    fold = c.fold, punctuation = c.punctuation, numbers = c.numbers, invalid = c.invalid }
+  local o = { w = c.w, sketch = c.sketch, m = c.m, s = c.s, k = c.k, option = c.option, seed = c.seed, invalid = c.invalid }
+  if c.extractor then
+    local ex, err = require("shingle.extractors").get(c.extractor)
+    if not ex then error(err, 0) end
+    self.extractor = ex
+    o.canon = { { name = "extractor:" .. ex.name, tokens = function(t) return t end } }
+    local sh = shingle.new(o)
+    return sh, sh
+  end
+  if c.canon then
+    o.canon = c.canon
+    local sh = shingle.new(o)
+    return sh, sh
+  end
+  o.fold, o.punctuation, o.numbers = c.fold, c.punctuation, c.numbers
   local text = shingle.new(o)
   o.html = true
   return text, shingle.new(o)
@@ -126,29 +140,86 @@ local function mkdir_p(dir)
   return true
 end
 
---- Phase 1: sketch every document of every input, on the pool's threads.
+-- Sketch one batch in Lua: for rule sets with Lua steps and for feature
+-- extractors, which the C threads cannot run.
+local function lua_batch(self, sh, docs, need_full)
+  local rules = require "shingle.rules"
+  local c, compiled = shingle.unwrap(sh)
+  local out = {}
+  for i, d in ipairs(docs) do
+    local bytes, err = d.text, nil
+    if not bytes then
+      local f
+      f, err = io.open(d.path, "rb")
+      if f then bytes = f:read("*a"); f:close() else err = ("cannot read %s: %s"):format(d.path, err) end
+    end
+    local feats
+    if bytes then
+      if self.extractor then
+        feats, err = self.extractor.extract(bytes, d.path or d.url)
+      else
+        feats, err = rules.tokens(compiled, c, bytes)
+      end
+    end
+    if not feats then
+      out[i] = { error = (d.path or d.url or "document") .. ": " .. tostring(err) }
+    else
+      local set = self.extractor and self.extractor.kind == "set"
+      local method = set and c.sketch_features or c.sketch_tokens
+      local strs = {}
+      for j, t in ipairs(feats) do strs[j] = tostring(t) end
+      out[i] = { sketch = method(c, feats), full = need_full and method(c, feats, "full") or nil,
+        raw = c:token_id(bytes), canonical = c:token_id(table.concat(strs, "\0")) }
+    end
+  end
+  return out
+end
+
+--- A source over a Lua function: each call returns a document { url, text,
+-- date, html } (or { path = p }), nil at the end.
+local function function_source(fn)
+  local done = false
+  return { batch = function(_, n)
+    local docs = {}
+    while not done and #docs < n do
+      local d = fn()
+      if d == nil then done = true else docs[#docs + 1] = d end
+    end
+    return docs, {}, done
+  end }
+end
+
+--- Phase 1: sketch every document of every input, on the pool's threads
+-- (or in Lua for rule sets with Lua steps and extractors). An input is a
+-- path, a directory, a JSON Lines or WARC file, "-", or a Lua function
+-- returning one document per call.
 function M:sketch(inputs)
   local c = self.cfg
   local ok, err = mkdir_p(self.dir)
   if not ok then return nil, err end
   local t0 = core.now()
-  local text, html = self:shinglers()
-  local pool = core.pool(text, html, { threads = c.threads, full = c.verify, sig_k = self:signature_length(),
-    skip_binary = true, max_bytes = c.max_bytes })
+  local sok, text, html = pcall(self.shinglers, self)
+  if not sok then return nil, text end
+  local lua_path = shingle.unwrap(text) ~= text
+  local sig_k = self:signature_length()
+  local pool = core.pool(shingle.unwrap(text), shingle.unwrap(html), { threads = c.threads, full = c.verify,
+    sig_k = sig_k, skip_binary = not self.extractor, max_bytes = c.max_bytes })
   local w, werr = core.phase1(self.dir, pool)
   if not w then return nil, werr end
   local cjson = require "cjson"
   local meta_path = self.dir .. "/docs.jsonl"
   local meta, merr = io.open(meta_path .. ".tmp", "wb")
   if not meta then w:abort(); return nil, ("cannot write %s: %s"):format(meta_path, merr) end
-  local id, nok, skipped, bytes = 0, 0, 0, 0
+  local id, nok, skipped = 0, 0, 0
   local bar = progress.new("sketching", nil, "docs", c.quiet)
   local function fail(msg)
     w:abort(); meta:close(); os.remove(meta_path .. ".tmp")
     return nil, msg
   end
   for _, spec in ipairs(inputs) do
-    local src, serr = input.source(spec, { format = c.format, fields = c.fields, html = c.html })
+    local src, serr
+    if type(spec) == "function" then src = function_source(spec)
+    else src, serr = input.source(spec, { format = c.format, fields = c.fields, html = c.html }) end
     if not src then
       if c.strict then return fail(serr) end
       self.log("shingle: " .. serr .. "; skipped")
@@ -163,8 +234,17 @@ function M:sketch(inputs)
           skipped = skipped + 1
         end
         if #docs > 0 then
-          local n, derr = w:add(pool, docs)
-          if not n then return fail(derr) end
+          local n, derr
+          if lua_path then
+            local res = lua_batch(self, text, docs, c.verify or sig_k > 0)
+            derr = {}
+            for i, r in ipairs(res) do derr[i] = r.error end
+            n, werr = w:add_sketches(res)
+            if not n then return fail(werr) end
+          else
+            n, derr = w:add(pool, docs)
+            if not n then return fail(derr) end
+          end
           for i, d in ipairs(docs) do
             id = id + 1
             local e = derr[i]
@@ -174,7 +254,6 @@ function M:sketch(inputs)
               skipped = skipped + 1
             end
             meta:write(cjson.encode({ id = id, url = d.url, date = d.date, skipped = e and true or nil }), "\n")
-            bytes = bytes + (d.text and #d.text or 0)
           end
           nok = nok + n
           bar:update(id)
@@ -226,12 +305,18 @@ function M:decision_options()
 end
 
 --- Phase 4: decide the pairs by the policy, link them, form the clusters.
-function M:decide()
+-- opts.predicate: a Lua function over a pair { a, b, shared, resemblance,
+-- containment_ab, containment_ba, size_a, size_b } (exact values with
+-- verify) that decides instead of the policy.
+function M:decide(opts)
   local c = self.cfg
   local t0 = core.now()
   local o = self:decision_options()
   local st, ps, err
-  if c.method == "shingles" then
+  if opts and opts.predicate then
+    if c.method ~= "shingles" then return nil, "a policy function needs the shingles method (pairs from phases 2-3)" end
+    st, err = core.decide(self.dir, o, opts.predicate)
+  elseif c.method == "shingles" then
     st, err = core.decide(self.dir, o)
   elseif c.method == "greedy" then
     st, err = core.greedy(self.dir, o)
@@ -315,6 +400,19 @@ function M:report()
   return self:write_summary()
 end
 
+--- Iterate over the clusters of a finished run: each { cluster, size,
+-- members = { { id, url, date, relation, copy_of } } }.
+function M:clusters()
+  local cjson = require "cjson"
+  local f, err = io.open(self.dir .. "/clusters.jsonl", "rb")
+  if not f then error(("cannot read %s/clusters.jsonl: %s (run report first)"):format(self.dir, err), 2) end
+  return function()
+    local line = f:read("*l")
+    if not line then f:close() return nil end
+    return cjson.decode(line)
+  end
+end
+
 M.phase_names = { "sketching", "duplicate_elimination", "shingle_merging", "pair_formation", "pair_merging",
   "cluster_formation", "report" }
 
@@ -360,7 +458,10 @@ end
 function M:save_config()
   local cjson = require "cjson"
   local c = {}
-  for k, v in pairs(self.cfg) do if type(v) ~= "function" then c[k] = v end end
+  for k, v in pairs(self.cfg) do
+    -- rule sets and extractors given as Lua values cannot be saved; names can
+    if type(v) ~= "function" and not (type(v) == "table" and (k == "canon" or k == "extractor")) then c[k] = v end
+  end
   local rec = { config = c, stats = self.stats, times = self.times }
   return atomic_write(self.dir .. "/run.json", function(f) f:write(cjson.encode(rec), "\n") end)
 end

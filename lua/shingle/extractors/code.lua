@@ -1,0 +1,11 @@
+--- Source code as a token sequence with identifiers, numbers and strings
+-- normalised and comments dropped (shingle.rules.code_tokens): renaming
+-- variables or reformatting does not hide a copy ("Intellectual property and
+-- plagiarism" in "Syntactic Clustering of the Web").
+local rules = require "shingle.rules"
+
+return {
+  name = "code",
+  kind = "sequence",
+  extract = function(bytes) return rules.code_tokens(bytes) end,
+}

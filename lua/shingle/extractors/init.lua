@@ -1,0 +1,47 @@
+--- Feature extractors: objects that are not text, as feature sets or
+-- sequences the same sketch, estimator, clustering and index machinery takes
+-- ("Our general technique only depends on the ability to extract a set of
+-- features from objects", Broder et al. 1997).
+--
+-- An extractor is a table:
+--   name     identifies it (part of the rules' identity of its sketches)
+--   kind     "sequence" (shingled with width w) or "set" (sketched as is)
+--   extract  function(bytes, path) -> list of strings or integers, or nil, err
+-- Ship your own as a Lua file returning such a table: --extractor ./mine.lua
+local M = {}
+
+M.builtin = { midi = true, code = true, fasta = true }
+
+--- The extractor for a name (midi, code, fasta) or a path to a Lua file.
+function M.get(spec)
+  if type(spec) == "table" then return M.check(spec, "the extractor") end
+  if M.builtin[spec] then return require("shingle.extractors." .. spec) end
+  if spec:find("/", 1, true) or spec:match("%.lua$") then
+    local chunk, err = loadfile(spec)
+    if not chunk then return nil, ("cannot load the extractor %s: %s"):format(spec, err) end
+    local ok, ex = pcall(chunk)
+    if not ok then return nil, ("the extractor %s failed to load: %s"):format(spec, tostring(ex)) end
+    return M.check(ex, spec)
+  end
+  return nil, ("unknown extractor '%s'; use midi, code, fasta or the path of a Lua file"):format(spec)
+end
+
+function M.check(ex, where)
+  if type(ex) ~= "table" or type(ex.extract) ~= "function" or type(ex.name) ~= "string" then
+    return nil, where .. " must return a table { name = string, kind = 'sequence' | 'set', extract = function(bytes, path) }"
+  end
+  if ex.kind ~= "sequence" and ex.kind ~= "set" then
+    return nil, ("%s: kind is '%s'; use 'sequence' or 'set'"):format(where, tostring(ex.kind))
+  end
+  return ex
+end
+
+--- Sketch one object with a shingler: a sequence is shingled, a set is sketched as is.
+function M.sketch(ex, sh, bytes, path, kind)
+  local feats, err = ex.extract(bytes, path)
+  if not feats then return nil, err end
+  if ex.kind == "sequence" then return sh:sketch_tokens(feats, kind) end
+  return sh:sketch_features(feats, kind)
+end
+
+return M
