@@ -25,6 +25,8 @@ M.defaults = {
   policy = "resemblance", threshold = 0.5, max_df = 0,
 }
 local shingler_keys = { "w", "k", "sketch", "s", "m", "option", "tokens", "fold", "punctuation", "numbers", "invalid", "seed" }
+-- a new index may take a named rule set or a rules file (canon) or an extractor,
+-- stored by name: a rule set given as a Lua value cannot be stored
 
 --- index.open(path [, { readonly = bool, create = bool, map_size = bytes }]) -> index, or nil, err
 function M.open(path, opts)
@@ -50,9 +52,23 @@ function Index:shinglers()
     local c = assert(self.config, "the index is empty: add documents first")
     local o = {}
     for _, k in ipairs(shingler_keys) do o[k] = c[k] end
-    self.text = shingle.new(o)
-    o.html = true
-    self.html = shingle.new(o)
+    if c.extractor then
+      local ex, err = require("shingle.extractors").get(c.extractor)
+      if not ex then error(err, 0) end
+      self.extractor = ex
+      o.canon = { { name = "extractor:" .. ex.name, tokens = function(t) return t end } }
+    elseif c.canon then
+      o.canon = require("shingle.rules").load(c.canon)
+    end
+    if o.canon then
+      o.fold, o.punctuation, o.numbers = nil, nil, nil
+      self.text = shingle.new(o)
+      self.html = self.text
+    else
+      self.text = shingle.new(o)
+      o.html = true
+      self.html = shingle.new(o)
+    end
   end
   return self.text, self.html
 end
@@ -69,7 +85,12 @@ function Index:add(inputs, opts)
   if fresh then
     local c = {}
     for k, v in pairs(M.defaults) do c[k] = v end
-    for k, v in pairs(opts) do if M.defaults[k] ~= nil or k == "seed" then c[k] = v end end
+    for k, v in pairs(opts) do
+      if M.defaults[k] ~= nil or k == "seed" or k == "canon" or k == "extractor" then c[k] = v end
+    end
+    if (c.canon ~= nil and type(c.canon) ~= "string") or (c.extractor ~= nil and type(c.extractor) ~= "string") then
+      error("an index stores its rule set and extractor by name or path: give canon and extractor as strings", 2)
+    end
     self.config = c
   else
     for _, k in ipairs({ "policy", "threshold", "w", "sketch", "m", "s" }) do
@@ -80,11 +101,12 @@ function Index:add(inputs, opts)
     end
   end
   local c = self.config
-  local text, html = self:shinglers()
-  local adder, err = self.ix:begin(opts.sweep, text, { policy = c.policy, threshold = c.threshold, max_df = c.max_df })
+  local sok, text, html = pcall(self.shinglers, self)
+  if not sok then if fresh then self.config = nil end return nil, text end
+  local adder, err = self.ix:begin(opts.sweep, shingle.unwrap(text), { policy = c.policy, threshold = c.threshold, max_df = c.max_df })
   if not adder then if fresh then self.config = nil end return nil, err end
   if fresh then adder:set("user.config", cjson.encode(c)) end
-  local pool = core.pool(text, html, { threads = opts.threads or core.cpus(), skip_binary = true })
+  local sk = require("shingle.sketcher").new(text, html, { threads = opts.threads, extractor = self.extractor })
   local stats = { documents = 0, skipped = 0, errors = {} }
   local function fail(msg)
     adder:abort()
@@ -102,7 +124,7 @@ function Index:add(inputs, opts)
         stats.errors[#stats.errors + 1] = e
       end
       if #docs > 0 then
-        local res = pool:sketch(docs)
+        local res = sk:batch(docs)
         local batch = {}
         for i, r in ipairs(res) do
           if r.error then
@@ -149,7 +171,11 @@ function Index:similar(x, opts)
   elseif type(x) == "string" then
     local h = opts.html
     if h == nil then h = input.looks_html(x) end
-    sk, err = (h and html or text):sketch(x)
+    if self.extractor then
+      sk, err = require("shingle.extractors").sketch(self.extractor, shingle.unwrap(text), x)
+    else
+      sk, err = (h and html or text):sketch(x)
+    end
     if not sk then return nil, err end
     if #sk == 0 then
       return nil, "the document has no shingles to look up (it is empty, or shorter than the sketch samples): nothing to compare"

@@ -73,7 +73,7 @@ function M:shinglers()
     return sh, sh
   end
   if c.canon then
-    o.canon = c.canon
+    o.canon = require("shingle.rules").load(c.canon)
     local sh = shingle.new(o)
     return sh, sh
   end
@@ -140,41 +140,6 @@ local function mkdir_p(dir)
   return true
 end
 
--- Sketch one batch in Lua: for rule sets with Lua steps and for feature
--- extractors, which the C threads cannot run.
-local function lua_batch(self, sh, docs, need_full)
-  local rules = require "shingle.rules"
-  local c, compiled = shingle.unwrap(sh)
-  local out = {}
-  for i, d in ipairs(docs) do
-    local bytes, err = d.text, nil
-    if not bytes then
-      local f
-      f, err = io.open(d.path, "rb")
-      if f then bytes = f:read("*a"); f:close() else err = ("cannot read %s: %s"):format(d.path, err) end
-    end
-    local feats
-    if bytes then
-      if self.extractor then
-        feats, err = self.extractor.extract(bytes, d.path or d.url)
-      else
-        feats, err = rules.tokens(compiled, c, bytes)
-      end
-    end
-    if not feats then
-      out[i] = { error = (d.path or d.url or "document") .. ": " .. tostring(err) }
-    else
-      local set = self.extractor and self.extractor.kind == "set"
-      local method = set and c.sketch_features or c.sketch_tokens
-      local strs = {}
-      for j, t in ipairs(feats) do strs[j] = tostring(t) end
-      out[i] = { sketch = method(c, feats), full = need_full and method(c, feats, "full") or nil,
-        raw = c:token_id(bytes), canonical = c:token_id(table.concat(strs, "\0")) }
-    end
-  end
-  return out
-end
-
 --- A source over a Lua function: each call returns a document { url, text,
 -- date, html } (or { path = p }), nil at the end.
 local function function_source(fn)
@@ -200,11 +165,10 @@ function M:sketch(inputs)
   local t0 = core.now()
   local sok, text, html = pcall(self.shinglers, self)
   if not sok then return nil, text end
-  local lua_path = shingle.unwrap(text) ~= text
   local sig_k = self:signature_length()
-  local pool = core.pool(shingle.unwrap(text), shingle.unwrap(html), { threads = c.threads, full = c.verify,
-    sig_k = sig_k, skip_binary = not self.extractor, max_bytes = c.max_bytes })
-  local w, werr = core.phase1(self.dir, pool)
+  local sk = require("shingle.sketcher").new(text, html, { threads = c.threads, full = c.verify,
+    sig_k = sig_k, extractor = self.extractor, max_bytes = c.max_bytes })
+  local w, werr = core.phase1(self.dir, sk.pool)
   if not w then return nil, werr end
   local cjson = require "cjson"
   local meta_path = self.dir .. "/docs.jsonl"
@@ -234,17 +198,8 @@ function M:sketch(inputs)
           skipped = skipped + 1
         end
         if #docs > 0 then
-          local n, derr
-          if lua_path then
-            local res = lua_batch(self, text, docs, c.verify or sig_k > 0)
-            derr = {}
-            for i, r in ipairs(res) do derr[i] = r.error end
-            n, werr = w:add_sketches(res)
-            if not n then return fail(werr) end
-          else
-            n, derr = w:add(pool, docs)
-            if not n then return fail(derr) end
-          end
+          local n, derr = sk:write(w, docs)
+          if not n then return fail(derr) end
           for i, d in ipairs(docs) do
             id = id + 1
             local e = derr[i]

@@ -111,6 +111,21 @@ function M.tokens(c, sh, text)
   return toks
 end
 
+--- A rule set by name (html, text, code, tweet) or from a Lua file that
+-- returns one: what the command line's --rules takes.
+function M.load(spec)
+  if type(spec) ~= "string" then return spec end
+  if M.sets[spec] then return spec end
+  if spec:find("/", 1, true) or spec:match("%.lua$") then
+    local chunk, err = loadfile(spec)
+    if not chunk then error(("cannot load the rule set %s: %s"):format(spec, err), 0) end
+    local ok, r = pcall(chunk)
+    if not ok then error(("the rule set %s failed to load: %s"):format(spec, tostring(r)), 0) end
+    return r
+  end
+  return spec -- compile() names the known sets in its error
+end
+
 -- ---- named rule sets -------------------------------------------------------
 
 local code_keywords = {}
@@ -130,7 +145,7 @@ function M.code_tokens(src)
     local c = src:sub(i, i)
     local two = src:sub(i, i + 1)
     if c:match("%s") then i = i + 1
-    elseif two == "//" or (c == "#" and (i == 1 or src:sub(i - 1, i - 1) == "\n")) or two == "--" then
+    elseif two == "//" or c == "#" or two == "--" then -- line comments (and C preprocessor lines)
       local e = src:find("\n", i, true) or n
       i = e + 1
     elseif two == "/*" then

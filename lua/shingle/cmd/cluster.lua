@@ -49,6 +49,8 @@ function M.configure(parser)
   c:option("--rows", "LSH: rows per band."):convert(tonumber)
   c:flag("--meta", "Super shingles: Broder 1997's meta-sketch instead of 6 x 14 (2 of 6).")
   c:flag("--no-check", "Super shingles and LSH: link every candidate without checking it with the estimator.")
+  c:option("--rules", "Canonicalization rule set: html, text, code, tweet, or a Lua file returning one.")
+  c:option("--extractor", "Feature extractor for objects that are not text: midi, code, fasta, or a Lua file.")
   c:flag("--html", "Treat every input as HTML (default: by name and content).")
   c:flag("--text", "Treat every input as plain text.")
   c:flag("--fold", "Fold Unicode (NFKC, case fold, strip accents).")
@@ -69,6 +71,7 @@ function M.config(a)
     policy = a.policy, threshold = a.threshold, verify = a.verify == "exact", candidate = a.candidate,
     bands = a.bands, rows = a.rows, meta = a.meta, check = not a.no_check, fold = a.fold,
     html = a.html and true or (a.text and false or nil), strict = a.strict, quiet = a.quiet,
+    canon = a.rules, extractor = a.extractor,
     fields = { text = a.text_field, url = a.url_field, id = a.id_field, date = a.date_field },
   }
 end
@@ -98,7 +101,7 @@ function M.run(a)
     if not ix then io.stderr:write("shingle: ", ierr, "\n") return 1 end
     local st, aerr = ix:add(a.inputs, { sweep = a.sweep or os.date("!%Y-%m-%d"), format = cfg.format, html = cfg.html,
       fields = cfg.fields, threads = cfg.threads, w = cfg.w, sketch = cfg.sketch, m = cfg.m, s = cfg.s,
-      policy = cfg.policy, threshold = cfg.threshold, max_df = 0 })
+      policy = cfg.policy, threshold = cfg.threshold, max_df = 0, canon = cfg.canon, extractor = cfg.extractor })
     if not st then io.stderr:write("shingle: ", aerr, "\n") return 1 end
     io.stdout:write(("\nindex %s: added %d documents\n"):format(a.index, st.documents))
   end

@@ -22,6 +22,8 @@ function M.configure(parser)
   add:option("--sketch", "A new index: sketch kind (mod)."):choices({ "mod", "min", "minmod", "class" })
   add:option("-m --modulus", "A new index: MOD_m modulus (25)."):convert(tonumber)
   add:option("-s --size", "A new index: MIN_s size (200)."):convert(tonumber)
+  add:option("--rules", "A new index: canonicalization rule set (html, text, code, tweet or a Lua file).")
+  add:option("--extractor", "A new index: feature extractor (midi, code, fasta or a Lua file).")
   add:flag("--html", "Treat every input as HTML.")
   add:flag("--strict", "Abandon the add at the first unreadable document.")
   add:flag("-q --quiet", "No progress or warnings on stderr.")
@@ -45,7 +47,8 @@ function M.run(a)
   local bar = progress.new("indexing", nil, "docs", a.quiet)
   local st, aerr = ix:add(a.inputs, { sweep = a.sweep, format = a.format, threads = a.threads, policy = a.policy,
     threshold = a.threshold, w = a.width, sketch = a.sketch, m = a.modulus, s = a.size,
-    html = a.html or nil, strict = a.strict, progress = function(n) bar:update(n) end })
+    html = a.html or nil, strict = a.strict, canon = a.rules, extractor = a.extractor,
+    progress = function(n) bar:update(n) end })
   local t = bar:done()
   if not st then io.stderr:write("shingle: ", aerr, "\n") return 1 end
   if not a.quiet then for _, e in ipairs(st.errors) do io.stderr:write("shingle: ", e, "\n") end end

@@ -1,0 +1,75 @@
+--- Sketching documents in bulk, whatever made the shingler: the C pool's
+-- threads when the canonicalization is all C, Lua otherwise (rule sets with
+-- Lua steps, feature extractors). Each result is { sketch, raw, canonical
+-- [, full] } or { error = message naming the document }.
+local shingle = require "shingle"
+local core = require "shingle.core"
+local rules = require "shingle.rules"
+
+local M = {}
+M.__index = M
+
+--- sketcher.new(text, html, { threads, full, sig_k, max_bytes, extractor })
+function M.new(text, html, opts)
+  opts = opts or {}
+  -- in Lua the min-hash signature is taken from the full sketch, so it is made for either
+  local self = setmetatable({ text = text, html = html or text, extractor = opts.extractor,
+    full = opts.full or (opts.sig_k or 0) > 0 }, M)
+  self.lua = shingle.unwrap(text) ~= text or opts.extractor ~= nil
+  self.pool = core.pool(shingle.unwrap(text), shingle.unwrap(self.html), { threads = opts.threads or core.cpus(),
+    full = opts.full, sig_k = opts.sig_k or 0, skip_binary = opts.extractor == nil, max_bytes = opts.max_bytes })
+  return self
+end
+
+local function read(d)
+  if d.text then return d.text end
+  local f, err = io.open(d.path, "rb")
+  if not f then return nil, ("cannot read %s: %s"):format(d.path, err) end
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+--- Sketch docs ({ text | path, url, html }) in Lua, one by one.
+function M:lua_batch(docs)
+  local c, compiled = shingle.unwrap(self.text)
+  local ex = self.extractor
+  local out = {}
+  for i, d in ipairs(docs) do
+    local bytes, err = read(d)
+    local feats
+    if bytes then
+      if ex then feats, err = ex.extract(bytes, d.path or d.url)
+      else feats, err = rules.tokens(compiled, c, bytes) end
+    end
+    if not feats then
+      out[i] = { error = (d.path or d.url or "document") .. ": " .. tostring(err) }
+    else
+      local method = (ex and ex.kind == "set") and c.sketch_features or c.sketch_tokens
+      local strs = {}
+      for j, t in ipairs(feats) do strs[j] = tostring(t) end
+      out[i] = { sketch = method(c, feats), full = self.full and method(c, feats, "full") or nil,
+        raw = c:token_id(bytes), canonical = c:token_id(table.concat(strs, "\0")) }
+    end
+  end
+  return out
+end
+
+--- Sketch a batch: a list of results in the order of docs.
+function M:batch(docs)
+  if self.lua then return self:lua_batch(docs) end
+  return self.pool:sketch(docs)
+end
+
+--- Append a batch to a phase-1 writer: ok count, { [i] = error message }.
+function M:write(w, docs)
+  if not self.lua then return w:add(self.pool, docs) end
+  local res = self:lua_batch(docs)
+  local errors = {}
+  for i, r in ipairs(res) do errors[i] = r.error end
+  local n, err = w:add_sketches(res)
+  if not n then return nil, err end
+  return n, errors
+end
+
+return M

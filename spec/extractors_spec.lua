@@ -1,0 +1,109 @@
+local shingle = require "shingle"
+local extractors = require "shingle.extractors"
+local midi = require "shingle.extractors.midi"
+local fasta = require "shingle.extractors.fasta"
+
+describe("the MIDI extractor", function()
+  local melody = { 60, 62, 64, 65, 67, 65, 64, 62, 60, 67, 72, 71, 69, 67, 65, 64, 62, 64, 60 }
+  local sh = shingle.new{ w = 4, sketch = "full" }
+
+  it("reads the notes of a Standard MIDI File", function()
+    local notes = assert(midi.notes(midi.encode({ 60, 64, 67 })))
+    assert.are.equal(3, #notes)
+    assert.are.same({ 60, 64, 67 }, { notes[1][2], notes[2][2], notes[3][2] })
+    assert.is_true(notes[2][1] > notes[1][1])
+  end)
+
+  it("matches a transposed melody fully, and a different one hardly", function()
+    local up = {}
+    for i, p in ipairs(melody) do up[i] = p + 7 end
+    local other = { 60, 60, 67, 67, 69, 69, 67, 65, 65, 64, 64, 62, 62, 60, 67, 67, 65, 65, 64 }
+    local a = extractors.sketch(midi, sh, midi.encode(melody))
+    assert.are.equal(1, a:resemblance(extractors.sketch(midi, sh, midi.encode(up))))
+    assert.is_true(a:resemblance(extractors.sketch(midi, sh, midi.encode(other))) < 0.2)
+  end)
+
+  it("rejects what is not MIDI, and truncated tracks, with the place", function()
+    local s, err = midi.extract("GIF89a...........", "x.mid")
+    assert.is_nil(s)
+    assert.are.equal("x.mid: not a MIDI file (no MThd header at byte 0)", err)
+    local bytes = midi.encode(melody)
+    local t, terr = midi.extract(bytes:sub(1, 20), "y.mid")
+    assert.is_nil(t)
+    assert.is_truthy(terr:find("y.mid: truncated before a track header", 1, true), terr)
+  end)
+end)
+
+describe("the code extractor", function()
+  it("sees through renamed variables", function()
+    local ex = assert(extractors.get("code"))
+    local sh = shingle.new{ w = 5, sketch = "full" }
+    local a = extractors.sketch(ex, sh, "def area(r):\n    return 3.14 * r * r\n")
+    local b = extractors.sketch(ex, sh, "def surface(radius):\n    return 3.1416 * radius * radius  # circle\n")
+    assert.are.equal(1, a:resemblance(b))
+  end)
+end)
+
+describe("the FASTA extractor", function()
+  local function seq(n, seed)
+    local x, t = seed, {}
+    for i = 1, n do x = (x * 16807) % 2147483647; t[i] = ("ACGT"):sub(x % 4 + 1, x % 4 + 1) end
+    return table.concat(t)
+  end
+
+  it("compares sequences by their k-mer sets, strand-independently", function()
+    local s = seq(2000, 3)
+    local comp = { A = "T", C = "G", G = "C", T = "A" }
+    local rc = s:reverse():gsub(".", comp)
+    local sh = shingle.new{ sketch = "min", s = 200 }
+    local a = extractors.sketch(fasta, sh, ">a\n" .. s:sub(1, 1000) .. "\n" .. s:sub(1001) .. "\n")
+    local b = extractors.sketch(fasta, sh, ">b reverse strand\n" .. rc .. "\n")
+    assert.are.equal(1, a:resemblance(b))
+    local c = extractors.sketch(fasta, sh, ">c\n" .. seq(2000, 99) .. "\n")
+    assert.is_true(a:resemblance(c) < 0.05)
+    assert.are.equal(0, a:params().w) -- a feature set, not a shingled text
+  end)
+
+  it("rejects data before the first header", function()
+    local f, err = fasta.extract("ACGT\n>x\nACGT\n", "g.fa")
+    assert.is_nil(f)
+    assert.are.equal("g.fa: line 1: sequence data before the first '>' header: not FASTA", err)
+  end)
+end)
+
+describe("extractors by name or file", function()
+  it("loads a user's extractor from a Lua file and checks its shape", function()
+    local path = os.tmpname() .. ".lua"
+    local f = io.open(path, "w")
+    f:write("return { name = 'lines', kind = 'set', extract = function(b) local t = {} for l in b:gmatch('[^\\n]+') do t[#t + 1] = l end return t end }")
+    f:close()
+    local ex = assert(extractors.get(path))
+    local sh = shingle.new{ sketch = "full" }
+    assert.are.equal(1, extractors.sketch(ex, sh, "a\nb\nc"):resemblance(extractors.sketch(ex, sh, "c\nb\na")))
+    f = io.open(path, "w"); f:write("return { name = 'bad' }"); f:close()
+    local bad, err = extractors.get(path)
+    assert.is_nil(bad)
+    assert.is_truthy(err:find("must return a table", 1, true))
+    os.remove(path)
+    local none, nerr = extractors.get("mp3")
+    assert.is_nil(none)
+    assert.are.equal("unknown extractor 'mp3'; use midi, code, fasta or the path of a Lua file", nerr)
+  end)
+
+  it("clusters MIDI files with shingle cluster --extractor midi", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    os.execute("mkdir -p " .. dir .. "/in")
+    local mel = { 60, 62, 64, 65, 67, 69, 71, 72, 71, 69, 67, 65, 64, 62, 60, 64, 67, 72, 67, 64, 60 }
+    local up = {}
+    for i, p in ipairs(mel) do up[i] = p + 3 end
+    local function w(name, ps) local f = io.open(dir .. "/in/" .. name, "wb"); f:write(midi.encode(ps)); f:close() end
+    w("a.mid", mel); w("b.mid", up); w("c.mid", { 50, 52, 50, 55, 57, 59, 50, 48, 45, 43, 50, 52, 54, 56, 58, 60, 59, 58, 57 })
+    local p = require("shingle.pipeline").new{ outdir = dir .. "/out", extractor = "midi", w = 4, sketch = "full", quiet = true }
+    local sum = assert(p:run({ dir .. "/in" }))
+    assert.are.equal(1, sum.clusters)
+    local c = p:clusters()()
+    assert.are.equal(2, c.size)
+    os.execute("rm -rf " .. dir)
+  end)
+end)

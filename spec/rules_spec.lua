@@ -1,0 +1,112 @@
+local shingle = require "shingle"
+local rules = require "shingle.rules"
+
+describe("rule sets (shingle.new{ canon = ... })", function()
+  it("built-in steps configure the C tokenizer and give the same sketches as the equivalent options", function()
+    local a = shingle.new{ canon = { "strip_html", "lowercase", "drop_punctuation" }, sketch = "full" }
+    local b = shingle.new{ html = true, sketch = "full" }
+    local doc = "<p>Hello, <b>World</b>! 42 times</p>"
+    assert.is_true(a:sketch(doc) == b:sketch(doc))
+    assert.are.equal(a:params().rules, b:params().rules)
+  end)
+
+  it("a rule set of built-in steps is the C shingler itself, with no Lua in the loop", function()
+    local sh = shingle.new{ canon = "html" }
+    assert.are.equal(sh, shingle.unwrap(sh))
+    assert.is_truthy(tostring(sh):find("shingle.Shingler(w=", 1, true))
+  end)
+
+  it("each built-in step does what its name says", function()
+    local function toks(r, s) return (shingle.new{ canon = r }:tokens(s)) end
+    assert.are.same({ "A", "b", ",", "42" }, toks({}, "A b, 42"))
+    assert.are.same({ "a", "b", ",", "42" }, toks({ "lowercase" }, "A b, 42"))
+    assert.are.same({ "A", "b", "42" }, toks({ "drop_punctuation" }, "A b, 42"))
+    assert.are.same({ "A", "b", "," }, toks({ "drop_numbers" }, "A b, 42"))
+    assert.are.same({ "ecole", "," }, toks({ "fold" }, "École,"))
+    assert.are.same({ "hi" }, toks({ "strip_html", "drop_punctuation" }, "<i>hi</i>!"))
+    assert.are.same({ "a", "b" }, toks({ "collapse_whitespace" }, "a \t\n b"))
+  end)
+
+  it("runs Lua text steps, then the tokenizer, then Lua token steps", function()
+    local order = {}
+    local sh = shingle.new{ w = 2, canon = {
+      { name = "no-signature", text = function(s) order[#order + 1] = "text"; return (s:gsub("\n%-%- \n.*$", "")) end },
+      "lowercase", "drop_punctuation",
+      { name = "stop-words", tokens = function(t)
+        order[#order + 1] = "tokens"
+        local out = {}
+        for _, w in ipairs(t) do if w ~= "the" and w ~= "a" then out[#out + 1] = w end end
+        return out
+      end },
+    } }
+    assert.are.same({ "cat", "sat", "on", "mat" }, sh:tokens("The cat sat on a mat.\n-- \nBob, sent from a phone"))
+    assert.are.same({ "text", "tokens" }, order)
+    local a = sh:sketch("The cat sat on a mat.\n-- \nAlice")
+    local b = sh:sketch("cat sat on the mat!\n-- \nBob")
+    assert.are.equal(1, a:resemblance(b))
+  end)
+
+  it("normalises numbers and dates to placeholders with a token step", function()
+    local sh = shingle.new{ w = 3, canon = { "lowercase", "drop_punctuation",
+      { name = "numbers", tokens = function(t)
+        for i, w in ipairs(t) do if w:match("^%d+$") then t[i] = "#" end end
+        return t
+      end } } }
+    assert.are.equal(1, sh:sketch("invoice 1234 due 2026 11 30"):resemblance(sh:sketch("Invoice 9876 due 2027 01 15")))
+  end)
+
+  it("makes the rule set part of every sketch's identity, refusing sketches from other rules", function()
+    local plain = shingle.new{ w = 2 }
+    local ruled = shingle.new{ w = 2, canon = { "lowercase", "drop_punctuation", { name = "x", tokens = function(t) return t end } } }
+    local renamed = shingle.new{ w = 2, canon = { "lowercase", "drop_punctuation", { name = "y", tokens = function(t) return t end } } }
+    assert.has_error(function() plain:sketch("a b c"):resemblance(ruled:sketch("a b c")) end)
+    assert.has_error(function() ruled:sketch("a b c"):resemblance(renamed:sketch("a b c")) end)
+    assert.are.equal(1, ruled:sketch("a b c"):resemblance(ruled:sketch("A b, c")))
+  end)
+
+  it("errors on malformed rule sets, naming the step at fault", function()
+    assert.has_error(function() shingle.new{ canon = { "lower" } } end,
+      "step 1 of the rule set is 'lower'; built-in steps are: collapse_whitespace, drop_numbers, drop_punctuation, fold, keep_punctuation, lowercase, strip_html")
+    assert.has_error(function() shingle.new{ canon = { { text = function(s) return s end } } } end,
+      "step 1 of the rule set has no name: a Lua step needs one, since the names identify the rules a sketch was made with")
+    assert.has_error(function() shingle.new{ canon = { { name = "t", tokens = function(t) return t end }, { name = "x", text = function(s) return s end } } } end,
+      "step 2 (x): text steps must come before the tokenizer and token steps")
+    assert.has_error(function() shingle.new{ canon = "htm" } end, "unknown rule set 'htm'; the named sets are: code, html, text, tweet")
+    assert.has_error(function() shingle.new{ canon = "html", fold = true } end,
+      "give either a rule set (canon) or the option 'fold', not both: the rule set decides canonicalization")
+  end)
+
+  it("returns nil and an error when a Lua step returns the wrong type", function()
+    local sh = shingle.new{ canon = { { name = "bad", text = function() return 42 end } } }
+    local s, err = sh:sketch("x")
+    assert.is_nil(s)
+    assert.are.equal("a text step of the rule set returned a number, not a string", err)
+  end)
+end)
+
+describe("the named rule sets", function()
+  it("code: renamed identifiers and changed literals do not hide a copy", function()
+    local sh = shingle.new{ canon = "code", w = 6, sketch = "full" }
+    local a = [[
+      int sum(int *v, int n) { int total = 0; for (int i = 0; i < n; i++) total += v[i]; return total; } // adds]]
+    local b = [[
+      /* renamed */ int add_all(int *xs, int count) {
+        int acc = 0;
+        for (int k = 0; k < count; k++) acc += xs[k];
+        return acc; }]]
+    assert.are.equal(1, sh:sketch(a):resemblance(sh:sketch(b)))
+    assert.are.same({ "int", "ID", "(", "ID", ")", "{", "return", "STR", ";", "}" }, rules.code_tokens('int f(x) { return "s"; }'))
+  end)
+
+  it("tweet: retweet markers, mentions and URLs are dropped", function()
+    local sh = shingle.new{ canon = "tweet", w = 3, sketch = "full" }
+    local a = sh:sketch("phpnw09: 1 Week 'til #phpnw09 - let me hear you say w00t!")
+    local b = sh:sketch("RT @phpnw09: 1 Week 'til #phpnw09 - let me hear you say w00t! http://t.co/x")
+    assert.are.equal(1, a:resemblance(b))
+  end)
+
+  it("html equals the paper's canonicalization: tags, case and punctuation ignored", function()
+    local sh = shingle.new{ canon = "html", sketch = "full", w = 3 }
+    assert.are.equal(1, sh:sketch("<h1>A Rose</h1><p>is a rose, is a rose.</p>"):resemblance(sh:sketch("a rose is a rose is a rose")))
+  end)
+end)
