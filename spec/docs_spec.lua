@@ -1,0 +1,56 @@
+-- Every function exported by the C module and the Lua facade appears in the
+-- API reference (docs/api.md), written as prefix .. name .. "(".
+local shingle = require "shingle"
+
+local f = assert(io.open("docs/api.md"))
+local doc = f:read("*a")
+f:close()
+
+local function documented(prefixes, name)
+  for _, p in ipairs(prefixes) do
+    if doc:find("`" .. p .. name, 1, true) then return true end
+  end
+  return false
+end
+
+local function check(tbl, prefixes, what)
+  local missing = {}
+  for name, v in pairs(tbl) do
+    if type(v) == "function" and not name:match("^__") and not documented(prefixes, name) then
+      missing[#missing + 1] = what .. "." .. name
+    end
+  end
+  table.sort(missing)
+  assert.are.same({}, missing)
+end
+
+describe("docs/api.md", function()
+  it("documents every function of the facade", function()
+    check(shingle, { "shingle." }, "shingle")
+  end)
+
+  it("documents every function of the C module", function()
+    check(shingle.core, { "core." }, "core")
+  end)
+
+  it("documents every method of the C module's objects", function()
+    check(shingle.core.Shingler, { "Shingler:" }, "Shingler")
+    check(shingle.core.Sketch, { "Sketch:" }, "Sketch")
+    local reg = debug.getregistry()
+    for mt, prefixes in pairs({ ["shingle.Pool"] = { "pool:" }, ["shingle.Phase1"] = { "w:" },
+      ["shingle.Index"] = { "Index:" }, ["shingle.IndexAdder"] = { "adder:" }, ["shingle.WarcReader"] = { "reader:" } }) do
+      assert.is_table(reg[mt], mt)
+      check(reg[mt].__index, prefixes, mt)
+    end
+  end)
+
+  it("documents every function of the orchestration modules", function()
+    check(require("shingle.pipeline"), { "pipeline.", "p:" }, "pipeline")
+    check(require("shingle.index"), { "index." }, "index")
+    check(require("shingle.input"), { "input." }, "input")
+    check(require("shingle.rules"), { "rules." }, "rules")
+    check(require("shingle.extractors"), { "extractors." }, "extractors")
+    check(require("shingle.explain"), { "explain." }, "explain")
+    check(require("shingle.sketcher"), { "sketcher.", "sk:" }, "sketcher")
+  end)
+end)
