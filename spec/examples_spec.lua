@@ -54,4 +54,25 @@ describe("examples/", function()
     assert.is_true(tonumber(linked) >= 1 and tonumber(clusters) >= 1, out)
     os.execute("rm -rf " .. dir)
   end)
+
+  it("midi_melodies.lua matches a transposed melody fully and another tune not at all", function()
+    local out = run("midi_melodies.lua")
+    assert.is_truthy(out:find("transposed up a fourth   resemblance 1.00", 1, true), out)
+    assert.is_truthy(out:find("another tune             resemblance 0.0", 1, true), out)
+  end)
+
+  it("code_plagiarism.lua sees through renamed variables where plain shingles do not", function()
+    local out = run("code_plagiarism.lua")
+    assert.is_truthy(out:find("copied with renames:  resemblance 1.00", 1, true), out)
+    local plain = tonumber(out:match("plain text shingles see the copy as: ([%d.]+)"))
+    assert.is_true(plain < 0.2, out)
+  end)
+
+  it("dna_kmers.lua estimates k-mer Jaccard falling with the mutation rate", function()
+    local out = run("dna_kmers.lua")
+    local v = {}
+    for x in out:gmatch("estimated Jaccard ([%d.]+)") do v[#v + 1] = tonumber(x) end
+    assert.are.equal(4, #v, out)
+    assert.is_true(v[1] > 0.9 and v[1] > v[2] and v[2] > v[3] and v[4] < 0.01, out)
+  end)
 end)
