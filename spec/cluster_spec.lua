@@ -275,6 +275,54 @@ describe("shingle cluster inputs", function()
   end)
 end)
 
+describe("interrupted and resumed runs", function()
+  local lua = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
+  local build = os.getenv("SHINGLE_BUILD") or ("build/" .. (rawget(_G, "jit") and "jit" or _VERSION:match("%d+%.%d+")))
+  local env = "LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='" .. build .. "/lib/?.so;;' "
+
+  it("leaves no output that looks complete when killed in phase 1, and a re-run starts cleanly", function()
+    local dir = tmpdir()
+    local script = dir .. "/run.lua"
+    local f = assert(io.open(script, "w"))
+    -- batches of 10 documents: the writer has appended some when the source hangs
+    f:write([[local p = require("shingle.pipeline").new{ outdir = arg[1], quiet = true, batch = 10 }
+      local i = 0
+      p:run({ function()
+        i = i + 1
+        if i == 40 then io.open(arg[2], "w"):close(); while true do end end
+        return { url = "u" .. i, text = ("word%d "):format(i % 7):rep(50) }
+      end })]])
+    f:close()
+    local marker = dir .. "/started"
+    os.execute(env .. lua .. " " .. script .. " " .. dir .. "/out " .. marker .. " & pid=$!; while [ ! -e " .. marker ..
+      " ]; do sleep 0.05; done; kill -9 $pid; wait $pid 2>/dev/null")
+    assert.is_nil(io.open(dir .. "/out/docs.bin"))
+    assert.is_nil(io.open(dir .. "/out/clusters.jsonl"))
+    assert.is_truthy(io.open(dir .. "/out/docs.bin.tmp")) -- what was being written, under a name no reader takes
+    local p = pipeline.new{ outdir = dir .. "/out", quiet = true, resume = true }
+    local sum = assert(p:run({ "samples/docs" }))
+    assert.are.equal(8, sum.documents)
+    assert.is_nil(p.resumed)
+    os.execute("rm -rf " .. dir)
+  end)
+
+  it("resumes after a finished phase 1 over the same inputs, and not after a changed input", function()
+    local dir = tmpdir()
+    os.execute("cp -r samples/docs " .. dir .. "/in")
+    local p1 = pipeline.new{ outdir = dir .. "/out", quiet = true, resume = true }
+    local a = assert(p1:run({ dir .. "/in" }))
+    local p2 = pipeline.new{ outdir = dir .. "/out", quiet = true, resume = true, threshold = 0.9 }
+    local b = assert(p2:run({ dir .. "/in" }))
+    assert.is_true(p2.resumed)
+    assert.are.equal(a.documents, b.documents)
+    os.execute("sleep 1; echo more words here >> " .. dir .. "/in/weather.txt")
+    local p3 = pipeline.new{ outdir = dir .. "/out", quiet = true, resume = true }
+    assert(p3:run({ dir .. "/in" }))
+    assert.is_nil(p3.resumed)
+    os.execute("rm -rf " .. dir)
+  end)
+end)
+
 describe("the shingle cluster command", function()
   local lua = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
   it("clusters the samples and prints the summary and phase table", function()

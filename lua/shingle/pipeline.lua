@@ -30,6 +30,7 @@ M.defaults = {
   bands = nil, rows = nil, meta = false, meta_w = 4, check = true,
   -- inputs and reporting
   format = "auto", fields = nil, html = nil, strict = false, quiet = false, log = nil,
+  resume = false, -- skip phase 1 when a finished one over the same inputs and options is there
 }
 
 local methods = { shingles = true, supershingle = true, lsh = true, greedy = true }
@@ -443,10 +444,70 @@ function M.load(dir, over)
   return p
 end
 
+-- What phase 1 depends on: the inputs (names, sizes, modification times)
+-- and the options that change sketches. Functions as inputs cannot be
+-- described, so a run over them never resumes.
+function M:phase1_signature(inputs)
+  local lfs = require "lfs"
+  local c = self.cfg
+  local parts = {}
+  for _, k in ipairs({ "w", "sketch", "m", "s", "k", "option", "seed", "fold", "punctuation", "numbers", "invalid",
+    "canon", "extractor", "verify", "method", "meta", "bands", "rows", "format", "html", "max_bytes" }) do
+    local v = c[k]
+    if type(v) == "table" or type(v) == "function" then return nil end
+    parts[#parts + 1] = k .. "=" .. tostring(v)
+  end
+  for _, spec in ipairs(inputs) do
+    if type(spec) ~= "string" or spec == "-" then return nil end
+    local a = lfs.attributes(spec)
+    if not a then return nil end
+    parts[#parts + 1] = ("%s:%s:%s:%s"):format(spec, a.mode, a.size, a.modification)
+    if a.mode == "directory" then
+      for _, p in ipairs(input.walk(spec)) do
+        local b = lfs.attributes(p)
+        parts[#parts + 1] = ("%s:%s:%s"):format(p, b and b.size, b and b.modification)
+      end
+    end
+  end
+  return core.tohex(core.rabin(table.concat(parts, "\n"), "\xca\xef\xbc\xde\x6b\x42\x38\xb1", 64))
+end
+
+--- Phase 1, or with cfg.resume the record of a finished phase 1 over the
+-- same inputs and options (phase1.json, written after docs.bin).
+function M:sketch_or_resume(inputs)
+  local cjson = require "cjson"
+  local sig = self:phase1_signature(inputs)
+  local path = self.dir .. "/phase1.json"
+  if self.cfg.resume and sig then
+    local f = io.open(path, "rb")
+    if f then
+      local ok, rec = pcall(cjson.decode, f:read("*a"))
+      f:close()
+      if ok and type(rec) == "table" and rec.signature == sig and io.open(self.dir .. "/docs.bin") then
+        self.stats.documents, self.stats.sketched, self.stats.skipped = rec.documents, rec.sketched, rec.skipped
+        self.times.sketching = 0
+        self.resumed = true
+        self.log("shingle: phase 1 already done over the same inputs; resuming after it")
+        return self.stats
+      end
+    end
+  end
+  os.remove(path)
+  local st, err = self:sketch(inputs)
+  if not st then return nil, err end
+  if sig then
+    local ok, werr = atomic_write(path, function(f)
+      f:write(cjson.encode({ signature = sig, documents = st.documents, sketched = st.sketched, skipped = st.skipped }), "\n")
+    end)
+    if not ok then return nil, werr end
+  end
+  return st
+end
+
 --- Everything: phase 1 to the report.
 function M:run(inputs)
   local steps = {
-    { "sketch", function() return self:sketch(inputs) end },
+    { "sketch", function() return self:sketch_or_resume(inputs) end },
     { "dedupe", function() return self:dedupe() end },
     { "pairs", function() return self:pairs() end },
     { "decide", function() return self:decide() end },

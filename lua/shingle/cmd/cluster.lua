@@ -55,6 +55,7 @@ function M.configure(parser)
   c:flag("--text", "Treat every input as plain text.")
   c:flag("--fold", "Fold Unicode (NFKC, case fold, strip accents).")
   c:flag("--strict", "Stop at the first unreadable document or broken record.")
+  c:flag("--resume", "Skip phase 1 if a finished one over the same inputs and options is in the output directory.")
   c:flag("-q --quiet", "No progress or warnings on stderr.")
   c:option("--index", "Also add the documents to this index (made if absent), with the same parameters and policy.")
   c:option("--sweep", "With --index: the sweep name (default: today's date).")
@@ -71,7 +72,7 @@ function M.config(a)
     policy = a.policy, threshold = a.threshold, verify = a.verify == "exact", candidate = a.candidate,
     bands = a.bands, rows = a.rows, meta = a.meta, check = not a.no_check, fold = a.fold,
     html = a.html and true or (a.text and false or nil), strict = a.strict, quiet = a.quiet,
-    canon = a.rules, extractor = a.extractor,
+    canon = a.rules, extractor = a.extractor, resume = a.resume,
     fields = { text = a.text_field, url = a.url_field, id = a.id_field, date = a.date_field },
   }
 end
