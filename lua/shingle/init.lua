@@ -39,6 +39,15 @@ function Ruled:tokens(text)
 end
 
 function Ruled:sketch_text(text, kind)
+  local c = self.compiled
+  if not c.tokenize and #c.tokens == 0 then
+    -- text steps only: the C tokenizer takes the text from there, no token list in Lua
+    for _, f in ipairs(c.text) do
+      text = f(text)
+      if type(text) ~= "string" then return nil, "a text step of the rule set returned a " .. type(text) .. ", not a string" end
+    end
+    return self.c:sketch_text(text, kind)
+  end
   local toks, err = self:tokens(text)
   if not toks then return nil, err end
   return self.c:sketch_tokens(toks, kind)
