@@ -6,6 +6,15 @@
 
 #include "sort.h"
 
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)0)
+#endif
+
+/* How many values ahead distinct() prefetches its table slot. */
+#define AHEAD 8
+
 static sh_status reserve(sh_work *w, size_t n)
 {
     if (n > w->cap_vals) {
@@ -63,9 +72,15 @@ static sh_status distinct(const sh_shingler *sh, sh_work *w, int option_a, uint6
     tab = w->tab;
     vals = w->vals;
     if (!option_a) {
+        /* Mix everything first, so that the slot of the value AHEAD places on
+         * can be prefetched: once a document has some ten thousand shingles
+         * the table outgrows the caches and each probe would wait on memory.
+         * vals is then compacted in place (nv <= i), in first-seen order. */
+        for (i = 0; i < n; i++) vals[i] = sh_permute(seed, fps[i]);
         for (i = 0; i < n; i++) {
-            uint64_t v = sh_permute(seed, fps[i]);
+            uint64_t v = vals[i];
             size_t h;
+            if (i + AHEAD < n) PREFETCH(&tab[(size_t)(vals[i + AHEAD] >> 20) & mask]);
             if (v == 0) {
                 if (!zero_seen) { zero_seen = 1; vals[nv++] = 0; }
                 continue;
@@ -118,14 +133,30 @@ static void select_smallest(uint64_t *v, size_t n, size_t s)
     }
 }
 
+/* Keep the values of v[0..n) that are 0 mod m (m >= 1), in order. With
+ * m = o * 2^t, o odd: x is a multiple of m iff its t low bits are 0 and
+ * x * o^-1 mod 2^64 <= (2^64 - 1) / o (Granlund and Montgomery 1994,
+ * section 9), a multiply instead of a division per value; the store is
+ * unconditional, so the loop has no branch to mispredict either. */
 static size_t keep_mod(uint64_t *v, size_t n, uint64_t m)
 {
     size_t i, k = 0;
-    if ((m & (m - 1)) == 0) {
-        uint64_t mask = m - 1;
-        for (i = 0; i < n; i++) if ((v[i] & mask) == 0) v[k++] = v[i];
-    } else {
-        for (i = 0; i < n; i++) if (v[i] % m == 0) v[k++] = v[i];
+    uint64_t o = m, inv, lim, low;
+    unsigned t = 0;
+    int j;
+    if (m == 0) { /* never passed (check_kind); as before, read as 0 mod 2^64 */
+        for (i = 0; i < n; i++) if (v[i] == 0) v[k++] = v[i];
+        return k;
+    }
+    while ((o & 1) == 0) { o >>= 1; t++; }
+    low = ((uint64_t)1 << t) - 1;
+    inv = o;                                     /* o * o = 1 mod 8: 3 bits right */
+    for (j = 0; j < 5; j++) inv *= 2 - o * inv;  /* each step doubles them */
+    lim = UINT64_MAX / o;
+    for (i = 0; i < n; i++) {
+        uint64_t x = v[i];
+        v[k] = x;
+        k += ((x & low) == 0) & (x * inv <= lim);
     }
     return k;
 }
@@ -157,6 +188,29 @@ static sh_status check_kind(const sh_sketch_params *p, sh_error *err)
     return SH_OK;
 }
 
+/* Move the s smallest of the n > s distinct values v[0..n) to the front (v
+ * stays a permutation). The values are mixed, so about 1.25 s + 32 of them
+ * fall below (1.25 s + 32) / n of the range: a branch-free pass moves those
+ * to the front and the selection runs on them alone. Should fewer than s fall
+ * below (a chance of about 1e-6 for s = 200), select among all n. */
+static void smallest(uint64_t *v, size_t n, size_t s)
+{
+    double frac = (1.25 * (double)s + 32) / (double)n;
+    if (frac < 0.5) {
+        const uint64_t lim = (uint64_t)(frac * 18446744073709551616.0);
+        size_t i, k = 0;
+        for (i = 0; i < n; i++) {
+            uint64_t x = v[i], y = v[k];
+            int c = x < lim;
+            v[i] = c ? y : x;
+            v[k] = c ? x : y;
+            k += (size_t)c;
+        }
+        if (k >= s) { select_smallest(v, k, s); return; }
+    }
+    select_smallest(v, n, s);
+}
+
 /* Select from the nv distinct values v (reordered in place) the ones kind p
  * keeps, into a new sorted sketch. */
 static sh_status select_values(sh_sketch_params p, uint64_t *v, size_t nv, uint64_t n_tokens, sh_sketch **out, sh_error *err)
@@ -168,14 +222,14 @@ static sh_status select_values(sh_sketch_params p, uint64_t *v, size_t nv, uint6
     p.cls = 0;
     switch (p.kind) {
     case SH_SKETCH_MIN:
-        if (nv > p.s) { select_smallest(v, nv, p.s); keep = p.s; }
+        if (nv > p.s) { smallest(v, nv, p.s); keep = p.s; }
         break;
     case SH_SKETCH_MOD:
         keep = keep_mod(v, nv, p.m);
         break;
     case SH_SKETCH_MINMOD:
         keep = keep_mod(v, nv, p.m);
-        if (keep > p.s) { select_smallest(v, keep, p.s); keep = p.s; }
+        if (keep > p.s) { smallest(v, keep, p.s); keep = p.s; }
         break;
     case SH_SKETCH_CLASS:
         p.cls = sh_size_class(nv);
