@@ -295,8 +295,9 @@ static void add_count(void *acc, const void *rec, void *ud)
  * g documents (2 <= g <= max_df) emit the g(g-1)/2 pairs <a, b, 1> with a < b
  * into pairs. Shared by phase 3 and the super shingle and LSH methods. */
 static sh_status form_pairs(sh_extsort *keys, sh_extsort *pairs, uint32_t max_df, int star,
-                            sh_unionfind *uf, sh_pairs_stats *st, sh_error *err)
+                            sh_unionfind *uf, sh_pairs_stats *st, sh_progress_fn progress, void *pud, sh_error *err)
 {
+    uint64_t read = 0;
     unsigned char *in = (unsigned char *)malloc((size_t)CHUNK * 12), *outb = NULL;
     uint32_t *group = (uint32_t *)malloc(((size_t)max_df + 1) * sizeof *group);
     size_t n, i, g = 0, no = 0;
@@ -307,6 +308,8 @@ static sh_status form_pairs(sh_extsort *keys, sh_extsort *pairs, uint32_t max_df
     if (!in || !group || (pairs && !outb)) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
     for (;;) {
         if ((s = sh_extsort_read(keys, in, CHUNK, &n, err)) != SH_OK) goto done;
+        read += n;
+        if (progress && (read / CHUNK) % 8 == 0) progress(pud, "pair formation", read, st->records);
         for (i = 0; i <= n; i++) {
             const unsigned char *rec = in + 12 * i;
             int end = (i == n && n == 0);
@@ -355,6 +358,7 @@ static sh_status form_pairs(sh_extsort *keys, sh_extsort *pairs, uint32_t max_df
         if (n == 0) break;
     }
     if (no && pairs) s = sh_extsort_add(pairs, outb, no, err);
+    if (progress) progress(pud, "pair formation", read, read);
 done:
     free(in);
     free(outb);
@@ -435,6 +439,7 @@ sh_status sh_pairs(const char *dir, const sh_pairs_config *cfg, sh_pairs_stats *
     for (i = 0; i < r.n; i++) {
         const sh_docrec *d = &r.d[i];
         uint32_t j;
+        if (cfg->progress && i % 262144 == 0) cfg->progress(cfg->progress_ud, "shingle merging", i, r.n);
         if (d->status != SH_OK || d->rep != i) continue;
         for (j = 0; j < d->sketch_n; j++) {
             be64(buf + 12 * nb, r.v[d->sketch_off + j]);
@@ -448,12 +453,13 @@ sh_status sh_pairs(const char *dir, const sh_pairs_config *cfg, sh_pairs_stats *
     }
     if (nb && (s = sh_extsort_add(keys, buf, nb, err)) != SH_OK) goto done;
     st->records += nb;
+    if (cfg->progress) cfg->progress(cfg->progress_ud, "shingle merging", r.n, r.n);
     if ((s = sh_extsort_finish(keys, err)) != SH_OK) goto done;
     add_disk(st, keys);
     st->t_merge = sh_now() - t0;
     t0 = sh_now();
     if ((s = new_sorter(&pairs, 12, 8, cfg->memory / 2, tmp, add_count, err)) != SH_OK) goto done;
-    if ((s = form_pairs(keys, pairs, cfg->max_df, 0, NULL, st, err)) != SH_OK) goto done;
+    if ((s = form_pairs(keys, pairs, cfg->max_df, 0, NULL, st, cfg->progress, cfg->progress_ud, err)) != SH_OK) goto done;
     sh_extsort_free(keys);
     keys = NULL;
     st->t_form = sh_now() - t0;
@@ -674,6 +680,7 @@ sh_status sh_decide(const char *dir, const sh_decide_config *cfg, sh_decide_stat
     if ((s = sh_recfile_open(&pf, path, M_PAIRS, 1, err)) != SH_OK) { decider_close(&x); return s; }
     for (i = 0; i < pf.count && s == SH_OK; i++) {
         const uint32_t *p = (const uint32_t *)(const void *)(pf.records + 12 * i);
+        if (cfg->progress && i % 262144 == 0) cfg->progress(cfg->progress_ud, "cluster formation", i, pf.count);
         if (p[0] >= x.r.n || p[1] >= x.r.n) {
             s = sh_error_set(err, SH_EFORMAT, (size_t)(12 * i), "%s names document %u of only %u: it belongs to another run",
                              path, p[0] > p[1] ? p[0] : p[1], x.r.n);
@@ -681,6 +688,7 @@ sh_status sh_decide(const char *dir, const sh_decide_config *cfg, sh_decide_stat
         }
         s = decide_pair(&x, p[0], p[1], err);
     }
+    if (cfg->progress && s == SH_OK) cfg->progress(cfg->progress_ud, "cluster formation", pf.count, pf.count);
     sh_recfile_close(&pf);
     if (s == SH_OK) s = decider_finish(&x, dir, err);
     decider_close(&x);
@@ -698,7 +706,7 @@ static sh_status candidates(const char *dir, sh_extsort *keys, const sh_alt_conf
     sh_status s;
     if (!cfg->check) {
         uint64_t before = sh_uf_components(x->uf);
-        if ((s = form_pairs(keys, NULL, UINT32_MAX - 1, 1, x->uf, ps, err)) != SH_OK) return s;
+        if ((s = form_pairs(keys, NULL, UINT32_MAX - 1, 1, x->uf, ps, cfg->decide.progress, cfg->decide.progress_ud, err)) != SH_OK) return s;
         x->st->linked = before - sh_uf_components(x->uf);
         return SH_OK;
     }
@@ -709,7 +717,7 @@ static sh_status candidates(const char *dir, sh_extsort *keys, const sh_alt_conf
         (void)dir;
         if (!buf) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
         if ((s = new_sorter(&pairs, 12, 8, cfg->memory / 2, cfg->temp_dir ? cfg->temp_dir : dir, add_count, err)) != SH_OK) { free(buf); return s; }
-        if ((s = form_pairs(keys, pairs, 100000, 0, NULL, ps, err)) == SH_OK && (s = sh_extsort_finish(pairs, err)) == SH_OK) {
+        if ((s = form_pairs(keys, pairs, 100000, 0, NULL, ps, cfg->decide.progress, cfg->decide.progress_ud, err)) == SH_OK && (s = sh_extsort_finish(pairs, err)) == SH_OK) {
             for (;;) {
                 if ((s = sh_extsort_read(pairs, buf, CHUNK, &n, err)) != SH_OK || n == 0) break;
                 ps->pairs += n;

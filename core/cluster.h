@@ -60,8 +60,14 @@ typedef struct sh_dedupe_stats {
  * smallest id of a group is its representative. Rewrites docs.bin. */
 sh_status sh_dedupe(const char *dir, sh_dedupe_stats *st, sh_error *err);
 
+/* Progress of a long step: called now and then (every few hundred thousand
+ * records) with the step's name, the work done and the total (0: unknown). */
+typedef void (*sh_progress_fn)(void *ud, const char *step, uint64_t done, uint64_t total);
+
 /* ---- phases 2 and 3 ------------------------------------------------------ */
 typedef struct sh_pairs_config {
+    sh_progress_fn progress; /* may be NULL */
+    void *progress_ud;
     size_t memory;          /* budget for the external sorts, bytes */
     uint32_t max_df;        /* drop shingles shared by more documents (paper: 1000) */
     const char *temp_dir;   /* NULL: the output directory */
@@ -90,6 +96,8 @@ typedef int (*sh_accept_fn)(void *ud, uint32_t a, uint32_t b, uint32_t shared, c
                             uint32_t size_a, uint32_t size_b);
 
 typedef struct sh_decide_config {
+    sh_progress_fn progress; /* may be NULL */
+    void *progress_ud;
     sh_accept_fn accept;    /* NULL: decide by policy and threshold */
     void *accept_ud;
     sh_policy policy;

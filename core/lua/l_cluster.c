@@ -302,6 +302,38 @@ static int p1_gc(lua_State *L)
     return 0;
 }
 
+/* Progress callbacks into Lua: the function is at a known stack index; an
+ * error in it is ignored (it only draws a bar), so it never unwinds through
+ * the engine's frames. */
+typedef struct lua_progress { lua_State *L; int fn; } lua_progress;
+
+static void progress_lua(void *ud, const char *step, uint64_t done, uint64_t total)
+{
+    lua_progress *p = (lua_progress *)ud;
+    lua_pushvalue(p->L, p->fn);
+    lua_pushstring(p->L, step);
+    lua_pushnumber(p->L, (lua_Number)done);
+    lua_pushnumber(p->L, (lua_Number)total);
+    if (lua_pcall(p->L, 3, 0, 0) != 0) lua_pop(p->L, 1);
+}
+
+/* The `progress` field of an options table, kept at the top of the stack. */
+static int get_progress(lua_State *L, int t, lua_progress *p, sh_progress_fn *fn, void **ud)
+{
+    lua_getfield(L, t, "progress");
+    if (lua_isfunction(L, -1)) {
+        p->L = L;
+        p->fn = lua_gettop(L);
+        *fn = progress_lua;
+        *ud = p;
+        return 1;
+    }
+    lua_pop(L, 1);
+    *fn = NULL;
+    *ud = NULL;
+    return 0;
+}
+
 #define SETI(k, v) (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, k))
 #define SETN(k, v) (lua_pushnumber(L, (lua_Number)(v)), lua_setfield(L, -2, k))
 
@@ -339,7 +371,9 @@ static int c_pairs(lua_State *L)
     sh_pairs_config c;
     sh_pairs_stats st;
     sh_error err;
+    lua_progress lp;
     luaL_checktype(L, 2, LUA_TTABLE);
+    get_progress(L, 2, &lp, &c.progress, &c.progress_ud);
     c.memory = (size_t)field_num(L, 2, "memory", 256.0 * 1024 * 1024);
     c.max_df = (uint32_t)field_int(L, 2, "max_df", 1000);
     c.temp_dir = field_str(L, 2, "temp_dir");
@@ -356,6 +390,8 @@ static void read_decide(lua_State *L, int t, sh_decide_config *c)
     int i;
     c->accept = NULL;
     c->accept_ud = NULL;
+    c->progress = NULL;
+    c->progress_ud = NULL;
     c->threshold = field_num(L, t, "threshold", 0.5);
     c->verify = field_bool(L, t, "verify", 0);
     c->candidate = field_num(L, t, "candidate", c->threshold);
@@ -405,13 +441,15 @@ static int c_decide(lua_State *L)
     sh_decide_stats st;
     sh_error err;
     lua_accept x;
+    lua_progress lp;
     luaL_checktype(L, 2, LUA_TTABLE);
     read_decide(L, 2, &c);
     c.accept = NULL;
     c.accept_ud = NULL;
-    if (!lua_isnoneornil(L, 3)) {
-        luaL_checktype(L, 3, LUA_TFUNCTION);
-        lua_settop(L, 3);
+    if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TFUNCTION);
+    lua_settop(L, 3);
+    get_progress(L, 2, &lp, &c.progress, &c.progress_ud);
+    if (!lua_isnil(L, 3)) {
         x.L = L;
         x.fn = 3;
         x.failed = 0;
@@ -430,10 +468,11 @@ static int c_decide(lua_State *L)
     return 1;
 }
 
-static void read_alt(lua_State *L, int t, sh_alt_config *c)
+static void read_alt(lua_State *L, int t, sh_alt_config *c, lua_progress *lp)
 {
     memset(c, 0, sizeof *c);
     read_decide(L, t, &c->decide);
+    get_progress(L, t, lp, &c->decide.progress, &c->decide.progress_ud);
     c->memory = (size_t)field_num(L, t, "memory", 256.0 * 1024 * 1024);
     c->temp_dir = field_str(L, t, "temp_dir");
     c->check = field_bool(L, t, "check", 0);
@@ -455,35 +494,38 @@ static int alt_result(lua_State *L, sh_status s, const sh_error *err, const sh_d
 static int c_supershingle(lua_State *L)
 {
     sh_alt_config c;
+    lua_progress lp;
     sh_decide_stats st;
     sh_pairs_stats ps;
     sh_error err;
     const char *dir = luaL_checkstring(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
-    read_alt(L, 2, &c);
+    read_alt(L, 2, &c, &lp);
     return alt_result(L, sh_supershingle(dir, &c, &st, &ps, &err), &err, &st, &ps);
 }
 
 static int c_lsh(lua_State *L)
 {
     sh_alt_config c;
+    lua_progress lp;
     sh_decide_stats st;
     sh_pairs_stats ps;
     sh_error err;
     const char *dir = luaL_checkstring(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
-    read_alt(L, 2, &c);
+    read_alt(L, 2, &c, &lp);
     return alt_result(L, sh_lsh(dir, &c, &st, &ps, &err), &err, &st, &ps);
 }
 
 static int c_greedy(lua_State *L)
 {
     sh_alt_config c;
+    lua_progress lp;
     sh_decide_stats st;
     sh_error err;
     const char *dir = luaL_checkstring(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
-    read_alt(L, 2, &c);
+    read_alt(L, 2, &c, &lp);
     return alt_result(L, sh_greedy(dir, &c, &st, &err), &err, &st, NULL);
 }
 

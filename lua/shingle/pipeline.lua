@@ -230,6 +230,23 @@ function M:sketch(inputs)
   return self.stats
 end
 
+-- A progress callback for the C steps: one bar per step name, finished by done().
+local function stepper(quiet)
+  local bars, order = {}, {}
+  local function update(step, done, total)
+    local b = bars[step]
+    if not b then
+      local units = { ["shingle merging"] = "docs", ["pair formation"] = "records", ["cluster formation"] = "pairs" }
+      b = progress.new(step, total > 0 and total or nil, units[step] or "records", quiet)
+      bars[step] = b
+      order[#order + 1] = b
+    end
+    b:update(done, total > 0 and total or nil)
+  end
+  local function finish() for _, b in ipairs(order) do b:done() end end
+  return update, finish
+end
+
 --- Section "Identical documents": keep one representative per group.
 function M:dedupe()
   local t0 = core.now()
@@ -244,7 +261,9 @@ end
 function M:pairs()
   local c = self.cfg
   if c.method ~= "shingles" then return true end
-  local st, err = core.pairs(self.dir, { memory = c.memory, max_df = c.max_df, temp_dir = c.temp_dir })
+  local update, finish = stepper(c.quiet)
+  local st, err = core.pairs(self.dir, { memory = c.memory, max_df = c.max_df, temp_dir = c.temp_dir, progress = update })
+  finish()
   if not st then return nil, err end
   self.times.shingle_merging = st.t_merge
   self.times.pair_formation = st.t_form
@@ -268,6 +287,8 @@ function M:decide(opts)
   local c = self.cfg
   local t0 = core.now()
   local o = self:decision_options()
+  local update, finish = stepper(c.quiet)
+  o.progress = update
   local st, ps, err
   if opts and opts.predicate then
     if c.method ~= "shingles" then return nil, "a policy function needs the shingles method (pairs from phases 2-3)" end
@@ -282,6 +303,7 @@ function M:decide(opts)
     st, ps = core[c.method](self.dir, o)
     if not st then err = ps; ps = nil end
   end
+  finish()
   if not st then return nil, err end
   if ps then
     self.times.shingle_merging = ps.t_merge
