@@ -3,10 +3,40 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_u64(const void *a, const void *b)
+static void insertion(uint64_t *v, size_t n)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+    size_t i;
+    for (i = 1; i < n; i++) {
+        uint64_t x = v[i];
+        size_t j = i;
+        while (j > 0 && v[j - 1] > x) { v[j] = v[j - 1]; j--; }
+        v[j] = x;
+    }
+}
+
+/* Quicksort on the values themselves (qsort's comparison callback costs more
+ * than the comparisons): median of three, recursion on the smaller side,
+ * insertion sort below 32. Keys are uniform fingerprints, so the pivots are
+ * good; depth stays logarithmic by recursing on the smaller part. */
+static void quick(uint64_t *v, size_t n)
+{
+    while (n > 32) {
+        uint64_t a = v[0], b = v[n / 2], c = v[n - 1], pivot, t;
+        size_t i = 0, j = n - 1;
+        pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        for (;;) {
+            while (v[i] < pivot) i++;
+            while (v[j] > pivot) j--;
+            if (i >= j) break;
+            t = v[i]; v[i] = v[j]; v[j] = t;
+            i++;
+            j--;
+        }
+        /* v[0..j] <= pivot <= v[j+1..n) */
+        if (j + 1 < n - j - 1) { quick(v, j + 1); v += j + 1; n -= j + 1; }
+        else { quick(v + j + 1, n - j - 1); n = j + 1; }
+    }
+    insertion(v, n);
 }
 
 /* Fingerprints are uniform, so four counting passes over 16-bit digits beat
@@ -35,16 +65,6 @@ static int radix(uint64_t *v, size_t n)
 
 void sh_sort_u64(uint64_t *v, size_t n)
 {
-    size_t i;
-    if (n < 48) {
-        for (i = 1; i < n; i++) {
-            uint64_t x = v[i];
-            size_t j = i;
-            while (j > 0 && v[j - 1] > x) { v[j] = v[j - 1]; j--; }
-            v[j] = x;
-        }
-        return;
-    }
     if (n >= 65536 && radix(v, n)) return;
-    qsort(v, n, sizeof *v, cmp_u64);
+    quick(v, n);
 }

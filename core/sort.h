@@ -5,9 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Sort v[0..n) ascending. Insertion sort for small n, LSD radix sort
- * (16-bit digits) for large n; allocates a scratch copy for the latter and
- * falls back to an in-place sort if that fails. */
+/* Sort v[0..n) ascending: quicksort on the values (insertion sort for small
+ * parts), LSD radix sort (16-bit digits) from 65536 values, which allocates a
+ * scratch copy and falls back to the quicksort if that fails. */
 void sh_sort_u64(uint64_t *v, size_t n);
 
 #endif

@@ -1,0 +1,41 @@
+/* The in-memory sorts against qsort on random, sorted, reversed and
+ * repetitive inputs of many sizes. */
+#include <stdlib.h>
+#include "../rabin.h"
+#include "../sort.h"
+#include "test.h"
+
+static int cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void sorts_like_qsort_on_every_shape(void)
+{
+    static const size_t sizes[] = { 0, 1, 2, 3, 31, 32, 33, 47, 48, 100, 1000, 65535, 65536, 200000 };
+    uint64_t st = 3;
+    size_t si;
+    int shape;
+    for (si = 0; si < sizeof sizes / sizeof *sizes; si++)
+        for (shape = 0; shape < 4; shape++) {
+            size_t n = sizes[si], i;
+            uint64_t *a = (uint64_t *)malloc((n + 1) * 8), *b = (uint64_t *)malloc((n + 1) * 8);
+            for (i = 0; i < n; i++) {
+                uint64_t r = sh_splitmix_next(&st);
+                a[i] = shape == 0 ? r : shape == 1 ? i : shape == 2 ? n - i : r % 5;
+            }
+            memcpy(b, a, n * 8);
+            sh_sort_u64(a, n);
+            qsort(b, n, 8, cmp);
+            if (n && memcmp(a, b, n * 8) != 0) { CHECK(!"differs from qsort"); fprintf(stderr, "n=%zu shape=%d\n", n, shape); }
+            free(a);
+            free(b);
+        }
+}
+
+int main(void)
+{
+    RUN(sorts_like_qsort_on_every_shape);
+    return TEST_END();
+}
