@@ -3,6 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SH_X86_CLMUL 1
+#include <immintrin.h>
+#endif
+
 #define SEED_P_ID 0x5bd1e9955bd1e995ULL /* separates the P_id stream from P's */
 
 sh_status sh_shingler_init(sh_shingler *s, const sh_shingler_config *cfg, sh_error *err)
@@ -36,6 +41,10 @@ sh_status sh_shingler_init(sh_shingler *s, const sh_shingler_config *cfg, sh_err
     sh_mulx_init(&s->w64, &s->win, 64);
     sh_mulx_init(&s->wk, &s->win, (uint64_t)c.k);
     sh_mulx_init(&s->wout, &s->win, 64u * (uint64_t)c.w + (uint64_t)c.k);
+    s->hw = c.k == 64 && sh_clmul_available();
+    sh_clmul_init(&s->cwin, c.poly);
+    sh_clmul_init(&s->cid, c.idpoly);
+    s->cout = sh_poly_xpow(64u * (uint64_t)c.w + 64u, c.poly, c.k);
     return SH_OK;
 }
 
@@ -130,6 +139,97 @@ static sh_status reserve_fps(sh_work *w, size_t n)
     return SH_OK;
 }
 
+#ifdef SH_X86_CLMUL
+/* The hot loops again with the carry-less multiply (clmul.h): the same
+ * values as the table loops, which the tests compare them with. */
+__attribute__((target("pclmul,sse2")))
+static inline uint64_t hw_lo(__m128i x) { return (uint64_t)_mm_cvtsi128_si64(x); }
+__attribute__((target("pclmul,sse2")))
+static inline uint64_t hw_hi(__m128i x) { return (uint64_t)_mm_cvtsi128_si64(_mm_srli_si128(x, 8)); }
+__attribute__((target("pclmul,sse2")))
+static inline __m128i hw_mul(uint64_t a, uint64_t b)
+{
+    return _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)a), _mm_cvtsi64_si128((long long)b), 0x00);
+}
+
+/* a * x^64 mod P: hi = a, lo = 0 */
+__attribute__((target("pclmul,sse2")))
+static inline uint64_t hw_x64(const sh_clmul *c, uint64_t a)
+{
+    return hw_lo(hw_mul(a ^ hw_hi(hw_mul(a, c->mu)), c->p));
+}
+
+/* a * b mod P */
+__attribute__((target("pclmul,sse2")))
+static inline uint64_t hw_mulmod(const sh_clmul *c, uint64_t a, uint64_t b)
+{
+    __m128i prod = hw_mul(a, b);
+    uint64_t hi = hw_hi(prod);
+    return hw_lo(prod) ^ hw_lo(hw_mul(hi ^ hw_hi(hw_mul(hi, c->mu)), c->p));
+}
+
+/* Four chains over four stretches of the document, interleaved: one chain
+ * is bound by the latency of its multiplies, four keep the unit busy. */
+__attribute__((target("pclmul,sse2")))
+static void window_hw(const sh_shingler *s, const uint64_t *ids, size_t n, size_t W, uint64_t *fps)
+{
+    const sh_clmul *c = &s->cwin;
+    const uint64_t cout = s->cout;
+    const size_t nf = n - W + 1, q = nf / 4;
+    size_t start[4], i, k;
+    uint64_t f[4];
+    for (k = 0; k < 4; k++) {
+        start[k] = k * q;
+        f[k] = 0;
+        for (i = 0; i < W; i++) f[k] = hw_x64(c, f[k] ^ ids[start[k] + i]);
+        fps[start[k]] = f[k];
+    }
+    for (i = 1; i < q; i++)
+        for (k = 0; k < 4; k++) {
+            size_t a = start[k] + i;
+            f[k] = hw_x64(c, f[k] ^ ids[a + W - 1]) ^ hw_mulmod(c, ids[a - 1], cout);
+            fps[a] = f[k];
+        }
+    /* the last stretch runs on to the end */
+    for (i = start[3] + q; i < nf; i++) {
+        f[3] = hw_x64(c, f[3] ^ ids[i + W - 1]) ^ hw_mulmod(c, ids[i - 1], cout);
+        fps[i] = f[3];
+    }
+}
+
+/* Ids of tokens of 1 to 8 bytes with 8 readable bytes after them, as
+ * id_short below; the rest through sh_token_id. */
+__attribute__((target("pclmul,sse2")))
+static void ids_hw(const sh_shingler *s, const sh_token *tok, size_t nt, const unsigned char *txt, size_t txt_len,
+                   uint64_t *ids)
+{
+    size_t i;
+    for (i = 0; i < nt; i++) {
+        const size_t off = tok[i].off, len = tok[i].len;
+        if (len - 1 < 8 && off + 8 <= txt_len) {
+            ids[i] = hw_x64(&s->cid, load_be8(txt + off) >> (64 - 8 * len));
+        } else if (off + len + 8 <= txt_len) {
+            /* longer tokens 8 bytes at a time, as sh_token_id */
+            const unsigned char *b = txt + off;
+            size_t r = len;
+            uint64_t f = 0;
+            while (r >= 8) {
+                f = hw_x64(&s->cid, f ^ load_be8(b));
+                b += 8;
+                r -= 8;
+            }
+            if (r > 0) {
+                unsigned sh = (unsigned)(64 - 8 * r);
+                f = ((f & ((1ULL << sh) - 1)) << (8 * r)) ^ hw_x64(&s->cid, (f >> sh) ^ (load_be8(b) >> sh));
+            }
+            ids[i] = f;
+        } else {
+            ids[i] = sh_token_id(s, txt + off, len);
+        }
+    }
+}
+#endif
+
 /* The sliding window of section 4.3: f <- f * x^64 + id_in * x^k - id_out * x^(64w + k). */
 static sh_status window(const sh_shingler *s, sh_work *w, sh_error *err)
 {
@@ -152,7 +252,33 @@ static sh_status window(const sh_shingler *s, sh_work *w, sh_error *err)
         w->n_fps = 1;
         return SH_OK;
     }
-    if (s->c.k == 64) {
+#ifdef SH_X86_CLMUL
+    if (s->hw && nf >= 64) {
+        window_hw(s, ids, n, W, fps);
+    } else
+#endif
+    if (s->c.k == 64 && nf >= 64) {
+        /* four interleaved chains, as in window_hw */
+        const size_t q = nf / 4;
+        size_t start[4], k;
+        uint64_t g[4];
+        for (k = 0; k < 4; k++) {
+            start[k] = k * q;
+            g[k] = 0;
+            for (i = 0; i < W; i++) g[k] = sh_mulx_apply(&s->w64, g[k] ^ ids[start[k] + i]);
+            fps[start[k]] = g[k];
+        }
+        for (i = 1; i < q; i++)
+            for (k = 0; k < 4; k++) {
+                size_t a = start[k] + i;
+                g[k] = sh_mulx_apply(&s->w64, g[k] ^ ids[a + W - 1]) ^ sh_mulx_apply(&s->wout, ids[a - 1]);
+                fps[a] = g[k];
+            }
+        for (i = start[3] + q; i < nf; i++) {
+            g[3] = sh_mulx_apply(&s->w64, g[3] ^ ids[i + W - 1]) ^ sh_mulx_apply(&s->wout, ids[i - 1]);
+            fps[i] = g[3];
+        }
+    } else if (s->c.k == 64) {
         for (i = 0; i < W; i++) f = sh_mulx_apply(&s->w64, f ^ ids[i]);
         fps[0] = f;
         for (i = W; i < n; i++) {
@@ -196,6 +322,12 @@ sh_status sh_shingle_text(const sh_shingler *s, sh_work *w, const char *text, si
         const size_t txt_len = w->toks.text_len;
         uint64_t *ids = w->ids;
         uint32_t *id_tok = w->id_tok;
+#ifdef SH_X86_CLMUL
+        if (s->hw) {
+            ids_hw(s, tok, nt, txt, txt_len, ids);
+            for (i = 0; i < nt; i++) id_tok[i] = (uint32_t)i;
+        } else
+#endif
         for (i = 0; i < nt; i++) {
             const size_t off = tok[i].off, len = tok[i].len;
             /* A token of 1 to 8 bytes is one chunk: sh_token_id reduces to

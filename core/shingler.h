@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include "canon.h"
 #include "error.h"
+#include "clmul.h"
 #include "rabin.h"
 
 typedef enum sh_token_mode { SH_TOKENS_RABIN = 0, SH_TOKENS_PAD8 = 1 } sh_token_mode;
@@ -50,6 +51,9 @@ typedef struct sh_shingler {
     sh_mulx w64;              /* v * x^64 mod P */
     sh_mulx wk;               /* v * x^k mod P (== w64 when k = 64) */
     sh_mulx wout;             /* v * x^(64w + k) mod P: the id leaving the window */
+    int hw;                   /* k = 64 and the carry-less multiply is there: use it (clmul.h) */
+    sh_clmul cwin, cid;       /* Barrett constants of P and P_id */
+    uint64_t cout;            /* x^(64w + 64) mod P */
 } sh_shingler;
 
 /* Per-thread scratch buffers; zero-initialise, release with sh_work_free. */

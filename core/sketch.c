@@ -250,6 +250,48 @@ static sh_status select_values(sh_sketch_params p, uint64_t *v, size_t nv, uint6
     return SH_OK;
 }
 
+/* MOD_m of a text under option B, the clustering default, in one pass: each
+ * shingle is mixed and tested for divisibility, and only the kept ones (about
+ * 1 in m) are sorted and made distinct. The shingle count recorded is the
+ * number of shingles with repetition: counting the distinct ones would need a
+ * hash probe for every shingle, a third of the sketching time, and no MOD_m
+ * estimator uses it (docs/guide.md). */
+static sh_status mod_sketch(sh_sketch_params p, sh_work *w, uint64_t n_tokens, sh_sketch **out, sh_error *err)
+{
+    const size_t n = w->n_fps;
+    const uint64_t *fps = w->fps;
+    uint64_t o = p.m, inv, lim, low, *v;
+    size_t i, k = 0, d;
+    unsigned t = 0;
+    int j;
+    sh_sketch *sk;
+    if (reserve(w, n) != SH_OK) return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", n);
+    v = w->vals;
+    while ((o & 1) == 0) { o >>= 1; t++; }
+    low = ((uint64_t)1 << t) - 1;
+    inv = o;
+    for (j = 0; j < 5; j++) inv *= 2 - o * inv;
+    lim = UINT64_MAX / o;
+    for (i = 0; i < n; i++) {
+        uint64_t x = sh_permute(p.seed, fps[i]);
+        v[k] = x;
+        k += ((x & low) == 0) & (x * inv <= lim);
+    }
+    sh_sort_u64(v, k);
+    for (i = 0, d = 0; i < k; i++) if (d == 0 || v[i] != v[d - 1]) v[d++] = v[i];
+    sk = (sh_sketch *)malloc(sizeof *sk + d * sizeof(uint64_t));
+    if (!sk) return sh_error_set(err, SH_ENOMEM, 0, "out of memory for a sketch of %zu values", d);
+    p.s = 0;
+    p.cls = 0;
+    sk->p = p;
+    sk->n_shingles = n;
+    sk->n_tokens = n_tokens;
+    sk->n = d;
+    memcpy(sk->v, v, d * sizeof(uint64_t));
+    *out = sk;
+    return SH_OK;
+}
+
 sh_status sh_sketch_build(const sh_shingler *sh, sh_work *w, const sh_sketch_params *params,
                           int features, uint64_t n_tokens, sh_sketch **out, sh_error *err)
 {
@@ -264,6 +306,8 @@ sh_status sh_sketch_build(const sh_shingler *sh, sh_work *w, const sh_sketch_par
     p.seed = sh->c.seed;
     p.poly = sh->c.poly;
     p.idpoly = sh->c.idpoly;
+    if (p.kind == SH_SKETCH_MOD && p.option == SH_OPTION_B && !features)
+        return mod_sketch(p, w, n_tokens, out, err);
     if (distinct(sh, w, p.option == SH_OPTION_A, p.seed) != SH_OK)
         return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", w->n_fps);
     return select_values(p, w->vals, w->n_vals, n_tokens, out, err);

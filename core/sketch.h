@@ -42,7 +42,8 @@ typedef struct sh_sketch_params {
 
 typedef struct sh_sketch {
     sh_sketch_params p;
-    uint64_t n_shingles; /* |S(D)|: distinct shingles (option B) or labelled shingles (option A) */
+    uint64_t n_shingles; /* |S(D)|: distinct shingles (option B) or labelled shingles (option A);
+                          * for MOD sketches of texts under option B, shingles with repetition */
     uint64_t n_tokens;
     size_t n;            /* number of values */
     uint64_t v[];        /* sorted ascending, distinct */

@@ -44,14 +44,17 @@ static void sliding_window_equals_from_scratch_everywhere(void)
     const int ks[] = { 64, 40, 16 }, ws[] = { 1, 2, 4, 10, 33 };
     uint64_t st = 1;
     int a, b, t;
+    int hw;
+    for (hw = 0; hw < 2; hw++) /* the carry-less multiply where there is one, and the tables */
     for (a = 0; a < 3; a++)
         for (b = 0; b < 5; b++) {
             sh_shingler *s = make(ws[b], ks[a], 0, SH_TOKENS_RABIN, SH_OPTION_B);
+            if (!hw) s->hw = 0;
             sh_work w;
             sh_error err;
             memset(&w, 0, sizeof w);
             for (t = 0; t < 5; t++) {
-                size_t n = (size_t)(sh_splitmix_next(&st) % 300), i;
+                size_t n = (size_t)(sh_splitmix_next(&st) % 600), i;
                 sh_work_reserve_ids(&w, n);
                 for (i = 0; i < n; i++) w.ids[i] = sh_splitmix_next(&st);
                 w.n_ids = n;
@@ -74,6 +77,34 @@ static void sliding_window_equals_from_scratch_everywhere(void)
 }
 
 /* Token ids 8 bytes at a time equal the byte-at-a-time AUG under P_id. */
+static void text_ids_equal_bytewise_fingerprints_with_and_without_clmul(void)
+{
+    /* tokens of every length from 1 to 40 and some after them, through
+     * sh_shingle_text's fast paths (the last ones take the careful path) */
+    char text[2000];
+    size_t len = 0, ntok = 0;
+    int hw, L, j;
+    for (L = 1; L <= 40; L++, ntok++) {
+        for (j = 0; j < L; j++) text[len++] = (char)('a' + (L + j) % 26);
+        text[len++] = ' ';
+    }
+    for (L = 0; L < 5; L++, ntok++) { text[len++] = 'z'; text[len++] = ' '; }
+    text[len] = 0;
+    for (hw = 0; hw < 2; hw++) {
+        sh_shingler *s = make(3, 64, 0, SH_TOKENS_RABIN, SH_OPTION_B);
+        sh_work w;
+        sh_error err;
+        size_t i;
+        if (!hw) s->hw = 0;
+        memset(&w, 0, sizeof w);
+        CHECK(sh_shingle_text(s, &w, text, strlen(text), &err) == SH_OK);
+        CHECK(w.n_ids == ntok);
+        for (i = 0; i < w.n_ids; i++)
+            CHECK_EQ_U64(w.ids[i], sh_rabin_aug(&s->id, w.toks.text + w.toks.tok[i].off, w.toks.tok[i].len));
+        sh_work_free(&w);
+    }
+}
+
 static void token_ids_equal_bytewise_fingerprints(void)
 {
     sh_shingler *s = make(10, 64, 0, SH_TOKENS_RABIN, SH_OPTION_B);
@@ -214,6 +245,7 @@ int main(void)
     RUN(padded_window_matches_the_80_byte_vectors);
     RUN(sliding_window_equals_from_scratch_everywhere);
     RUN(token_ids_equal_bytewise_fingerprints);
+    RUN(text_ids_equal_bytewise_fingerprints_with_and_without_clmul);
     RUN(option_a_labels_repeated_shingles);
     RUN(serialization_round_trips_and_rejects_damage);
     RUN(incompatible_sketches_are_refused);
