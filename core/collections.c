@@ -1,0 +1,1126 @@
+/* Similar clusters of collections: see collections.h for the contract. */
+#include "collections.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chunks.h"
+#include "extsort.h"
+#include "links.h"
+#include "recfile.h"
+#include "unionfind.h"
+
+double sh_now(void); /* cluster.c */
+
+static const char M_PAGES[8] = "SHCPAGE\0", M_URLS[8] = "SHCURLS\0", M_SITES[8] = "SHCSITE\0",
+                  M_LINKS[8] = "SHCLINK\0", M_CHUNKS[8] = "SHCCHNK\0", M_TRIV[8] = "SHCTRIV\0",
+                  M_SUMM[8] = "SHCSUMM\0", M_TCG[8] = "SHCTCG\0\0", M_MEMB[8] = "SHCMEMB\0",
+                  M_COLLS[8] = "SHCCOLL\0", M_CLUST[8] = "SHCLUST\0";
+
+#define CHUNK 65536
+
+static void path_of(char *out, size_t cap, const char *dir, const char *name)
+{
+    snprintf(out, cap, "%s/%s", dir, name);
+}
+
+static void be32(unsigned char *p, uint32_t v) { p[0] = (unsigned char)(v >> 24); p[1] = (unsigned char)(v >> 16); p[2] = (unsigned char)(v >> 8); p[3] = (unsigned char)v; }
+static uint32_t rd_be32(const unsigned char *p) { return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]; }
+
+static sh_status nomem(sh_error *err, const char *what)
+{
+    return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %s; lower --memory or split the input", what);
+}
+
+int sh_replica_bin(uint64_t r)
+{
+    if (r < 3) return (int)r;
+    if (r < 10) return 3;
+    if (r < 100) return 4;
+    if (r < 1000) return 5;
+    return 6;
+}
+
+static sh_status new_sorter(sh_extsort **s, size_t rec, size_t key, size_t memory, const char *tmp,
+                            sh_extsort_combine_fn combine, sh_error *err)
+{
+    sh_extsort_config c;
+    memset(&c, 0, sizeof c);
+    c.record_size = rec;
+    c.key_size = key;
+    c.memory_budget = memory < SH_EXTSORT_MIN_BUDGET ? SH_EXTSORT_MIN_BUDGET : memory;
+    c.temp_dir = tmp;
+    c.combine = combine;
+    return sh_extsort_new(s, &c, err);
+}
+
+static void add_count(void *acc, const void *rec, void *ud)
+{
+    uint32_t x, y;
+    (void)ud;
+    memcpy(&x, (unsigned char *)acc + 8, 4);
+    memcpy(&y, (const unsigned char *)rec + 8, 4);
+    x += y;
+    memcpy((unsigned char *)acc + 8, &x, 4);
+}
+
+/* ---- trivial clusters ------------------------------------------------------ */
+
+/* Write the dense labels of uf as trivial-NAME.bin and fill the histogram. */
+static sh_status write_trivial(const char *dir, const char *name, sh_unionfind *uf, const sh_recfile *pages,
+                               sh_trivial_stats *st, sh_error *err)
+{
+    uint32_t n = (uint32_t)pages->count, i;
+    uint32_t *label = (uint32_t *)malloc(((size_t)n + 1) * 4), *size = (uint32_t *)calloc((size_t)n + 1, 4);
+    char path[4096], file[256];
+    sh_recwriter w;
+    sh_status s;
+    memset(&w, 0, sizeof w);
+    if (!label || !size) { free(label); free(size); return nomem(err, "the trivial clusters"); }
+    sh_uf_labels(uf, label, SH_UF_LABEL_DENSE);
+    for (i = 0; i < n; i++) size[label[i]]++;
+    for (i = 0; i < n; i++) {
+        const sh_pagerec *p = (const sh_pagerec *)(const void *)(pages->records + (size_t)i * sizeof(sh_pagerec));
+        uint32_t z = size[label[i]];
+        if (z >= 2) {
+            st->pages_in_clusters++;
+            if (z > st->largest) st->largest = z;
+        }
+        if (p->status == SH_PAGE_OK) st->hist[sh_replica_bin(z - 1)]++;
+    }
+    for (i = 0; i < n; i++)
+        if (size[i] >= 2) st->clusters++;
+    snprintf(file, sizeof file, "trivial-%s.bin", name);
+    path_of(path, sizeof path, dir, file);
+    if ((s = sh_recwriter_open(&w, path, M_TRIV, 4, NULL, 0, err)) == SH_OK &&
+        (s = sh_recwriter_append(&w, label, n, err)) == SH_OK)
+        s = sh_recwriter_commit(&w, err);
+    if (s != SH_OK) sh_recwriter_abort(&w);
+    free(label);
+    free(size);
+    return s;
+}
+
+/* The iceberg: sort <fp, page> unique, for each chunk shared by g pages
+ * (2 <= g <= max_df) form the pairs, count them by a second sort (combine
+ * adds the counts), and link the pairs counted at least T times. With T = 1
+ * the pairs are not needed: the pages of a chunk are one group. */
+static sh_status iceberg(const char *dir, const sh_trivial_config *cfg, uint32_t npages, sh_unionfind *uf,
+                         sh_trivial_stats *st, sh_error *err)
+{
+    char path[4096], file[64];
+    sh_recfile cf;
+    sh_extsort *keys = NULL, *pairs = NULL;
+    unsigned char *buf = (unsigned char *)malloc((size_t)CHUNK * 12), *outb = (unsigned char *)malloc((size_t)CHUNK * 12);
+    uint32_t *group = NULL;
+    size_t gcap = 0, g = 0, no = 0, n, i;
+    uint64_t r;
+    uint32_t last = 0;
+    int have = 0, over = 0;
+    sh_status s;
+    const char *tmp = cfg->temp_dir ? cfg->temp_dir : dir;
+    memset(&cf, 0, sizeof cf);
+    if (!buf || !outb) { s = nomem(err, "the chunk sort"); goto done; }
+    snprintf(file, sizeof file, "chunks-%s.bin", sh_chunk_scheme_name(cfg->scheme));
+    path_of(path, sizeof path, dir, file);
+    if ((s = sh_recfile_open(&cf, path, M_CHUNKS, 0, err)) != SH_OK) goto done;
+    if ((s = new_sorter(&keys, 8, 8, cfg->memory / 2, tmp, sh_extsort_keep_first, err)) != SH_OK) goto done;
+    if (cfg->threshold > 1 && (s = new_sorter(&pairs, 12, 8, cfg->memory / 2, tmp, add_count, err)) != SH_OK) goto done;
+    for (r = 0; r < cf.count;) {
+        size_t k = cf.count - r < CHUNK ? (size_t)(cf.count - r) : CHUNK;
+        for (i = 0; i < k; i++) {
+            uint32_t pg, fp;
+            memcpy(&pg, cf.records + 8 * (r + i), 4);
+            memcpy(&fp, cf.records + 8 * (r + i) + 4, 4);
+            if (pg >= npages) {
+                s = sh_error_set(err, SH_EFORMAT, 24 + 8 * (r + i), "%s: record %llu names page %u of %u; "
+                                 "the file does not belong to this pages.bin: run the collections again",
+                                 path, (unsigned long long)(r + i), pg, npages);
+                goto done;
+            }
+            be32(buf + 8 * i, fp);
+            be32(buf + 8 * i + 4, pg);
+        }
+        if ((s = sh_extsort_add(keys, buf, k, err)) != SH_OK) goto done;
+        r += k;
+    }
+    sh_recfile_close(&cf);
+    if ((s = sh_extsort_finish(keys, err)) != SH_OK) goto done;
+    for (;;) {
+        if ((s = sh_extsort_read(keys, buf, CHUNK, &n, err)) != SH_OK) goto done;
+        st->chunk_records += n;
+        for (i = 0; i <= n; i++) {
+            int end = (n == 0);
+            uint32_t fp = i < n ? rd_be32(buf + 8 * i) : 0;
+            if (i == n && !end) break;
+            if (end || !have || fp != last) {
+                if (have) {
+                    st->distinct_chunks++;
+                    if (over) st->common_dropped++;
+                    else if (g >= 2 && cfg->threshold <= 1) {
+                        size_t j;
+                        for (j = 1; j < g; j++) sh_uf_union(uf, group[0], group[j]);
+                    } else if (g >= 2) {
+                        size_t x, y;
+                        for (x = 0; x < g; x++)
+                            for (y = x + 1; y < g; y++) {
+                                uint32_t one = 1;
+                                unsigned char *o = outb + 12 * no;
+                                be32(o, group[x]);
+                                be32(o + 4, group[y]);
+                                memcpy(o + 8, &one, 4);
+                                st->pair_records++;
+                                if (++no == CHUNK) {
+                                    if ((s = sh_extsort_add(pairs, outb, no, err)) != SH_OK) goto done;
+                                    no = 0;
+                                }
+                            }
+                    }
+                }
+                if (end) break;
+                last = fp;
+                have = 1;
+                g = 0;
+                over = 0;
+            }
+            if (over) continue;
+            if (cfg->max_df && g == cfg->max_df) { over = 1; continue; }
+            if (g == gcap) {
+                size_t cap = gcap ? 2 * gcap : 256;
+                uint32_t *p = (uint32_t *)realloc(group, cap * sizeof *p);
+                if (!p) { s = nomem(err, "a chunk's pages"); goto done; }
+                group = p;
+                gcap = cap;
+            }
+            group[g++] = rd_be32(buf + 8 * i + 4);  /* ascending: sorted by page within a chunk */
+        }
+        if (n == 0) break;
+    }
+    if (pairs) {
+        if (no && (s = sh_extsort_add(pairs, outb, no, err)) != SH_OK) goto done;
+        if ((s = sh_extsort_finish(pairs, err)) != SH_OK) goto done;
+        for (;;) {
+            if ((s = sh_extsort_read(pairs, buf, CHUNK, &n, err)) != SH_OK) goto done;
+            if (n == 0) break;
+            st->pairs += n;
+            for (i = 0; i < n; i++) {
+                uint32_t c;
+                memcpy(&c, buf + 12 * i + 8, 4);
+                if (c >= cfg->threshold) {
+                    st->similar_pairs++;
+                    sh_uf_union(uf, rd_be32(buf + 12 * i), rd_be32(buf + 12 * i + 4));
+                }
+            }
+        }
+    }
+    s = SH_OK;
+done:
+    sh_recfile_close(&cf);
+    sh_extsort_free(keys);
+    sh_extsort_free(pairs);
+    free(buf);
+    free(outb);
+    free(group);
+    return s;
+}
+
+/* Trivial clusters from the shingle pipeline's clusters.bin (<cluster, doc>
+ * LE, doc ids being page ids); pages without text are left out. */
+static sh_status from_clusters(const char *path, const sh_recfile *pages, sh_unionfind *uf, sh_error *err)
+{
+    sh_recfile f;
+    uint64_t i;
+    uint32_t prev_c = UINT32_MAX, first = UINT32_MAX;
+    sh_status s;
+    if ((s = sh_recfile_open(&f, path, M_CLUST, 1, err)) != SH_OK) return s;
+    for (i = 0; i < f.count; i++) {
+        uint32_t c, d;
+        const sh_pagerec *p;
+        memcpy(&c, f.records + 8 * i, 4);
+        memcpy(&d, f.records + 8 * i + 4, 4);
+        if (d >= pages->count) {
+            sh_recfile_close(&f);
+            return sh_error_set(err, SH_EFORMAT, 24 + 8 * i, "%s: document %u is not a page (%llu pages): "
+                                "the clustering was not run over the same pages", path, d,
+                                (unsigned long long)pages->count);
+        }
+        p = (const sh_pagerec *)(const void *)(pages->records + (size_t)d * sizeof(sh_pagerec));
+        if (p->status != SH_PAGE_OK) continue;
+        if (c != prev_c) { prev_c = c; first = d; continue; }
+        sh_uf_union(uf, first, d);
+    }
+    sh_recfile_close(&f);
+    return SH_OK;
+}
+
+sh_status sh_coll_trivial(const char *dir, const sh_trivial_config *cfg, sh_trivial_stats *st, sh_error *err)
+{
+    char path[4096];
+    sh_recfile pages;
+    sh_unionfind *uf = NULL;
+    sh_status s;
+    double t0 = sh_now();
+    memset(st, 0, sizeof *st);
+    if (!cfg->name || (!cfg->clusters && sh_chunk_scheme_name(cfg->scheme) == NULL) || cfg->threshold < 1)
+        return sh_error_set(err, SH_EINVAL, 0, "trivial clusters need a name, a chunk scheme (whole, lines4, lines2) "
+                            "or a clusters.bin, and a threshold of at least 1");
+    path_of(path, sizeof path, dir, "pages.bin");
+    if ((s = sh_recfile_open(&pages, path, M_PAGES, 1, err)) != SH_OK) return s;
+    if ((s = sh_uf_new(&uf, (uint32_t)pages.count, err)) != SH_OK) goto done;
+    if (cfg->clusters) s = from_clusters(cfg->clusters, &pages, uf, err);
+    else s = iceberg(dir, cfg, (uint32_t)pages.count, uf, st, err);
+    if (s == SH_OK) s = write_trivial(dir, cfg->name, uf, &pages, st, err);
+done:
+    sh_uf_free(uf);
+    sh_recfile_close(&pages);
+    st->seconds = sh_now() - t0;
+    return s;
+}
+
+/* ---- growing clusters -------------------------------------------------------- */
+
+typedef struct edge {        /* a TCG edge Ri -> Rj with its links in ml[off .. off + n) */
+    uint32_t ri, rj;
+    size_t off, n;
+} edge;
+
+typedef struct gcluster {
+    uint32_t start, n, m;    /* start trivial cluster, cardinality, size */
+    size_t cells;            /* cells[cells + k * n + c]: page of node k in collection c */
+    uint32_t first_page;
+} gcluster;
+
+typedef struct grow {
+    const char *dir;
+    const sh_grow_config *cfg;
+    sh_grow_stats *st;
+    sh_recfile pages, urls, links, triv, sites;
+    uint32_t *site_off;                 /* start of each site name in sites.bin */
+    size_t nsites;
+    const sh_pagerec *pg;
+    uint32_t np, nr;
+    const uint32_t *rid;
+    uint32_t *size, *r_off, *r_pages;   /* trivial clusters: sizes, pages (CSR, ascending) */
+    uint64_t *score;
+    edge *e;
+    size_t ne, cap_e;
+    uint32_t *ml;                       /* merge links <src, dst>, grouped by edge, sorted */
+    size_t nml, cap_ml;
+    uint32_t *out_off;                  /* CSR of edges by source */
+    uint32_t *cells;
+    size_t ncells, cap_cells;
+    gcluster *cl;
+    size_t ncl, cap_cl;
+} grow;
+
+static int grow_push(void **v, size_t *cap, size_t n, size_t need, size_t elem)
+{
+    if (n + need <= *cap) return 0;
+    {
+        size_t c = *cap ? *cap : 1024;
+        void *p;
+        while (c < n + need) c *= 2;
+        p = realloc(*v, c * elem);
+        if (!p) return -1;
+        *v = p;
+        *cap = c;
+    }
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Step [1]: the LinkSummary table, by an external sort of <Ri, Rj, src, dst>
+ * over the links and one pass over its groups. Links that cannot satisfy the
+ * condition (Ri = Rj, or |Ri| < |Rj|, or != under the strict condition) are
+ * left out before the sort. Steps [2]-[4]: the rows meeting the condition are
+ * the TCG's edges, kept with their links for regaining the collections. */
+static sh_status link_summary(grow *g, sh_error *err)
+{
+    const sh_grow_config *cfg = g->cfg;
+    sh_extsort *s = NULL;
+    sh_recwriter ws, wt;
+    unsigned char *buf = (unsigned char *)malloc((size_t)CHUNK * 16);
+    uint32_t *dsts = NULL, row[6];
+    size_t dcap = 0, nd = 0, n, i, gstart = 0;
+    uint64_t r;
+    uint32_t ci = UINT32_MAX, cj = UINT32_MAX, s_cnt = 0, last_src = UINT32_MAX;
+    char path[4096];
+    sh_status st;
+    memset(&ws, 0, sizeof ws);
+    memset(&wt, 0, sizeof wt);
+    if (!buf) return nomem(err, "the LinkSummary");
+    if ((st = new_sorter(&s, 16, 16, cfg->memory, cfg->temp_dir ? cfg->temp_dir : g->dir, NULL, err)) != SH_OK) goto done;
+    for (r = 0; r < g->links.count;) {
+        size_t k = 0;
+        for (; r < g->links.count && k < CHUNK; r++) {
+            uint32_t a, b, ra, rb;
+            memcpy(&a, g->links.records + 8 * r, 4);
+            memcpy(&b, g->links.records + 8 * r + 4, 4);
+            if (a >= g->np || b >= g->np) {
+                st = sh_error_set(err, SH_EFORMAT, 24 + 8 * r, "%s/links.bin: link %llu names a page past the "
+                                  "last; the files are from different runs: run the collections again", g->dir,
+                                  (unsigned long long)r);
+                goto done;
+            }
+            ra = g->rid[a];
+            rb = g->rid[b];
+            if (ra == rb) continue;
+            if (cfg->single_site && g->pg[a].site != g->pg[b].site) continue;
+            if (cfg->extended ? g->size[ra] < g->size[rb] : g->size[ra] != g->size[rb]) continue;
+            be32(buf + 16 * k, ra);
+            be32(buf + 16 * k + 4, rb);
+            be32(buf + 16 * k + 8, a);
+            be32(buf + 16 * k + 12, b);
+            k++;
+        }
+        g->st->links_considered += k;
+        if (k && (st = sh_extsort_add(s, buf, k, err)) != SH_OK) goto done;
+    }
+    if ((st = sh_extsort_finish(s, err)) != SH_OK) goto done;
+    path_of(path, sizeof path, g->dir, "linksummary.bin");
+    if ((st = sh_recwriter_open(&ws, path, M_SUMM, 24, NULL, 0, err)) != SH_OK) goto done;
+    path_of(path, sizeof path, g->dir, "tcg.bin");
+    if ((st = sh_recwriter_open(&wt, path, M_TCG, 8, NULL, 0, err)) != SH_OK) goto done;
+    for (;;) {
+        if ((st = sh_extsort_read(s, buf, CHUNK, &n, err)) != SH_OK) goto done;
+        for (i = 0; i <= n; i++) {
+            int end = (n == 0);
+            uint32_t ri = 0, rj = 0, src = 0, dst = 0;
+            if (i == n && !end) break;
+            if (!end) {
+                ri = rd_be32(buf + 16 * i);
+                rj = rd_be32(buf + 16 * i + 4);
+                src = rd_be32(buf + 16 * i + 8);
+                dst = rd_be32(buf + 16 * i + 12);
+            }
+            if (end || ri != ci || rj != cj) {
+                if (ci != UINT32_MAX) {
+                    /* close the group (ci, cj): d = distinct destinations */
+                    uint32_t a = g->size[ci], b = g->size[cj], d = 0;
+                    size_t x;
+                    int merge;
+                    qsort(dsts, nd, 4, cmp_u32);
+                    for (x = 0; x < nd; x++)
+                        if (x == 0 || dsts[x] != dsts[x - 1]) d++;
+                    row[0] = ci; row[1] = cj; row[2] = a; row[3] = b; row[4] = s_cnt; row[5] = d;
+                    if ((st = sh_recwriter_append(&ws, row, 1, err)) != SH_OK) goto done;
+                    g->st->summary_rows++;
+                    merge = cfg->extended ? (a == s_cnt && d == b && s_cnt >= d) : (a == s_cnt && s_cnt == d && d == b);
+                    if (merge) {
+                        if (grow_push((void **)&g->e, &g->cap_e, g->ne, 1, sizeof *g->e) != 0) { st = nomem(err, "the TCG"); goto done; }
+                        g->e[g->ne].ri = ci;
+                        g->e[g->ne].rj = cj;
+                        g->e[g->ne].off = gstart;
+                        g->e[g->ne].n = (g->nml - gstart) / 2;
+                        g->ne++;
+                        if ((st = sh_recwriter_append(&wt, row, 1, err)) != SH_OK) goto done;
+                    } else {
+                        g->nml = gstart;  /* drop the group's links */
+                    }
+                }
+                if (end) break;
+                ci = ri;
+                cj = rj;
+                s_cnt = 0;
+                nd = 0;
+                last_src = UINT32_MAX;
+                gstart = g->nml;
+            }
+            if (src != last_src) { s_cnt++; last_src = src; }
+            if (nd == dcap) {
+                size_t cap = dcap ? 2 * dcap : 256;
+                uint32_t *p = (uint32_t *)realloc(dsts, cap * 4);
+                if (!p) { st = nomem(err, "a LinkSummary group"); goto done; }
+                dsts = p;
+                dcap = cap;
+            }
+            dsts[nd++] = dst;
+            if (grow_push((void **)&g->ml, &g->cap_ml, g->nml, 2, 4) != 0) { st = nomem(err, "the merge links"); goto done; }
+            g->ml[g->nml++] = src;
+            g->ml[g->nml++] = dst;
+        }
+        if (n == 0) break;
+    }
+    g->st->merge_edges = g->ne;
+    if ((st = sh_recwriter_commit(&ws, err)) != SH_OK) goto done;
+    st = sh_recwriter_commit(&wt, err);
+done:
+    if (st != SH_OK) { sh_recwriter_abort(&ws); sh_recwriter_abort(&wt); }
+    sh_extsort_free(s);
+    free(buf);
+    free(dsts);
+    return st;
+}
+
+/* The children of page p along edge e: ml pairs with src == p. */
+static const uint32_t *children(const grow *g, const edge *e, uint32_t p, size_t *n)
+{
+    const uint32_t *v = g->ml + e->off;
+    size_t lo = 0, hi = e->n, a;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v[2 * mid] < p) lo = mid + 1; else hi = mid;
+    }
+    a = lo;
+    while (lo < e->n && v[2 * lo] == p) lo++;
+    *n = lo - a;
+    return v + 2 * a;
+}
+
+typedef struct regain {
+    uint32_t *stamp;      /* per trivial cluster: BFS visit mark */
+    uint32_t *pos;        /* per trivial cluster: index in the BFS order */
+    uint32_t *avail;      /* per trivial cluster: 1 while unassigned in the current component */
+    uint32_t *order, *parent_edge;
+    uint32_t *used;       /* per page: mark of the node that took it */
+    uint32_t mark, umark;
+} regain;
+
+/* BFS over TCG edges from start among available nodes; fills order (and
+ * parent edges); returns how many nodes it reached. */
+static uint32_t bfs(const grow *g, regain *x, uint32_t start)
+{
+    uint32_t head = 0, tail = 0;
+    x->mark++;
+    x->stamp[start] = x->mark;
+    x->order[tail] = start;
+    x->parent_edge[tail] = UINT32_MAX;
+    x->pos[start] = tail++;
+    while (head < tail) {
+        uint32_t u = x->order[head++], k;
+        for (k = g->out_off[u]; k < g->out_off[u + 1]; k++) {
+            uint32_t v = g->e[k].rj;
+            if (!x->avail[v] || x->stamp[v] == x->mark) continue;
+            x->stamp[v] = x->mark;
+            x->order[tail] = v;
+            x->parent_edge[tail] = k;
+            x->pos[v] = tail++;
+        }
+    }
+    return tail;
+}
+
+/* Regain the collections of one BFS tree (order[0..m)): the start cluster's
+ * pages are the roots, in page order; every other trivial cluster Rj reached
+ * by an edge from Ri gives each collection the page its Ri page links to
+ * (one not yet taken when |Rj| = n, so the mapping stays one-to-one). */
+static sh_status build_cluster(grow *g, regain *x, uint32_t m, sh_error *err)
+{
+    uint32_t start = x->order[0], n = g->size[start], k, c;
+    size_t base = g->ncells;
+    gcluster *cl;
+    if (grow_push((void **)&g->cells, &g->cap_cells, g->ncells, (size_t)n * m, 4) != 0) return nomem(err, "the collections");
+    if (grow_push((void **)&g->cl, &g->cap_cl, g->ncl, 1, sizeof *g->cl) != 0) return nomem(err, "the clusters");
+    for (c = 0; c < n; c++) g->cells[base + c] = g->r_pages[g->r_off[start] + c];
+    for (k = 1; k < m; k++) {
+        uint32_t v = x->order[k];
+        const edge *e = &g->e[x->parent_edge[k]];
+        uint32_t ku = x->pos[e->ri];
+        int onto = g->size[v] == n;
+        x->umark++;
+        for (c = 0; c < n; c++) {
+            uint32_t p = g->cells[base + (size_t)ku * n + c], q = UINT32_MAX;
+            size_t nc = 0, j;
+            const uint32_t *ch = p == UINT32_MAX ? NULL : children(g, e, p, &nc);
+            for (j = 0; j < nc; j++) {
+                uint32_t cand = ch[2 * j + 1];
+                if (q == UINT32_MAX) q = cand;
+                if (!onto || x->used[cand] != x->umark) { q = cand; break; }
+            }
+            if (q == UINT32_MAX) g->st->unmatched++;
+            else x->used[q] = x->umark;
+            g->cells[base + (size_t)k * n + c] = q;
+        }
+    }
+    cl = &g->cl[g->ncl++];
+    cl->start = start;
+    cl->n = n;
+    cl->m = m;
+    cl->cells = base;
+    cl->first_page = g->cells[base];
+    g->ncells += (size_t)n * m;
+    return SH_OK;
+}
+
+static int better(const grow *g, uint32_t a, uint32_t b)
+{
+    if (g->cfg->start == SH_START_INLINKS && g->score[a] != g->score[b]) return g->score[a] > g->score[b];
+    return a < b;  /* dense labels: a smaller label holds an earlier page */
+}
+
+/* Step [5] and the merge of each component (section 3.1, Figure 7). */
+static sh_status regain_all(grow *g, sh_error *err)
+{
+    sh_unionfind *uf = NULL;
+    uint32_t *label = NULL, *c_off = NULL, *c_nodes = NULL, *cand = NULL;
+    regain x;
+    uint32_t r, nr = g->nr;
+    size_t k;
+    sh_status s;
+    memset(&x, 0, sizeof x);
+    if ((s = sh_uf_new(&uf, nr, err)) != SH_OK) return s;
+    for (k = 0; k < g->ne; k++) sh_uf_union(uf, g->e[k].ri, g->e[k].rj);
+    label = (uint32_t *)malloc(((size_t)nr + 1) * 4);
+    c_off = (uint32_t *)calloc((size_t)nr + 2, 4);
+    c_nodes = (uint32_t *)malloc(((size_t)nr + 1) * 4);
+    cand = (uint32_t *)malloc(((size_t)nr + 1) * 4);
+    x.stamp = (uint32_t *)calloc((size_t)nr + 1, 4);
+    x.pos = (uint32_t *)malloc(((size_t)nr + 1) * 4);
+    x.avail = (uint32_t *)calloc((size_t)nr + 1, 4);
+    x.order = (uint32_t *)malloc(((size_t)nr + 1) * 4);
+    x.parent_edge = (uint32_t *)malloc(((size_t)nr + 1) * 4);
+    x.used = (uint32_t *)calloc((size_t)g->np + 1, 4);
+    g->out_off = (uint32_t *)calloc((size_t)nr + 2, 4);
+    if (!label || !c_off || !c_nodes || !cand || !x.stamp || !x.pos || !x.avail || !x.order || !x.parent_edge ||
+        !x.used || !g->out_off) {
+        s = nomem(err, "the trivial cluster graph");
+        goto done;
+    }
+    /* edges are sorted by (Ri, Rj): CSR by source */
+    for (k = 0; k < g->ne; k++) g->out_off[g->e[k].ri + 1]++;
+    for (r = 0; r < nr; r++) g->out_off[r + 1] += g->out_off[r];
+    g->st->components = sh_uf_labels(uf, label, SH_UF_LABEL_DENSE);
+    for (r = 0; r < nr; r++) c_off[label[r] + 1]++;
+    for (r = 0; r < g->st->components; r++) c_off[r + 1] += c_off[r];
+    {
+        uint32_t *fill = cand;  /* scratch */
+        memcpy(fill, c_off, (size_t)g->st->components * 4);
+        for (r = 0; r < nr; r++) c_nodes[fill[label[r]]++] = r;
+    }
+    for (r = 0; r < g->st->components; r++) {
+        uint32_t a = c_off[r], b = c_off[r + 1], left = b - a, j;
+        uint32_t maxz = 0;
+        for (j = a; j < b; j++) if (g->size[c_nodes[j]] > maxz) maxz = g->size[c_nodes[j]];
+        /* nothing here can make a cluster of enough collections */
+        if (maxz < g->cfg->min_cardinality || (left < g->cfg->min_size)) continue;
+        for (j = a; j < b; j++) x.avail[c_nodes[j]] = 1;
+        while (left > 0) {
+            uint32_t nc = 0, best = UINT32_MAX, best_n = 0, t, reached;
+            maxz = 0;
+            for (j = a; j < b; j++)
+                if (x.avail[c_nodes[j]] && g->size[c_nodes[j]] > maxz) maxz = g->size[c_nodes[j]];
+            if (maxz < g->cfg->min_cardinality) break;
+            for (j = a; j < b; j++)
+                if (x.avail[c_nodes[j]] && g->size[c_nodes[j]] == maxz) cand[nc++] = c_nodes[j];
+            /* candidates in order of preference (a selection sort over few) */
+            for (t = 0; t < nc && t < 16; t++) {
+                uint32_t bi = t, q;
+                for (q = t + 1; q < nc; q++) if (better(g, cand[q], cand[bi])) bi = q;
+                q = cand[t]; cand[t] = cand[bi]; cand[bi] = q;
+                reached = bfs(g, &x, cand[t]);
+                if (reached > best_n) { best_n = reached; best = cand[t]; }
+                if (reached == left) break;
+            }
+            if (best_n < left) {
+                /* No node of the largest size reaches the whole component (the
+                 * paper assumes one does): start instead from the node that
+                 * reaches the most, trying the larger ones first, so that one
+                 * out-of-place trivial cluster (replicas within a collection)
+                 * does not cut the collections short. */
+                uint32_t tried = 0, z;
+                g->st->split_components++;
+                for (z = maxz; z >= g->cfg->min_cardinality && z > 0 && tried < 64; z--)
+                    for (j = a; j < b && tried < 64; j++) {
+                        uint32_t v = c_nodes[j];
+                        if (!x.avail[v] || g->size[v] != z || z == maxz) continue;
+                        tried++;
+                        reached = bfs(g, &x, v);
+                        if (reached > best_n || (reached == best_n && better(g, v, best) && g->size[v] == g->size[best])) {
+                            best_n = reached;
+                            best = v;
+                        }
+                    }
+            }
+            reached = bfs(g, &x, best);
+            if (reached >= g->cfg->min_size) {
+                if ((s = build_cluster(g, &x, reached, err)) != SH_OK) goto done;
+            } else {
+                g->st->small_clusters++;
+            }
+            for (t = 0; t < reached; t++) x.avail[x.order[t]] = 0;
+            left -= reached;
+        }
+        for (j = a; j < b; j++) x.avail[c_nodes[j]] = 0;
+    }
+    s = SH_OK;
+done:
+    sh_uf_free(uf);
+    free(label);
+    free(c_off);
+    free(c_nodes);
+    free(cand);
+    free(x.stamp);
+    free(x.pos);
+    free(x.avail);
+    free(x.order);
+    free(x.parent_edge);
+    free(x.used);
+    return s;
+}
+
+static int cmp_cluster(const void *pa, const void *pb)
+{
+    const gcluster *a = (const gcluster *)pa, *b = (const gcluster *)pb;
+    if (a->n != b->n) return a->n > b->n ? -1 : 1;
+    if (a->m != b->m) return a->m > b->m ? -1 : 1;
+    return a->first_page < b->first_page ? -1 : a->first_page > b->first_page;
+}
+
+/* ---- the report ------------------------------------------------------------- */
+
+static void json_str(FILE *f, const char *s, size_t n)
+{
+    size_t i;
+    putc('"', f);
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') { putc('\\', f); putc(c, f); }
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else putc(c, f);
+    }
+    putc('"', f);
+}
+
+static const char *site_name(const grow *g, uint32_t site)
+{
+    return site < g->nsites ? (const char *)g->sites.records + g->site_off[site] : "";
+}
+
+static const char *url_of(const grow *g, uint32_t p, size_t *len)
+{
+    *len = g->pg[p].url_len;
+    return (const char *)g->urls.records + g->pg[p].url_off;
+}
+
+/* Write members.bin, colls.bin and collections.jsonl. Per collection: the
+ * root and its site, the URL prefix a crawler could skip (the common prefix,
+ * to its last '/', of the collection's pages on the root's site), and the
+ * pages and bytes that are not in the cluster's kept collection (the one
+ * with the earliest root: the copy a crawler saw first). */
+static sh_status report(grow *g, sh_error *err)
+{
+    char path[4096], tmp[4200];
+    sh_recwriter wm, wc;
+    FILE *f = NULL;
+    uint32_t *mark = (uint32_t *)calloc((size_t)g->np + 1, 4), *site_pages = NULL;
+    size_t i, nsites = 0;
+    sh_status s = SH_OK;
+    memset(&wm, 0, sizeof wm);
+    memset(&wc, 0, sizeof wc);
+    if (!mark) return nomem(err, "the report");
+    for (i = 0; i < g->np; i++) if (g->pg[i].site + 1 > nsites) nsites = g->pg[i].site + 1;
+    site_pages = (uint32_t *)calloc(nsites + 1, 4);
+    if (!site_pages) { free(mark); return nomem(err, "the report"); }
+    for (i = 0; i < g->np; i++) site_pages[g->pg[i].site]++;
+    for (i = 0; i < g->np; i++) g->st->bytes_total += g->pg[i].bytes;
+    if (g->ncl) qsort(g->cl, g->ncl, sizeof *g->cl, cmp_cluster);
+    path_of(path, sizeof path, g->dir, "members.bin");
+    if ((s = sh_recwriter_open(&wm, path, M_MEMB, sizeof(sh_memberrec), NULL, 0, err)) != SH_OK) goto done;
+    {
+        char meta[64];
+        memset(meta, 0, sizeof meta);
+        snprintf(meta, sizeof meta, "%s", g->cfg->trivial);
+        path_of(path, sizeof path, g->dir, "colls.bin");
+        if ((s = sh_recwriter_open(&wc, path, M_COLLS, sizeof(sh_collrec), meta, sizeof meta, err)) != SH_OK) goto done;
+    }
+    path_of(path, sizeof path, g->dir, "collections.jsonl");
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    f = fopen(tmp, "wb");
+    if (!f) { s = sh_error_set(err, SH_EIO, 0, "cannot write %s: %s", tmp, strerror(errno)); goto done; }
+    for (i = 0; i < g->ncl; i++) {
+        const gcluster *cl = &g->cl[i];
+        uint32_t id = (uint32_t)i + 1, c, k;
+        uint32_t stamp = id;
+        if (i < SH_GROW_TOP) {
+            g->st->top[i].cluster = id;
+            g->st->top[i].cardinality = cl->n;
+            g->st->top[i].size = cl->m;
+            g->st->top[i].root = cl->first_page;
+            g->st->n_top = i + 1;
+        }
+        g->st->clusters++;
+        fprintf(f, "{\"cluster\":%u,\"cardinality\":%u,\"size\":%u,\"collections\":[", id, cl->n, cl->m);
+        for (c = 0; c < cl->n; c++) {
+            sh_collrec cr;
+            uint32_t root = g->cells[cl->cells + c];
+            size_t rlen, plen = 0, ulen;
+            const char *rurl = url_of(g, root, &rlen), *u;
+            uint32_t on_site = 0;
+            int first;
+            memset(&cr, 0, sizeof cr);
+            cr.cluster = id;
+            cr.index = c;
+            cr.root = root;
+            cr.site = g->pg[root].site;
+            cr.prefix_page = root;
+            if (c == 0) cr.flags |= SH_COLL_KEPT;
+            plen = rlen;
+            for (k = 0; k < cl->m; k++) {
+                uint32_t p = g->cells[cl->cells + (size_t)k * cl->n + c];
+                sh_memberrec mr;
+                size_t j;
+                if (p == UINT32_MAX) continue;
+                mr.cluster = id;
+                mr.collection = c;
+                mr.page = p;
+                mr.trivial = g->rid[p];
+                if ((s = sh_recwriter_append(&wm, &mr, 1, err)) != SH_OK) goto done;
+                cr.pages++;
+                cr.bytes += g->pg[p].bytes;
+                g->st->pages_in_collections++;
+                if (mark[p] == stamp) g->st->shared_pages++;
+                else {
+                    if (c > 0) { cr.avoid_pages++; cr.avoid_bytes += g->pg[p].bytes; }
+                    if (mark[p] == 0) g->st->distinct_pages++;
+                    mark[p] = stamp;
+                }
+                if (g->pg[p].site == cr.site) {
+                    on_site++;
+                    u = url_of(g, p, &ulen);
+                    for (j = 0; j < plen && j < ulen && u[j] == rurl[j]; j++) {}
+                    plen = j;
+                }
+            }
+            while (plen > 0 && rurl[plen - 1] != '/') plen--;
+            cr.prefix_len = (uint32_t)plen;
+            if (on_site == site_pages[cr.site]) cr.flags |= SH_COLL_WHOLE_SITE;
+            g->st->collections++;
+            if (c > 0) { g->st->bytes_avoidable += cr.avoid_bytes; g->st->pages_avoidable += cr.avoid_pages; }
+            if ((s = sh_recwriter_append(&wc, &cr, 1, err)) != SH_OK) goto done;
+            fputs(c ? ",{\"root\":" : "{\"root\":", f);
+            json_str(f, rurl, rlen);
+            fputs(",\"prefix\":", f);
+            json_str(f, rurl, plen);
+            fputs(",\"site\":", f);
+            {
+                const char *sn = site_name(g, cr.site);
+                json_str(f, sn, strlen(sn));
+            }
+            fprintf(f, ",\"kept\":%s,\"whole_site\":%s,\"pages\":%u,\"bytes\":%llu,\"avoid_bytes\":%llu,\"urls\":[",
+                    c == 0 ? "true" : "false", (cr.flags & SH_COLL_WHOLE_SITE) ? "true" : "false", cr.pages,
+                    (unsigned long long)cr.bytes, (unsigned long long)cr.avoid_bytes);
+            for (k = 0, first = 1; k < cl->m; k++) {
+                uint32_t p = g->cells[cl->cells + (size_t)k * cl->n + c];
+                if (p == UINT32_MAX) continue;
+                if (!first) putc(',', f);
+                first = 0;
+                u = url_of(g, p, &ulen);
+                json_str(f, u, ulen);
+            }
+            fputs("]}", f);
+        }
+        fputs("]}\n", f);
+    }
+    if (ferror(f) | fclose(f)) { f = NULL; s = sh_error_set(err, SH_EIO, 0, "cannot write %s (disk full?)", tmp); goto done; }
+    f = NULL;
+    if (rename(tmp, path) != 0) { s = sh_error_set(err, SH_EIO, 0, "cannot rename %s: %s", tmp, strerror(errno)); goto done; }
+    if ((s = sh_recwriter_commit(&wm, err)) != SH_OK) goto done;
+    s = sh_recwriter_commit(&wc, err);
+done:
+    if (f) { fclose(f); remove(tmp); }
+    if (s != SH_OK) { sh_recwriter_abort(&wm); sh_recwriter_abort(&wc); }
+    free(mark);
+    free(site_pages);
+    return s;
+}
+
+sh_status sh_coll_grow(const char *dir, const sh_grow_config *cfg, sh_grow_stats *st, sh_error *err)
+{
+    grow g;
+    char path[4096], file[256];
+    sh_status s;
+    uint32_t i;
+    double t0;
+    memset(st, 0, sizeof *st);
+    memset(&g, 0, sizeof g);
+    if (!cfg->trivial || cfg->min_cardinality < 1 || cfg->min_size < 1)
+        return sh_error_set(err, SH_EINVAL, 0, "growing needs the trivial clusters' name, and min_cardinality and "
+                            "min_size of at least 1");
+    g.dir = dir;
+    g.cfg = cfg;
+    g.st = st;
+    t0 = sh_now();
+    path_of(path, sizeof path, dir, "pages.bin");
+    if ((s = sh_recfile_open(&g.pages, path, M_PAGES, 1, err)) != SH_OK) return s;
+    g.pg = (const sh_pagerec *)(const void *)g.pages.records;
+    g.np = (uint32_t)g.pages.count;
+    path_of(path, sizeof path, dir, "urls.bin");
+    if ((s = sh_recfile_open(&g.urls, path, M_URLS, 1, err)) != SH_OK) goto done;
+    path_of(path, sizeof path, dir, "sites.bin");
+    if ((s = sh_recfile_open(&g.sites, path, M_SITES, 1, err)) != SH_OK) goto done;
+    {
+        uint64_t j, start = 0;
+        for (j = 0; j < g.sites.count; j++) if (g.sites.records[j] == 0) g.nsites++;
+        g.site_off = (uint32_t *)malloc((g.nsites + 1) * 4);
+        if (!g.site_off) { s = nomem(err, "the sites"); goto done; }
+        g.nsites = 0;
+        for (j = 0; j < g.sites.count; j++)
+            if (g.sites.records[j] == 0) { g.site_off[g.nsites++] = (uint32_t)start; start = j + 1; }
+    }
+    path_of(path, sizeof path, dir, "links.bin");
+    if ((s = sh_recfile_open(&g.links, path, M_LINKS, 1, err)) != SH_OK) goto done;
+    snprintf(file, sizeof file, "trivial-%s.bin", cfg->trivial);
+    path_of(path, sizeof path, dir, file);
+    if ((s = sh_recfile_open(&g.triv, path, M_TRIV, 1, err)) != SH_OK) goto done;
+    if (g.triv.count != g.np) {
+        s = sh_error_set(err, SH_EFORMAT, 0, "%s has %llu pages, pages.bin %u: the files are from different runs; "
+                         "compute the trivial clusters again", path, (unsigned long long)g.triv.count, g.np);
+        goto done;
+    }
+    g.rid = (const uint32_t *)(const void *)g.triv.records;
+    for (i = 0; i < g.np; i++) if (g.rid[i] + 1 > g.nr) g.nr = g.rid[i] + 1;
+    g.size = (uint32_t *)calloc((size_t)g.nr + 1, 4);
+    g.r_off = (uint32_t *)calloc((size_t)g.nr + 2, 4);
+    g.r_pages = (uint32_t *)malloc(((size_t)g.np + 1) * 4);
+    g.score = (uint64_t *)calloc((size_t)g.nr + 1, 8);
+    if (!g.size || !g.r_off || !g.r_pages || !g.score) { s = nomem(err, "the trivial clusters"); goto done; }
+    for (i = 0; i < g.np; i++) {
+        if (g.rid[i] >= g.np) {
+            s = sh_error_set(err, SH_EFORMAT, 24 + 4 * (size_t)i, "%s: page %u has cluster %u, past the last page: "
+                             "the file is corrupt; compute the trivial clusters again", path, i, g.rid[i]);
+            goto done;
+        }
+        g.size[g.rid[i]]++;
+        g.score[g.rid[i]] += g.pg[i].ext_in;
+        g.r_off[g.rid[i] + 1]++;
+    }
+    for (i = 0; i < g.nr; i++) g.r_off[i + 1] += g.r_off[i];
+    {
+        uint32_t *fill = (uint32_t *)malloc(((size_t)g.nr + 1) * 4);
+        if (!fill) { s = nomem(err, "the trivial clusters"); goto done; }
+        memcpy(fill, g.r_off, (size_t)g.nr * 4);
+        for (i = 0; i < g.np; i++) g.r_pages[fill[g.rid[i]]++] = i;
+        free(fill);
+    }
+    st->trivial_clusters = g.nr;
+    if ((s = link_summary(&g, err)) != SH_OK) goto done;
+    st->t_summary = sh_now() - t0;
+    t0 = sh_now();
+    if ((s = regain_all(&g, err)) != SH_OK) goto done;
+    st->t_regain = sh_now() - t0;
+    t0 = sh_now();
+    s = report(&g, err);
+    st->t_report = sh_now() - t0;
+done:
+    sh_recfile_close(&g.pages);
+    sh_recfile_close(&g.urls);
+    sh_recfile_close(&g.links);
+    sh_recfile_close(&g.triv);
+    sh_recfile_close(&g.sites);
+    free(g.site_off);
+    free(g.size);
+    free(g.r_off);
+    free(g.r_pages);
+    free(g.score);
+    free(g.e);
+    free(g.ml);
+    free(g.out_off);
+    free(g.cells);
+    free(g.cl);
+    return s;
+}
+
+/* ---- the view ----------------------------------------------------------------- */
+
+struct sh_coll_view {
+    sh_recfile pages, urls, sites, triv, memb, colls;
+    const sh_pagerec *pg;
+    uint32_t np;
+    uint64_t *hkey;           /* URL hash table */
+    uint32_t *hval;
+    size_t hcap;
+    uint32_t *site_off;       /* start of each site name in sites.bin */
+    size_t nsites;
+    uint32_t *tsize;          /* trivial cluster sizes */
+    uint32_t *page_cluster, *page_coll;
+    size_t *cl_first;         /* members of cluster c: [cl_first[c - 1], cl_first[c]) */
+    size_t ncl;
+    char *norm;
+    size_t norm_cap;
+};
+
+void sh_coll_view_close(sh_coll_view *v)
+{
+    if (!v) return;
+    sh_recfile_close(&v->pages);
+    sh_recfile_close(&v->urls);
+    sh_recfile_close(&v->sites);
+    sh_recfile_close(&v->triv);
+    sh_recfile_close(&v->memb);
+    sh_recfile_close(&v->colls);
+    free(v->hkey);
+    free(v->hval);
+    free(v->site_off);
+    free(v->tsize);
+    free(v->page_cluster);
+    free(v->page_coll);
+    free(v->cl_first);
+    free(v->norm);
+    free(v);
+}
+
+static uint64_t vkey(uint64_t h) { return h ? h : 1; }
+
+static void view_put(sh_coll_view *v, uint64_t h, uint32_t id)
+{
+    size_t j;
+    h = vkey(h);
+    for (j = (size_t)h & (v->hcap - 1); v->hkey[j]; j = (j + 1) & (v->hcap - 1))
+        if (v->hkey[j] == h) return;
+    v->hkey[j] = h;
+    v->hval[j] = id;
+}
+
+sh_status sh_coll_view_open(sh_coll_view **out, const char *dir, sh_error *err)
+{
+    sh_coll_view *v = (sh_coll_view *)calloc(1, sizeof *v);
+    char path[4096], file[128];
+    sh_status s;
+    uint64_t i;
+    *out = NULL;
+    if (!v) return nomem(err, "the results");
+#define OPEN(field, name, magic) \
+    path_of(path, sizeof path, dir, name); \
+    if ((s = sh_recfile_open(&v->field, path, magic, 1, err)) != SH_OK) goto fail;
+    OPEN(pages, "pages.bin", M_PAGES)
+    OPEN(urls, "urls.bin", M_URLS)
+    OPEN(sites, "sites.bin", M_SITES)
+    OPEN(memb, "members.bin", M_MEMB)
+    OPEN(colls, "colls.bin", M_COLLS)
+    {
+        char name[65];
+        memcpy(name, v->colls.meta, v->colls.meta_size < 64 ? v->colls.meta_size : 64);
+        name[v->colls.meta_size < 64 ? v->colls.meta_size : 64] = '\0';
+        snprintf(file, sizeof file, "trivial-%s.bin", name);
+    }
+    OPEN(triv, file, M_TRIV)
+#undef OPEN
+    v->pg = (const sh_pagerec *)(const void *)v->pages.records;
+    v->np = (uint32_t)v->pages.count;
+    if (v->triv.count != v->np) {
+        s = sh_error_set(err, SH_EFORMAT, 0, "%s/%s does not match pages.bin: run the collections again", dir, file);
+        goto fail;
+    }
+    for (v->hcap = 1024; v->hcap < 2 * ((size_t)v->np + 1); v->hcap *= 2) {}
+    v->hkey = (uint64_t *)calloc(v->hcap, 8);
+    v->hval = (uint32_t *)malloc(v->hcap * 4);
+    v->tsize = (uint32_t *)calloc((size_t)v->np + 1, 4);
+    v->page_cluster = (uint32_t *)calloc((size_t)v->np + 1, 4);
+    v->page_coll = (uint32_t *)calloc((size_t)v->np + 1, 4);
+    if (!v->hkey || !v->hval || !v->tsize || !v->page_cluster || !v->page_coll) { s = nomem(err, "the results"); goto fail; }
+    for (i = 0; i < v->np; i++) {
+        const char *u = (const char *)v->urls.records + v->pg[i].url_off;
+        size_t n = v->pg[i].url_len;
+        uint32_t t = ((const uint32_t *)(const void *)v->triv.records)[i];
+        view_put(v, sh_url_hash(u, n), (uint32_t)i);
+        if (t < v->np) v->tsize[t]++;
+    }
+    for (i = 0; i < v->sites.count; i++) if (v->sites.records[i] == 0) v->nsites++;
+    v->site_off = (uint32_t *)malloc((v->nsites + 1) * 4);
+    if (!v->site_off) { s = nomem(err, "the results"); goto fail; }
+    {
+        size_t k = 0;
+        uint64_t start = 0;
+        for (i = 0; i < v->sites.count; i++)
+            if (v->sites.records[i] == 0) { v->site_off[k++] = (uint32_t)start; start = i + 1; }
+    }
+    {
+        const sh_memberrec *m = (const sh_memberrec *)(const void *)v->memb.records;
+        uint32_t maxc = 0;
+        for (i = 0; i < v->memb.count; i++) if (m[i].cluster > maxc) maxc = m[i].cluster;
+        v->ncl = maxc;
+        v->cl_first = (size_t *)calloc((size_t)maxc + 2, sizeof(size_t));
+        if (!v->cl_first) { s = nomem(err, "the results"); goto fail; }
+        for (i = 0; i < v->memb.count; i++) {
+            if (m[i].page >= v->np || m[i].cluster == 0) {
+                s = sh_error_set(err, SH_EFORMAT, 24 + i * sizeof *m, "%s/members.bin: record %llu is out of range; "
+                                 "run the collections again", dir, (unsigned long long)i);
+                goto fail;
+            }
+            v->cl_first[m[i].cluster]++;
+            if (!v->page_cluster[m[i].page]) {
+                v->page_cluster[m[i].page] = m[i].cluster;
+                v->page_coll[m[i].page] = m[i].collection;
+            }
+        }
+        for (i = 1; i <= maxc; i++) v->cl_first[i] += v->cl_first[i - 1];
+    }
+    *out = v;
+    return SH_OK;
+fail:
+    sh_coll_view_close(v);
+    return s;
+}
+
+uint32_t sh_coll_view_npages(const sh_coll_view *v) { return v->np; }
+
+uint32_t sh_coll_view_find(const sh_coll_view *v, const char *url, size_t n)
+{
+    char buf[8192];
+    size_t len = 0, j;
+    uint64_t h;
+    if (SH_URL_OUT_MAX(0, n) <= sizeof buf && sh_url_normalize(url, n, buf, sizeof buf, &len, NULL) == SH_OK)
+        h = sh_url_hash(buf, len);
+    else
+        h = sh_url_hash(url, n);
+    h = vkey(h);
+    for (j = (size_t)h & (v->hcap - 1); v->hkey[j]; j = (j + 1) & (v->hcap - 1))
+        if (v->hkey[j] == h) return v->hval[j];
+    return UINT32_MAX;
+}
+
+const sh_pagerec *sh_coll_view_page(const sh_coll_view *v, uint32_t page)
+{
+    return page < v->np ? &v->pg[page] : NULL;
+}
+
+const char *sh_coll_view_url(const sh_coll_view *v, uint32_t page, size_t *len)
+{
+    if (page >= v->np) { *len = 0; return NULL; }
+    *len = v->pg[page].url_len;
+    return (const char *)v->urls.records + v->pg[page].url_off;
+}
+
+const char *sh_coll_view_site(const sh_coll_view *v, uint32_t site)
+{
+    return site < v->nsites ? (const char *)v->sites.records + v->site_off[site] : NULL;
+}
+
+uint32_t sh_coll_view_trivial(const sh_coll_view *v, uint32_t page, uint32_t *size)
+{
+    uint32_t t;
+    if (page >= v->np) { *size = 0; return UINT32_MAX; }
+    t = ((const uint32_t *)(const void *)v->triv.records)[page];
+    *size = t < v->np ? v->tsize[t] : 1;
+    return t;
+}
+
+uint32_t sh_coll_view_cluster(const sh_coll_view *v, uint32_t page, uint32_t *collection)
+{
+    if (page >= v->np) { *collection = 0; return 0; }
+    *collection = v->page_coll[page];
+    return v->page_cluster[page];
+}
+
+const sh_collrec *sh_coll_view_colls(const sh_coll_view *v, size_t *n)
+{
+    *n = (size_t)v->colls.count;
+    return (const sh_collrec *)(const void *)v->colls.records;
+}
+
+const sh_memberrec *sh_coll_view_members(const sh_coll_view *v, uint32_t cluster, size_t *n)
+{
+    size_t a, b;
+    if (cluster == 0 || cluster > v->ncl) { *n = 0; return NULL; }
+    a = cluster >= 2 ? v->cl_first[cluster - 1] : 0;
+    b = v->cl_first[cluster];
+    *n = b - a;
+    return (const sh_memberrec *)(const void *)v->memb.records + a;
+}
