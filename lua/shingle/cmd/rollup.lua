@@ -1,0 +1,50 @@
+--- shingle rollup OUTDIR [RESULTS]: roll up a ranked list of result URLs by
+-- collection and replica set (Cho et al. 2000, section 5.2).
+local collections = require "shingle.collections"
+
+local M = {}
+
+function M.configure(parser)
+  local c = parser:command("rollup", "Roll up ranked result URLs: one entry per collection and replica set.")
+  c:argument("dir", "The output directory of shingle collections.")
+  c:argument("results", "A file of URLs in rank order, one a line (default: standard input)."):args("?")
+  c:flag("--expand", "Also show the hidden results and the replica collections.")
+  c:flag("--json", "JSON Lines, one entry a line, hidden members included.")
+end
+
+function M.run(a)
+  local f, err = io.stdin, nil
+  if a.results and a.results ~= "-" then f, err = io.open(a.results, "rb") end
+  if not f then io.stderr:write("shingle: cannot read ", a.results, ": ", err, "\n") return 1 end
+  local urls = {}
+  for line in f:lines() do
+    local u = line:match("^%s*(%S+)")
+    if u then urls[#urls + 1] = u end
+  end
+  if f ~= io.stdin then f:close() end
+  local entries, rerr = collections.rollup(a.dir, urls)
+  if not entries then io.stderr:write("shingle: ", rerr, "\n") return 1 end
+  local cjson = require "cjson"
+  for i, e in ipairs(entries) do
+    if a.json then
+      io.stdout:write(cjson.encode(e), "\n")
+    else
+      local extra = ""
+      if e.kind == "collection" then
+        extra = ("  [collection: %d more; replicas: %d more results, %d other copies]"):format(#e.hidden.collection,
+          #e.hidden.replicas, #(e.replica_roots or {}))
+      elseif e.kind == "replicas" then
+        extra = ("  [%d replicas; %d more results]"):format(e.replicas, #e.hidden.replicas)
+      end
+      io.stdout:write(("%3d. %s%s\n"):format(i, e.url, extra))
+      if a.expand then
+        for _, h in ipairs(e.hidden.collection) do io.stdout:write(("       same collection: #%d %s\n"):format(h.rank, h.url)) end
+        for _, h in ipairs(e.hidden.replicas) do io.stdout:write(("       replica: #%d %s\n"):format(h.rank, h.url)) end
+        for _, r in ipairs(e.replica_roots or {}) do io.stdout:write(("       copy at: %s\n"):format(r)) end
+      end
+    end
+  end
+  return 0
+end
+
+return M

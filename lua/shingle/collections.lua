@@ -1,0 +1,471 @@
+--- Mirrored collections after Cho, Shivakumar and Garcia-Molina, "Finding
+-- replicated web collections" (2000), as Lua steps over bulk C calls
+-- (core/webgraph.h, core/collections.h). The state of a run lives in its
+-- output directory (docs/collections.md).
+--
+--   local c = collections.new{ outdir = "out", similarity = "lines4" }
+--   c:pages(inputs)     -- the web graph: pages.bin, links.bin, chunks-*.bin
+--   c:trivial()         -- trivial similar clusters (and Figure 11's histograms)
+--   c:grow()            -- LinkSummary, merge condition, TCG, union-find: collections.jsonl
+--   c:report()          -- summary.json, avoid.jsonl
+--   collections.avoid_list(outdir, opts), collections.rollup(outdir, urls, opts)
+local core = require "shingle.core"
+local input = require "shingle.input"
+local progress = require "shingle.progress"
+
+local M = {}
+M.__index = M
+
+M.schemes = { "whole", "lines4", "lines2" }
+-- the paper's thresholds: T = 15 shared chunks of four lines, 25 of two lines
+M.thresholds = { whole = 1, lines4 = 15, lines2 = 25 }
+M.replica_bins = { "0", "1", "2", "3-9", "10-99", "100-999", ">=1000" }
+
+M.defaults = {
+  similarity = "lines4",   -- whole | lines4 | lines2 | shingles
+  threshold = nil,         -- T for chunks (default per scheme), resemblance for shingles (0.5)
+  max_df = 1000,           -- chunks in more pages are dropped ("common" chunks)
+  anchored = false,        -- anchored chunk boundaries (core/chunks.h)
+  extended = false,        -- the extended merge condition for partial mirrors (section 4)
+  single_site = false,     -- only collections within a single site
+  start = "inlinks",       -- inlinks (Figure 7) | first
+  site_depth = 1,          -- the site: the host, plus site_depth - 1 path segments
+  min_cardinality = 2, min_size = 1,
+  avoid_min_size = 10,     -- avoid list: collections of at least this many pages (noise is smaller)
+  figure11 = true,         -- trivial clusters under all three chunkings, for the histogram
+  w = 8, s = 100,          -- shingles similarity: width and MIN_s sketch size
+  memory = 1024 ^ 3, temp_dir = nil, threads = nil, seed = 0, max_bytes = 64 * 1024 ^ 2,
+  format = "auto", fields = nil, html = nil, edges = nil, batch = 256,
+  strict = false, quiet = false, log = nil,
+}
+local optional = { threshold = true, temp_dir = true, threads = true, fields = true, html = true, edges = true,
+  log = true, outdir = true }
+local similarities = { whole = true, lines4 = true, lines2 = true, shingles = true }
+
+function M.new(cfg)
+  local self = setmetatable({}, M)
+  local c = {}
+  for k, v in pairs(M.defaults) do c[k] = v end
+  for k, v in pairs(cfg or {}) do
+    if M.defaults[k] == nil and not optional[k] then error(("unknown collections option '%s'"):format(tostring(k)), 2) end
+    c[k] = v
+  end
+  if not c.outdir then error("collections needs an output directory (outdir)", 2) end
+  if not similarities[c.similarity] then
+    error(("unknown similarity '%s'; use whole, lines4, lines2 or shingles"):format(tostring(c.similarity)), 2)
+  end
+  if c.start ~= "inlinks" and c.start ~= "first" then
+    error(("unknown start '%s'; use inlinks or first"):format(tostring(c.start)), 2)
+  end
+  if type(c.edges) == "string" then c.edges = { c.edges } end
+  c.threads = c.threads or core.cpus()
+  self.cfg = c
+  self.dir = c.outdir
+  self.times, self.stats = {}, {}
+  self.log = c.log or function(msg) if not c.quiet then io.stderr:write(msg, "\n") end end
+  return self
+end
+
+local function mkdir_p(dir)
+  local lfs = require "lfs"
+  local path = dir:sub(1, 1) == "/" and "/" or ""
+  for part in dir:gmatch("[^/]+") do
+    path = path .. part
+    if not lfs.attributes(path, "mode") then
+      local ok, err = lfs.mkdir(path)
+      if not ok then return nil, ("cannot create %s: %s"):format(path, err) end
+    end
+    path = path .. "/"
+  end
+  return true
+end
+
+local function url_escape(s)
+  return (s:gsub("[%s\"<>%%{}|\\^`#?]", function(ch) return ("%%%02X"):format(ch:byte()) end))
+end
+
+--- A source over a local mirror (as `wget -m` leaves it): every HTML (or
+-- .txt) file below root, with the URL http://PATH, PATH relative to root, so
+-- the first path component is the host; other files are left out.
+function M.mirror_source(root, html)
+  local paths = input.walk(root)
+  local prefix = root:gsub("/+$", "") .. "/"
+  local src = { total = 0, skipped_files = 0 }
+  local list = {}
+  for _, p in ipairs(paths) do
+    local l = p:lower()
+    local is_html = html == true or l:match("%.x?html?$") or l:match("%.shtml$")
+    if is_html or l:match("%.txt$") then
+      list[#list + 1] = { path = p, url = "http://" .. url_escape(p:sub(#prefix + 1)), html = html ~= false and is_html and true or false }
+    else
+      src.skipped_files = src.skipped_files + 1
+    end
+  end
+  src.total = #list
+  local i = 0
+  function src:batch(n)
+    local docs = {}
+    while #docs < n and i < #list do i = i + 1; docs[#docs + 1] = list[i] end
+    return docs, {}, i >= #list
+  end
+  return src
+end
+
+--- Read an edge list: lines "SRC DST" (whitespace-separated URLs) or JSON
+-- objects { "src": ..., "dst": ... }. Calls fn(srcs, dsts) per batch.
+function M.read_edges(path, fn, batch)
+  local cjson = require "cjson"
+  local f, err = io.open(path, "rb")
+  if not f then return nil, ("cannot read the edge list %s: %s"):format(path, err) end
+  local s, d, bad, lineno = {}, {}, 0, 0
+  for line in f:lines() do
+    lineno = lineno + 1
+    local a, b
+    if line:match("^%s*{") then
+      local ok, rec = pcall(cjson.decode, line)
+      if ok and type(rec) == "table" then a, b = rec.src or rec.from, rec.dst or rec.to end
+    elseif not line:match("^%s*#") then
+      a, b = line:match("^%s*(%S+)%s+(%S+)")
+    end
+    if type(a) == "string" and type(b) == "string" then
+      s[#s + 1], d[#d + 1] = a, b
+      if #s >= (batch or 4096) then
+        local ok, ferr = fn(s, d)
+        if not ok then f:close(); return nil, ferr end
+        s, d = {}, {}
+      end
+    elseif line:match("%S") and not line:match("^%s*#") then
+      bad = bad + 1
+    end
+  end
+  f:close()
+  if #s > 0 then
+    local ok, ferr = fn(s, d)
+    if not ok then return nil, ferr end
+  end
+  return bad
+end
+
+--- The web graph: read every page of every input, extract links, fingerprint chunks.
+function M:pages(inputs)
+  local c = self.cfg
+  local ok, err = mkdir_p(self.dir)
+  if not ok then return nil, err end
+  local t0 = core.now()
+  local g, gerr = core.webgraph(self.dir, { memory = c.memory, temp_dir = c.temp_dir, site_depth = c.site_depth,
+    seed = c.seed, anchored = c.anchored, max_bytes = c.max_bytes })
+  if not g then return nil, gerr end
+  local pool, w
+  if c.similarity == "shingles" then
+    local shingle = require "shingle"
+    local o = { w = c.w, sketch = "min", s = c.s, invalid = "latin1" }
+    local text = shingle.new(o)
+    o.html = true
+    local html = shingle.new(o)
+    pool = core.pool(text, html, { threads = c.threads, skip_binary = true, max_bytes = c.max_bytes })
+    local sdir = self.dir .. "/shingles"
+    local mok, merr = mkdir_p(sdir)
+    if not mok then g:close(); return nil, merr end
+    w, err = core.phase1(sdir, pool)
+    if not w then g:close(); return nil, err end
+  end
+  local function fail(msg)
+    g:close()
+    if w then w:abort() end
+    return nil, msg
+  end
+  local st = { skipped_inputs = 0, skipped_files = 0, bad_records = 0, bad_edges = 0 }
+  local bar = progress.new("reading pages", nil, "pages", c.quiet)
+  local n = 0
+  for _, spec in ipairs(inputs) do
+    local src, serr
+    if input.detect(spec, c.format) == "dir" then
+      src = M.mirror_source(spec, c.html)
+      st.skipped_files = st.skipped_files + src.skipped_files
+    else
+      src, serr = input.source(spec, { format = c.format, fields = c.fields, html = c.html })
+    end
+    if not src then
+      if c.strict then return fail(serr) end
+      self.log("shingle: " .. serr .. "; skipped")
+      st.skipped_inputs = st.skipped_inputs + 1
+    else
+      if src.total then bar.total = (bar.total or 0) + src.total end
+      repeat
+        local docs, errors, done = src:batch(c.batch)
+        for _, e in ipairs(errors) do
+          if c.strict then return fail(e .. " (and --strict makes it fatal)") end
+          self.log("shingle: " .. e)
+          st.bad_records = st.bad_records + 1
+        end
+        if #docs > 0 then
+          local problems, aerr = g:add(docs)
+          if not problems then return fail(aerr) end
+          for _, p in pairs(problems) do
+            if p.error then
+              if c.strict then return fail(p.error .. " (and --strict makes it fatal)") end
+              self.log("shingle: " .. p.error)
+            end
+          end
+          if w then
+            local _, werr = w:add(pool, docs)
+            if not _ then return fail(werr) end
+          end
+          n = n + #docs
+          bar:update(n)
+        end
+      until done
+    end
+  end
+  bar:done()
+  for _, path in ipairs(c.edges or {}) do
+    local bad, eerr = M.read_edges(path, function(s, d) return g:edges(s, d) end)
+    if not bad then return fail(eerr) end
+    st.bad_edges = st.bad_edges + bad
+    if bad > 0 then self.log(("shingle: %s: %d lines are not 'SRC DST' edges; skipped"):format(path, bad)) end
+  end
+  local gs, ferr = g:finish()
+  if not gs then return fail(ferr) end
+  if w then
+    local cok, cerr = w:commit()
+    if not cok then return nil, cerr end
+  end
+  for k, v in pairs(st) do gs[k] = v end
+  self.stats.graph = gs
+  self.times.pages = gs.t_pages
+  self.times.links = gs.t_links
+  self.times.reading = core.now() - t0 - gs.t_pages - gs.t_links
+  return gs
+end
+
+--- Trivial similar clusters: for the chosen similarity, and (figure11) for
+-- the three chunkings, whose replica histograms are the paper's Figure 11.
+function M:trivial()
+  local c = self.cfg
+  local t0 = core.now()
+  self.stats.trivial = {}
+  for _, scheme in ipairs(M.schemes) do
+    if c.figure11 or scheme == c.similarity then
+      local T = (scheme == c.similarity and c.threshold) or M.thresholds[scheme]
+      local st, err = core.coll_trivial(self.dir, { scheme = scheme, threshold = T,
+        max_df = scheme == "whole" and 0 or c.max_df, memory = c.memory, temp_dir = c.temp_dir })
+      if not st then return nil, err end
+      st.threshold = T
+      self.stats.trivial[scheme] = st
+    end
+  end
+  if c.similarity == "shingles" then
+    local sdir = self.dir .. "/shingles"
+    local ok, err = core.dedupe(sdir)
+    if not ok then return nil, err end
+    ok, err = core.pairs(sdir, { memory = c.memory, max_df = c.max_df, temp_dir = c.temp_dir })
+    if not ok then return nil, err end
+    ok, err = core.decide(sdir, { policy = "resemblance", threshold = c.threshold or 0.5 })
+    if not ok then return nil, err end
+    local st, terr = core.coll_trivial(self.dir, { name = "shingles", clusters = sdir .. "/clusters.bin" })
+    if not st then return nil, terr end
+    st.threshold = c.threshold or 0.5
+    self.stats.trivial.shingles = st
+  end
+  self.times.trivial_clusters = core.now() - t0
+  return self.stats.trivial
+end
+
+--- Grow the trivial clusters into similar clusters of collections (Figure 9).
+function M:grow()
+  local c = self.cfg
+  local st, err = core.coll_grow(self.dir, { trivial = c.similarity, extended = c.extended,
+    single_site = c.single_site, start = c.start, min_cardinality = c.min_cardinality, min_size = c.min_size,
+    memory = c.memory, temp_dir = c.temp_dir })
+  if not st then return nil, err end
+  self.times.link_summary = st.t_summary
+  self.times.growing = st.t_regain
+  self.times.report = st.t_report
+  self.stats.grow = st
+  local view, verr = core.coll_view(self.dir)
+  if not view then return nil, verr end
+  for _, t in ipairs(st.top) do t.root_url = view:page(t.root).url end
+  view:close()
+  return st
+end
+
+local function atomic_write(path, fn)
+  local tmp = path .. ".tmp"
+  local f, err = io.open(tmp, "wb")
+  if not f then return nil, ("cannot write %s: %s"):format(tmp, err) end
+  local ok, werr = pcall(fn, f)
+  local cok, cerr = f:close()
+  if not ok or not cok then os.remove(tmp); return nil, ("cannot write %s: %s"):format(path, tostring(ok and cerr or werr)) end
+  local rok, rerr = os.rename(tmp, path)
+  if not rok then return nil, rerr end
+  return true
+end
+
+--- The crawler's avoid list (section 5.1): for every similar cluster whose
+-- collections have at least min_size pages (the paper's noise clusters have
+-- fewer than 10), the collections other than the one seen first, as site and
+-- URL prefix, with the pages and bytes a crawler saves by skipping them.
+-- Returns entries, totals.
+function M.avoid_list(dir, opts)
+  opts = opts or {}
+  local min_size = opts.min_size or 10
+  local view, err = core.coll_view(dir)
+  if not view then return nil, err end
+  local colls = view:collections()
+  local kept, card = {}, {}
+  for _, c in ipairs(colls) do
+    card[c.cluster] = (card[c.cluster] or 0) + 1
+    if c.kept then kept[c.cluster] = c end
+  end
+  local out, total = {}, { pages = 0, bytes = 0, entries = 0, sites = 0 }
+  local seen_site = {}
+  for _, c in ipairs(colls) do
+    local k = kept[c.cluster]
+    if not c.kept and k and k.pages >= min_size and card[c.cluster] >= (opts.min_cardinality or 2) then
+      out[#out + 1] = { cluster = c.cluster, cardinality = card[c.cluster], size = k.pages, site = c.site,
+        prefix = c.prefix, whole_site = c.whole_site, root = c.root_url, mirror_of = k.root_url,
+        pages = c.avoid_pages, bytes = c.avoid_bytes }
+      total.pages = total.pages + c.avoid_pages
+      total.bytes = total.bytes + c.avoid_bytes
+      if c.whole_site and not seen_site[c.site] then seen_site[c.site] = true; total.sites = total.sites + 1 end
+    end
+  end
+  total.entries = #out
+  local all = 0
+  for i = 1, view:npages() do all = all + view:page(i).bytes end
+  total.crawled_bytes = all
+  view:close()
+  return out, total
+end
+
+--- Roll up a ranked list of result URLs (section 5.2): one entry per similar
+-- cluster of collections (its first-ranked page shown; the other result
+-- pages of the same collection, and those of its replica collections,
+-- hidden), one per set of replicated pages outside any cluster, and the
+-- other URLs as they are. Each entry: { rank, url, kind = "collection" |
+-- "replicas" | "page", cluster, cardinality, hidden = { collection = {...},
+-- replicas = {...} }, replica_roots = {...} (the other collections' roots) }.
+function M.rollup(dir, urls, opts)
+  opts = opts or {}
+  local view, err = core.coll_view(dir)
+  if not view then return nil, err end
+  local info = view:lookup(urls)
+  local by_key, out, roots = {}, {}, nil
+  for rank, url in ipairs(urls) do
+    local p = info[rank]
+    local key, kind
+    if p and p.cluster then key, kind = "c" .. p.cluster, "collection"
+    elseif p and p.replicas > 0 then key, kind = "t" .. p.trivial, "replicas"
+    else key, kind = "u" .. url, "page" end
+    local e = by_key[key]
+    if not e then
+      e = { rank = rank, url = url, kind = kind, cluster = p and p.cluster or nil,
+        collection = p and p.collection or nil, site = p and p.site or nil,
+        replicas = p and p.replicas or 0, hidden = { collection = {}, replicas = {} } }
+      by_key[key] = e
+      out[#out + 1] = e
+    elseif kind == "collection" and p.collection == e.collection then
+      table.insert(e.hidden.collection, { rank = rank, url = url })
+    elseif kind ~= "page" then
+      table.insert(e.hidden.replicas, { rank = rank, url = url })
+    end
+  end
+  if opts.replica_roots ~= false then
+    for _, e in ipairs(out) do
+      if e.kind == "collection" then
+        roots = roots or view:collections()
+        e.replica_roots = {}
+        for _, c in ipairs(roots) do
+          if c.cluster == e.cluster then
+            e.cardinality = (e.cardinality or 0) + 1
+            if c.index ~= e.collection then table.insert(e.replica_roots, c.root_url) end
+          end
+        end
+      end
+    end
+  end
+  view:close()
+  return out
+end
+
+function M:summary()
+  local s = self.stats
+  return { graph = s.graph, trivial = s.trivial, grow = s.grow, avoid = s.avoid, phases = self.times,
+    similarity = self.cfg.similarity, extended = self.cfg.extended, single_site = self.cfg.single_site,
+    start = self.cfg.start }
+end
+
+--- summary.json and avoid.jsonl.
+function M:report()
+  local cjson = require "cjson"
+  local entries, total = M.avoid_list(self.dir, { min_size = self.cfg.avoid_min_size })
+  if not entries then return nil, total end
+  self.stats.avoid = total
+  local ok, err = atomic_write(self.dir .. "/avoid.jsonl", function(f)
+    for _, e in ipairs(entries) do f:write(cjson.encode(e), "\n") end
+  end)
+  if not ok then return nil, err end
+  local sum = self:summary()
+  ok, err = atomic_write(self.dir .. "/summary.json", function(f) f:write(cjson.encode(sum), "\n") end)
+  if not ok then return nil, err end
+  return sum
+end
+
+--- Everything, from the inputs to the report.
+function M:run(inputs)
+  local sum, err = self:pages(inputs)
+  if not sum then return nil, err end
+  sum, err = self:trivial()
+  if not sum then return nil, err end
+  sum, err = self:grow()
+  if not sum then return nil, err end
+  return self:report()
+end
+
+--- Figure 11 as text: pages by number of replicas, per similarity.
+function M:figure11()
+  local t = self.stats.trivial or {}
+  local cols = {}
+  for _, name in ipairs({ "whole", "lines4", "lines2", "shingles" }) do if t[name] then cols[#cols + 1] = name end end
+  local lines = { ("%-10s"):format("replicas") }
+  for _, name in ipairs(cols) do lines[1] = lines[1] .. ("%17s"):format(name .. (name ~= "whole" and name ~= "shingles" and ("/T" .. t[name].threshold) or "")) end
+  for b, label in ipairs(M.replica_bins) do
+    local row = ("%-10s"):format(label)
+    for _, name in ipairs(cols) do
+      local h, all = t[name].replicas, 0
+      for _, v in ipairs(h) do all = all + v end
+      row = row .. ("%17s"):format(("%d (%.0f%%)"):format(h[b], all > 0 and 100 * h[b] / all or 0))
+    end
+    lines[#lines + 1] = row
+  end
+  return table.concat(lines, "\n")
+end
+
+--- Table 2 as text: the largest clusters by cardinality.
+function M:table2(n)
+  local g = self.stats.grow or { top = {} }
+  local lines = { ("%4s  %11s  %6s  %s"):format("rank", "cardinality", "size", "root of the first collection") }
+  for i, t in ipairs(g.top) do
+    if i > (n or 5) then break end
+    lines[#lines + 1] = ("%4d  %11d  %6d  %s"):format(i, t.cardinality, t.size, t.root_url)
+  end
+  return table.concat(lines, "\n")
+end
+
+M.phase_names = { "reading", "pages", "links", "trivial_clusters", "link_summary", "growing", "report" }
+
+function M:phase_table()
+  local lines = { ("%-24s %10s"):format("phase", "seconds") }
+  local total = 0
+  for _, name in ipairs(M.phase_names) do
+    local t = self.times[name]
+    if t then
+      lines[#lines + 1] = ("%-24s %10.3f"):format((name:gsub("_", " ")), t)
+      total = total + t
+    end
+  end
+  lines[#lines + 1] = ("%-24s %10.3f"):format("total", total)
+  return table.concat(lines, "\n")
+end
+
+return M
