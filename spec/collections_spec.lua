@@ -194,6 +194,32 @@ describe("shingle.collections", function()
     end)
   end)
 
+  describe("WARC input", function()
+    it("reads response records and extracts their links", function()
+      local dir = tmpdir()
+      local recs = {}
+      local function response(url, body)
+        local http = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: " .. #body .. "\r\n\r\n" .. body
+        recs[#recs + 1] = "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: " .. url
+          .. "\r\nContent-Type: application/http; msgtype=response\r\nContent-Length: " .. #http .. "\r\n\r\n"
+          .. http .. "\r\n\r\n"
+      end
+      for _, host in ipairs({ "one.example", "two.example" }) do
+        response("http://" .. host .. "/m/index.html", '<html><body><p>the manual home</p><a href="part/ch1.html#s1">1</a></body></html>')
+        response("http://" .. host .. "/m/part/ch1.html", '<html><body><p>chapter one text</p><a href="../">up</a></body></html>')
+      end
+      write(dir .. "/crawl.warc", table.concat(recs))
+      local c = collections.new({ outdir = dir .. "/out", similarity = "whole", quiet = true, memory = 16 * 1024 * 1024 })
+      local sum = assert(c:run({ dir .. "/crawl.warc" }))
+      assert.are.equal(4, sum.graph.pages)
+      assert.are.equal(4, sum.graph.links)   -- index -> ch1, ch1 -> index (the directory URL), on both hosts
+      local cl = read_jsonl(dir .. "/out/collections.jsonl")
+      assert.are.equal(1, #cl)
+      assert.are.equal(2, cl[1].cardinality)
+      assert.are.equal(2, cl[1].size)
+    end)
+  end)
+
   describe("chunks()", function()
     it("gives one whole-document fingerprint, and one per 4 and per 2 lines", function()
       local text = "one a\ntwo b\nthree c\nfour d\nfive e\n"
