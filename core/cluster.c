@@ -45,6 +45,7 @@ sh_status sh_p1_open(sh_p1 *p, const char *dir, const sh_pool_config *cfg, const
     }
     p->want_full = cfg->want_full;
     p->sig_k = cfg->sig_k;
+    p->m = identity->m;
     path_of(path, sizeof path, dir, "docs.bin");
     if ((st = sh_recwriter_open(&p->docs, path, M_DOCS, sizeof(sh_docrec), meta, 92, err)) != SH_OK) return st;
     path_of(path, sizeof path, dir, "sketches.bin");
@@ -82,6 +83,12 @@ sh_status sh_p1_add(sh_p1 *p, const sh_doc_out *outs, size_t n, sh_error *err)
             r.sketch_n = (uint32_t)o->sketch->n;
             r.n_shingles = o->sketch->n_shingles > UINT32_MAX ? UINT32_MAX : (uint32_t)o->sketch->n_shingles;
             r.n_tokens = o->n_tokens > UINT32_MAX ? UINT32_MAX : (uint32_t)o->n_tokens;
+            if (o->sketch->p.kind == SH_SKETCH_MOD) {
+                uint32_t k = sh_mod_steps(p->m, o->sketch->p.m);
+                if (k > 255) return sh_error_set(err, SH_EMISMATCH, 0, "a sketch with modulus %llu is not on the run's chain from %llu",
+                                                 (unsigned long long)o->sketch->p.m, (unsigned long long)p->m);
+                r.mod_steps = (uint8_t)k;
+            }
             if ((st = sh_recwriter_append(&p->sketches, o->sketch->v, o->sketch->n, err)) != SH_OK) return st;
             p->n_values += o->sketch->n;
             if (p->want_full) {
@@ -159,7 +166,7 @@ static sh_status run_open(run *r, const char *dir, int need_full, int need_sigs,
     memset(r, 0, sizeof *r);
     path_of(path, sizeof path, dir, "docs.bin");
     if ((st = sh_recfile_open(&r->docs, path, M_DOCS, 1, err)) != SH_OK) return st;
-    if (r->docs.record_size != sizeof(sh_docrec) || r->docs.meta_size != 92 ||
+    if (r->docs.record_size != sizeof(sh_docrec) || r->docs.meta_size != 96 ||
         sh_sketch_deserialize(r->docs.meta, 88, &empty, err) != SH_OK) {
         run_close(r);
         return sh_error_set(err, SH_EFORMAT, 0, "%s has an unexpected layout; it was written by another version", path);
@@ -493,6 +500,7 @@ static sh_sketch *view(const run *r, uint32_t i, sh_sketch *scratch, int full)
         memcpy(scratch->v, r->fv + d->full_off, d->full_n * 8);
     } else {
         if (r->p.kind == SH_SKETCH_CLASS) scratch->p.cls = sh_size_class(d->n_shingles);
+        if (r->p.kind == SH_SKETCH_MOD) scratch->p.m = sh_mod_step(r->p.m, d->mod_steps);
         scratch->n = d->sketch_n;
         memcpy(scratch->v, r->v + d->sketch_off, d->sketch_n * 8);
     }

@@ -31,7 +31,7 @@ typedef struct sh_docrec {
     uint8_t dup;           /* SH_DUP_* relation to rep */
     uint8_t status;        /* sh_status of phase 1; non-zero: skipped */
     uint8_t html;
-    uint8_t pad;
+    uint8_t mod_steps;     /* MOD sketches: the document's modulus is sh_mod_step(m, mod_steps) */
     uint32_t n_tokens;
 } sh_docrec;
 
@@ -43,6 +43,7 @@ typedef struct sh_p1 {
     int want_full;
     uint32_t sig_k;
     uint64_t n_docs, n_values, n_full, n_ok, n_bytes;
+    uint64_t m;            /* the run's modulus (MOD sketches) */
 } sh_p1;
 
 sh_status sh_p1_open(sh_p1 *p, const char *dir, const sh_pool_config *cfg, const sh_sketch_params *identity, sh_error *err);

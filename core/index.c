@@ -218,6 +218,7 @@ sh_status sh_index_begin(sh_index *ix, const char *sweep, const sh_sketch_params
     if (a->p.kind != SH_SKETCH_MIN && a->p.kind != SH_SKETCH_MINMOD) a->p.s = 0;
     if (a->p.kind != SH_SKETCH_MOD && a->p.kind != SH_SKETCH_MINMOD) a->p.m = 0;
     a->p.cls = 0;
+    a->p.floor = 0;
     identity = &a->p;
     a->policy = policy;
     a->threshold = threshold;
@@ -380,6 +381,7 @@ static void sketch_from(const sh_sketch_params *p, const MDB_val *v, sh_sketch *
     memcpy(&d, v->mv_data, sizeof d);
     out->p = *p;
     if (p->kind == SH_SKETCH_CLASS) out->p.cls = d.cls;
+    if (p->kind == SH_SKETCH_MOD) out->p.m = sh_mod_step(p->m, d.cls); /* cls holds the modulus steps */
     out->n_shingles = d.n_shingles;
     out->n_tokens = d.n_tokens;
     out->n = d.n_values;
@@ -510,7 +512,8 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
         if (a->next == UINT32_MAX - 1) { s = sh_error_set(err, SH_EINVAL, 0, "%s is full: 4294967294 documents", ix->path); goto out; }
         memset(&x, 0, sizeof x);
         x.p = a->p;
-        if (sk->p.kind != a->p.kind || sh_sketch_compatible(&x, sk, err) != SH_OK || sk->p.s != a->p.s || sk->p.m != a->p.m) {
+        if (sk->p.kind != a->p.kind || sh_sketch_compatible(&x, sk, err) != SH_OK || sk->p.s != a->p.s ||
+            (sk->p.kind == SH_SKETCH_MOD ? sh_mod_steps(a->p.m, sk->p.m) > 255 : sk->p.m != a->p.m)) {
             s = sh_error_set(err, SH_EMISMATCH, 0, "document %zu (%.*s) was sketched with other parameters than this add",
                              i + 1, (int)(d->url_len > 200 ? 200 : d->url_len), d->url);
             goto out;
@@ -527,7 +530,7 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
         h.n_tokens = sk->n_tokens > UINT32_MAX ? UINT32_MAX : (uint32_t)sk->n_tokens;
         h.n_values = (uint32_t)sk->n;
         h.url_len = (uint32_t)d->url_len;
-        h.cls = sk->p.cls;
+        h.cls = sk->p.kind == SH_SKETCH_MOD ? sh_mod_steps(a->p.m, sk->p.m) : sk->p.cls;
         be32(kb, id);
         v.mv_size = docrec_size(&h);
         if ((rc = mdb_put(t, ix->db[D_DOCS], &k, &v, MDB_RESERVE)) != 0) break;

@@ -34,23 +34,32 @@ sh_status sh_recwriter_open(sh_recwriter *w, const char *path, const char magic[
                             const void *meta, uint32_t meta_size, sh_error *err)
 {
     unsigned char h[SH_RECFILE_HEADER];
+    uint32_t padded;
     memset(w, 0, sizeof *w);
     w->path = dupstr(path, "");
     w->tmp = dupstr(path, ".tmp");
     if (!w->path || !w->tmp) { sh_recwriter_abort(w); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
     w->f = fopen(w->tmp, "wb");
     if (!w->f) { sh_status st = io_error(err, "create", w->tmp); sh_recwriter_abort(w); return st; }
+    /* meta is padded with zeros to a multiple of 8 bytes, so records start
+     * aligned and a reader may map them straight onto C structs */
+    padded = (meta_size + 7u) & ~7u;
     memcpy(h, magic, 8);
     put32(h + 8, 1);
     put32(h + 12, record_size);
-    put32(h + 16, meta_size);
+    put32(h + 16, padded);
     put32(h + 20, 0);
-    w->record_size = record_size;
     w->hcrc = (uint32_t)crc32(0L, h, SH_RECFILE_HEADER);
+    w->record_size = record_size;
     if (meta_size) /* crc32 with a NULL buffer would return the initial value */
         w->hcrc = (uint32_t)crc32(w->hcrc, (const Bytef *)meta, meta_size);
     w->crc = (uint32_t)crc32(0L, Z_NULL, 0);
-    if (fwrite(h, 1, sizeof h, w->f) != sizeof h || (meta_size && fwrite(meta, 1, meta_size, w->f) != meta_size)) {
+    if (padded > meta_size) {
+        static const unsigned char zeros[8] = { 0 };
+        w->hcrc = (uint32_t)crc32(w->hcrc, zeros, padded - meta_size);
+    }
+    if (fwrite(h, 1, sizeof h, w->f) != sizeof h || (meta_size && fwrite(meta, 1, meta_size, w->f) != meta_size) ||
+        (padded > meta_size && fwrite("\0\0\0\0\0\0\0", 1, padded - meta_size, w->f) != padded - meta_size)) {
         sh_status st = io_error(err, "write", w->tmp);
         sh_recwriter_abort(w);
         return st;

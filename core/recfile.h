@@ -3,7 +3,8 @@
  * (docs/formats.md, "Record files"):
  *
  *   header   magic[8] | u32 version | u32 record_size | u32 meta_size | u32 reserved
- *   meta     meta_size bytes (file-type specific: parameters, counts)
+ *   meta     meta_size bytes (file-type specific: parameters, counts), zero-padded
+ *            to a multiple of 8 so that records start 8-byte aligned
  *   records  count * record_size bytes
  *   trailer  u64 count | u32 crc32(records) | u32 crc32(header + meta) | "SHEND\0\0\0"
  *

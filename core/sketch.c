@@ -161,6 +161,38 @@ static size_t keep_mod(uint64_t *v, size_t n, uint64_t m)
     return k;
 }
 
+static uint64_t smallest_prime_factor(uint64_t m)
+{
+    uint64_t d;
+    if (m % 2 == 0) return 2;
+    for (d = 3; d * d <= m; d += 2)
+        if (m % d == 0) return d;
+    return m;
+}
+
+uint64_t sh_mod_step(uint64_t m, uint32_t k)
+{
+    while (k-- > 0 && m > 1) m /= smallest_prime_factor(m);
+    return m;
+}
+
+uint32_t sh_mod_steps(uint64_t m, uint64_t md)
+{
+    uint32_t k = 0;
+    while (m != md) {
+        if (m <= 1) return UINT32_MAX;
+        m /= smallest_prime_factor(m);
+        k++;
+    }
+    return k;
+}
+
+uint64_t sh_mod_for(uint64_t m, uint32_t least, uint64_t n)
+{
+    while (least && m > 1 && n / m < least) m /= smallest_prime_factor(m);
+    return m;
+}
+
 uint32_t sh_size_class(uint64_t n_shingles)
 {
     uint32_t i = 0;
@@ -219,12 +251,14 @@ static sh_status select_values(sh_sketch_params p, uint64_t *v, size_t nv, uint6
     size_t keep = nv;
     if (p.kind != SH_SKETCH_MIN && p.kind != SH_SKETCH_MINMOD) p.s = 0;
     if (p.kind != SH_SKETCH_MOD && p.kind != SH_SKETCH_MINMOD) p.m = 0;
+    if (p.kind != SH_SKETCH_MOD) p.floor = 0;
     p.cls = 0;
     switch (p.kind) {
     case SH_SKETCH_MIN:
         if (nv > p.s) { smallest(v, nv, p.s); keep = p.s; }
         break;
     case SH_SKETCH_MOD:
+        p.m = sh_mod_for(p.m, p.floor, nv);
         keep = keep_mod(v, nv, p.m);
         break;
     case SH_SKETCH_MINMOD:
@@ -260,13 +294,15 @@ static sh_status mod_sketch(sh_sketch_params p, sh_work *w, uint64_t n_tokens, s
 {
     const size_t n = w->n_fps;
     const uint64_t *fps = w->fps;
-    uint64_t o = p.m, inv, lim, low, *v;
+    uint64_t o, inv, lim, low, *v;
     size_t i, k = 0, d;
     unsigned t = 0;
     int j;
     sh_sketch *sk;
     if (reserve(w, n) != SH_OK) return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", n);
     v = w->vals;
+    p.m = sh_mod_for(p.m, p.floor, n);
+    o = p.m;
     while ((o & 1) == 0) { o >>= 1; t++; }
     low = ((uint64_t)1 << t) - 1;
     inv = o;
@@ -378,7 +414,9 @@ void sh_sketch_serialize(const sh_sketch *a, unsigned char *out)
     out[6] = a->p.option;
     out[7] = a->p.k;
     out[8] = a->p.tokens;
-    out[9] = out[10] = out[11] = 0;
+    out[9] = 0;
+    out[10] = (unsigned char)(a->p.floor & 0xff);
+    out[11] = (unsigned char)(a->p.floor >> 8);
     put32(out + 12, a->p.w);
     put32(out + 16, a->p.s);
     put32(out + 20, a->p.cls);
@@ -415,10 +453,12 @@ sh_status sh_sketch_deserialize(const unsigned char *in, size_t n, sh_sketch **o
         return sh_error_set(err, SH_EFORMAT, 5, "sketch header has an unknown kind, option, token mode or degree");
     a = (sh_sketch *)malloc(sizeof *a + (size_t)count * sizeof(uint64_t));
     if (!a) return sh_error_set(err, SH_ENOMEM, 0, "out of memory for a sketch of %u values", count);
+    memset(&a->p, 0, sizeof a->p);
     a->p.kind = in[5];
     a->p.option = in[6];
     a->p.k = in[7];
     a->p.tokens = in[8];
+    a->p.floor = (uint32_t)in[10] | (uint32_t)in[11] << 8;
     a->p.w = get32(in + 12);
     a->p.s = get32(in + 16);
     a->p.cls = get32(in + 20);

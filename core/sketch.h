@@ -33,6 +33,13 @@ typedef struct sh_sketch_params {
     uint32_t w;          /* shingle width; 0 for a sketch of a feature set */
     uint32_t s;          /* MIN, MINMOD */
     uint32_t cls;        /* CLASS: i, the modulus being 2^i */
+    uint32_t floor;      /* MOD: a document whose MOD_m sample would hold fewer than
+                          * `floor` values expected uses the next smaller modulus of
+                          * the chain m, m/p, ... 1 (p its smallest prime factor): short
+                          * documents still have samples; 0 = plain MOD_m. Not part of
+                          * the identity: moduli of one chain compare (after reducing
+                          * to the coarser). */
+    uint32_t spare;      /* zero: keeps the struct free of padding, so memcmp compares it */
     uint64_t m;          /* MOD, MINMOD */
     uint64_t seed;
     uint64_t poly;       /* P */
@@ -51,6 +58,13 @@ typedef struct sh_sketch {
 
 /* The permutation pi of Theorem 1: a bijection of 64-bit words keyed by seed. */
 static inline uint64_t sh_permute(uint64_t seed, uint64_t fp) { return sh_mix(fp ^ seed); }
+
+/* The modulus chain of MOD_m: m divided k times by its smallest prime factor
+ * (1 once exhausted); the number of steps from m down to md (UINT32_MAX if md
+ * is not on m's chain); the modulus for a document of n shingles with a floor. */
+uint64_t sh_mod_step(uint64_t m, uint32_t k);
+uint32_t sh_mod_steps(uint64_t m, uint64_t md);
+uint64_t sh_mod_for(uint64_t m, uint32_t least, uint64_t n);
 
 /* The size class of a document with n distinct shingles: max(0, floor(log2(n/100))). */
 uint32_t sh_size_class(uint64_t n_shingles);

@@ -92,6 +92,11 @@ static int shingler_new(lua_State *L)
     u->sp.s = (uint32_t)s;
     u->sp.m = (uint64_t)m;
     u->sp.rules = opt_u64(L, 1, "rules", 0);
+    {
+        lua_Integer fl = opt_int(L, 1, "floor", 8);
+        luaL_argcheck(L, fl >= 0 && fl <= 1000, 1, "floor must be 0 to 1000");
+        u->sp.floor = (uint32_t)fl;
+    }
     u->closed = 0;
     return 1;
 }
@@ -315,6 +320,7 @@ static int shingler_params(lua_State *L)
     lua_pushstring(L, kinds[u->sp.kind]); lua_setfield(L, -2, "sketch");
     lua_pushinteger(L, u->sp.s); lua_setfield(L, -2, "s");
     lua_pushinteger(L, (lua_Integer)u->sp.m); lua_setfield(L, -2, "m");
+    lua_pushinteger(L, (lua_Integer)u->sp.floor); lua_setfield(L, -2, "floor");
     shl_pushu64(L, u->sp.rules); lua_setfield(L, -2, "rules");
     lua_pushboolean(L, (c->canon.flags & SH_CANON_HTML) != 0); lua_setfield(L, -2, "html");
     lua_pushboolean(L, (c->canon.flags & SH_CANON_LOWER) != 0); lua_setfield(L, -2, "lowercase");

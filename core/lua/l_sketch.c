@@ -111,6 +111,7 @@ static int sk_params(lua_State *L)
     lua_pushinteger(L, a->p.w); lua_setfield(L, -2, "w");
     if (a->p.s) { lua_pushinteger(L, a->p.s); lua_setfield(L, -2, "s"); }
     if (a->p.m) { lua_pushinteger(L, (lua_Integer)a->p.m); lua_setfield(L, -2, "m"); }
+    if (a->p.kind == SH_SKETCH_MOD) { lua_pushinteger(L, a->p.floor); lua_setfield(L, -2, "floor"); }
     if (a->p.kind == SH_SKETCH_CLASS) { lua_pushinteger(L, a->p.cls); lua_setfield(L, -2, "class"); }
     shl_pushu64(L, a->p.seed); lua_setfield(L, -2, "seed");
     shl_pushu64(L, a->p.poly); lua_setfield(L, -2, "poly");

@@ -17,6 +17,8 @@ M.defaults = {
   sketch = "min",       -- min | mod | minmod | class | full
   s = 200,              -- MIN_s size ("100 samples seems reasonable and 200 more than enough")
   m = 25,               -- MOD_m modulus (the clustering run used 25)
+  floor = 8,            -- MOD_m: a shorter document uses a smaller modulus of m's chain
+                        -- (25, 5, 1) so its sample still holds about this many values; 0: plain MOD_m
   option = "B",         -- B: the set of shingles; A: the labelled bag
   tokens = "rabin",     -- rabin: tokens hashed to 64-bit ids; pad8: the paper's padded words
   html = false,         -- strip HTML tags, comments, script and style; decode entities
@@ -39,7 +41,7 @@ local enums = {
   invalid = { error = true, skip = true, latin1 = true },
 }
 local bools = { html = true, lowercase = true, numbers = true, punctuation = true, fold = true }
-local ranges = { w = { 1, 1024 }, k = { 16, 64 }, s = { 1, 1000000 }, m = { 1, 2 ^ 53 } }
+local ranges = { w = { 1, 1024 }, k = { 16, 64 }, s = { 1, 1000000 }, m = { 1, 2 ^ 53 }, floor = { 0, 1000 } }
 
 local function keys(t)
   local out = {}
