@@ -33,23 +33,27 @@ local here = arg[0]:match("^(.*)/bench/[^/]*$") or "."
 
 -- the runs: name, arguments after the common ones
 local RUNS = {
+  -- the defaults: MOD_25 with a floor of 8, exact verification of candidates at threshold - 0.2
+  { "defaults", {} },
   -- every method as it comes, without and with exact verification
-  { "shingles mod25", { "--method", "shingles" } },   -- the defaults
-  { "shingles mod25 +verify", { "--method", "shingles", "--verify", "exact" } },
-  { "shingles min200", { "--method", "shingles", "--sketch", "min", "-s", "200" } },
-  { "shingles min200 +verify", { "--method", "shingles", "--sketch", "min", "-s", "200", "--verify", "exact" } },
-  { "shingles class", { "--method", "shingles", "--sketch", "class" } },
-  { "shingles class +verify", { "--method", "shingles", "--sketch", "class", "--verify", "exact" } },
-  { "supershingle", { "--method", "supershingle" } },
+  { "shingles mod25", { "--method", "shingles", "--verify", "none" } },
+  { "shingles mod25 +verify", { "--method", "shingles", "--verify", "exact", "--candidate", "0.5" } },
+  { "shingles mod25 floor0 +verify c0.3", { "--method", "shingles", "--verify", "exact", "--candidate", "0.3",
+    "--floor", "0" } },
+  { "shingles min200", { "--method", "shingles", "--sketch", "min", "-s", "200", "--verify", "none" } },
+  { "shingles min200 +verify", { "--method", "shingles", "--sketch", "min", "-s", "200", "--verify", "exact",
+    "--candidate", "0.5" } },
+  { "shingles class", { "--method", "shingles", "--sketch", "class", "--verify", "none" } },
+  { "shingles class +verify", { "--method", "shingles", "--sketch", "class", "--verify", "exact", "--candidate", "0.5" } },
+  { "supershingle", { "--method", "supershingle", "--verify", "none" } },
   { "supershingle +verify", { "--method", "supershingle", "--verify", "exact" } },
-  { "lsh", { "--method", "lsh" } },
+  { "lsh", { "--method", "lsh", "--verify", "none" } },
   { "lsh +verify", { "--method", "lsh", "--verify", "exact" } },
-  { "greedy", { "--method", "greedy" } },
+  { "greedy", { "--method", "greedy", "--verify", "none" } },
   { "greedy +verify", { "--method", "greedy", "--verify", "exact" } },
   -- verification with a candidate threshold below the decision threshold
-  { "mod25 +verify c0.3", { "--verify", "exact", "--candidate", "0.3" } },
   { "mod25 +verify c0.3 nodf", { "--verify", "exact", "--candidate", "0.3", "--max-df", "1000000000" } },
-  { "min128", { "--sketch", "min", "-s", "128" } },
+  { "min128", { "--sketch", "min", "-s", "128", "--verify", "none" } },
   { "min128 +verify c0.4", { "--sketch", "min", "-s", "128", "--verify", "exact", "--candidate", "0.4" } },
   { "min200 +verify c0.4", { "--sketch", "min", "-s", "200", "--verify", "exact", "--candidate", "0.4" } },
   { "class +verify c0.3", { "--sketch", "class", "--verify", "exact", "--candidate", "0.3" } },

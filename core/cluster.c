@@ -920,6 +920,12 @@ sh_status sh_greedy(const char *dir, const sh_alt_config *cfg, sh_decide_stats *
             hits[c] = 0;
             x.st->pairs++;
             if ((s = sh_sketch_estimate(view(&x.r, i, x.sa, 0), view(&x.r, reps[c], x.sb, 0), &est, err)) != SH_OK) goto done;
+            if (cfg->decide.verify) {
+                /* a candidate cluster by the estimate, decided by the exact scores */
+                if (!passes(&cfg->decide, &est, cfg->decide.candidate)) continue;
+                x.st->candidates++;
+                if ((s = sh_sketch_estimate(view(&x.r, i, x.fa, 1), view(&x.r, reps[c], x.fb, 1), &est, err)) != SH_OK) goto done;
+            }
             if (passes(&cfg->decide, &est, cfg->decide.threshold)) {
                 double score = est.resemblance > est.contain_ab ? est.resemblance : est.contain_ab;
                 if (score > best_score) { best_score = score; best = c; }
@@ -932,9 +938,14 @@ sh_status sh_greedy(const char *dir, const sh_alt_config *cfg, sh_decide_stats *
             l.a = reps[best]; l.b = i;
             l.r = (float)est.resemblance; l.cab = (float)est.contain_ba; l.cba = (float)est.contain_ab;
             l.xr = l.xcab = l.xcba = -1.0f;
+            if (cfg->decide.verify) {
+                sh_sketch_estimate(view(&x.r, i, x.fa, 1), view(&x.r, reps[best], x.fb, 1), &est, err);
+                l.xr = (float)est.resemblance; l.xcab = (float)est.contain_ba; l.xcba = (float)est.contain_ab;
+            } else {
+                x.st->candidates++;
+            }
             sh_uf_union(x.uf, reps[best], i);
             x.st->linked++;
-            x.st->candidates++;
             if ((s = sh_recwriter_append(&x.links, &l, 1, err)) != SH_OK) goto done;
         } else {
             uint32_t c = (uint32_t)nreps++;

@@ -149,7 +149,10 @@ static void one(sh_pool *p, worker *w, const sh_doc_in *d, sh_doc_out *o)
         snprintf(o->err, sizeof o->err, "%.100s: %.130s", name, err.msg);
         return;
     }
-    o->set_fp = sh_fold_u64(sh, o->sketch->v, o->sketch->n);
+    /* shingle-equivalent documents ("Identical documents"): the paper takes the
+     * selected shingles; when the full set is kept (exact verification), the
+     * full set, so that no pair is joined without its exact resemblance being 1 */
+    o->set_fp = o->full ? sh_fold_u64(sh, o->full, o->n_full) : sh_fold_u64(sh, o->sketch->v, o->sketch->n);
     return;
 oom:
     o->status = SH_ENOMEM;

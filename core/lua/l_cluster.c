@@ -268,7 +268,10 @@ static int p1_add_sketches(lua_State *L)
              * uses one (a run sketches all documents on one path) */
             size_t j;
             uint64_t f = 0x9e3779b97f4a7c15ULL;
-            for (j = 0; j < o->sketch->n; j++) f = sh_mix(f ^ o->sketch->v[j]);
+            if (u->p1.want_full) /* the full set when it is kept, as the pool does */
+                for (j = 0; j < o->n_full; j++) f = sh_mix(f ^ o->full[j]);
+            else
+                for (j = 0; j < o->sketch->n; j++) f = sh_mix(f ^ o->sketch->v[j]);
             o->set_fp = f;
         }
         lua_pop(L, 1);

@@ -19,13 +19,15 @@ M.__index = M
 
 M.defaults = {
   -- shingling and sketches: the paper's clustering run used w = 10 and MOD_25
-  w = 10, sketch = "mod", m = 25, s = 200, k = 64, option = "B", seed = nil,
+  w = 10, sketch = "mod", m = 25, floor = 8, s = 200, k = 64, option = "B", seed = nil,
   fold = false, punctuation = false, numbers = true, invalid = "latin1",
   -- resources
   threads = nil, memory = 1024 ^ 3, temp_dir = nil, batch = 512, max_bytes = 64 * 1024 ^ 2,
   -- phase 3 and 4
   max_df = 1000, method = "shingles", policy = "resemblance", threshold = 0.5,
-  verify = false, candidate = nil,
+  -- exact verification costs little (docs/accuracy.md): on by default, with
+  -- candidates gathered at threshold - 0.2 so that noisy estimates lose no pair
+  verify = true, candidate = nil,
   -- alternatives
   bands = nil, rows = nil, meta = false, meta_w = 4, check = true,
   -- inputs and reporting
@@ -51,12 +53,18 @@ function M.new(cfg)
     error(("unknown method '%s'; use shingles, supershingle, lsh or greedy"):format(tostring(c.method)), 2)
   end
   c.threads = c.threads or core.cpus()
-  c.candidate = c.candidate or c.threshold
+  c.candidate = c.candidate or (c.verify and math.max(0, c.threshold - 0.2) or c.threshold)
+  if c.method == "supershingle" and not c.meta and c.threshold < 0.8 then
+    -- P(2 of 6 super shingles of 14) = 0.0007 at r = 0.7, 0.026 at 0.8: below that they miss almost everything
+    self.warning = ("super shingles (6 x 14, 2 of 6) find pairs of resemblance below about 0.8 only by chance; "
+      .. "threshold %.2f: use --method shingles or lsh for it"):format(c.threshold)
+  end
   self.cfg = c
   self.dir = c.outdir
   self.times = {}
   self.stats = { skipped = 0 }
   self.log = c.log or function(msg) if not c.quiet then io.stderr:write(msg, "\n") end end
+  if self.warning then self.log("shingle: " .. self.warning) end
   return self
 end
 
@@ -64,7 +72,8 @@ end
 -- stripping; with a rule set (canon), the rule set decides and both are one.
 function M:shinglers()
   local c = self.cfg
-  local o = { w = c.w, sketch = c.sketch, m = c.m, s = c.s, k = c.k, option = c.option, seed = c.seed, invalid = c.invalid }
+  local o = { w = c.w, sketch = c.sketch, m = c.m, floor = c.floor, s = c.s, k = c.k, option = c.option, seed = c.seed,
+    invalid = c.invalid }
   if c.extractor then
     local ex, err = require("shingle.extractors").get(c.extractor)
     if not ex then error(err, 0) end
@@ -473,7 +482,7 @@ function M:phase1_signature(inputs)
   local lfs = require "lfs"
   local c = self.cfg
   local parts = {}
-  for _, k in ipairs({ "w", "sketch", "m", "s", "k", "option", "seed", "fold", "punctuation", "numbers", "invalid",
+  for _, k in ipairs({ "w", "sketch", "m", "floor", "s", "k", "option", "seed", "fold", "punctuation", "numbers", "invalid",
     "canon", "extractor", "verify", "method", "meta", "bands", "rows", "format", "html", "max_bytes" }) do
     local v = c[k]
     if type(v) == "table" or type(v) == "function" then return nil end

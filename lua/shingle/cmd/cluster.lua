@@ -16,9 +16,9 @@ function M.decision_options(c)
   c:option("--policy", "Link a pair when its resemblance, containment (either direction), either or both reach the threshold.",
     "resemblance"):choices({ "resemblance", "containment", "either", "both" })
   c:option("-t --threshold", "Threshold for the policy (the paper: 0.5).", "0.5"):convert(tonumber)
-  c:option("--verify", "none: decide on estimates; exact: recompute every candidate pair from full shingle sets.", "none")
+  c:option("--verify", "exact: recompute every candidate pair from full shingle sets (default); none: decide on estimates.")
     :choices({ "none", "exact" })
-  c:option("--candidate", "With --verify exact: the estimated score a pair needs to be verified (default: the threshold).")
+  c:option("--candidate", "With --verify exact: the estimated score a pair needs to be verified (default: threshold - 0.2).")
     :convert(tonumber)
 end
 
@@ -37,6 +37,8 @@ function M.configure(parser)
   c:option("--sketch", "Sketch kind: mod (the paper), min, minmod or class.", "mod"):choices({ "mod", "min", "minmod", "class" })
   c:option("-m --modulus", "MOD_m modulus (the paper: 25).", "25"):convert(tonumber)
   c:option("-s --size", "MIN_s sample size.", "200"):convert(tonumber)
+  c:option("--floor", "MOD_m: shorter documents use a smaller modulus of m's chain to keep about this many values; 0: plain MOD_m.",
+    "8"):convert(tonumber)
   c:option("-k --degree", "Fingerprint degree (64; 40 as the paper).", "64"):convert(tonumber)
   c:option("--memory", "Memory budget for the external sorts, e.g. 512M, 1G.", "1G")
   c:option("--temp-dir", "Directory for sort runs (default: the output directory).")
@@ -68,8 +70,9 @@ function M.config(a)
   if not max_bytes then return nil, "--max-bytes: " .. err2 end
   return {
     outdir = a.output, format = a.format, method = a.method, w = a.width, sketch = a.sketch, m = a.modulus, s = a.size,
+    floor = a.floor,
     k = a.degree, memory = memory, temp_dir = a.temp_dir, threads = a.threads, max_df = a.max_df, max_bytes = max_bytes,
-    policy = a.policy, threshold = a.threshold, verify = a.verify == "exact", candidate = a.candidate,
+    policy = a.policy, threshold = a.threshold, verify = a.verify ~= "none", candidate = a.candidate,
     bands = a.bands, rows = a.rows, meta = a.meta, check = not a.no_check, fold = a.fold,
     html = a.html and true or (a.text and false or nil), strict = a.strict, quiet = a.quiet,
     canon = a.rules, extractor = a.extractor, resume = a.resume,

@@ -14,7 +14,7 @@ end
 
 function M.run(a)
   local over = { policy = a.policy, threshold = a.threshold, quiet = a.quiet, candidate = a.candidate }
-  if a.verify == "exact" then over.verify = true end
+  if a.verify == "exact" then over.verify = true elseif a.verify == "none" then over.verify = false end
   local p, err = pipeline.load(a.dir, over)
   if not p then io.stderr:write("shingle: ", err, "\n") return 1 end
   local ok, derr = p:decide()
