@@ -78,6 +78,45 @@ describe("the MOD_m estimator", function()
   end)
 end)
 
+describe("MOD_m with a floor", function()
+  it("gives a short document a smaller modulus of m's chain so it keeps a sample", function()
+    local sh = shingle.new{ sketch = "mod", m = 25, floor = 8 }
+    local function words(n, p) local t = {} for i = 1, n do t[i] = p .. i end return table.concat(t, " ") end
+    assert.are.equal(25, sh:sketch(words(2000, "a")):params().m)
+    assert.are.equal(5, sh:sketch(words(100, "b")):params().m)
+    assert.are.equal(1, sh:sketch(words(30, "c")):params().m)
+    assert.are.equal(25, shingle.new{ sketch = "mod", m = 25, floor = 0 }:sketch(words(30, "c")):params().m)
+  end)
+
+  it("finds two short near-duplicates that plain MOD_25 leaves without samples", function()
+    local base = {}
+    for i = 1, 40 do base[i] = "w" .. i end
+    local a = table.concat(base, " ")
+    base[40] = "changed"
+    local b = table.concat(base, " ")
+    local exact = shingle.exact(a, b).resemblance
+    local floored = shingle.new{ sketch = "mod", m = 25 }
+    local plain = shingle.new{ sketch = "mod", m = 25, floor = 0 }
+    assert.are.equal(exact, floored:sketch(a):resemblance(floored:sketch(b))) -- modulus 1: the full sets
+    assert.is_true(#plain:sketch(a) <= 4) -- about 31/25 values: an estimate from one or two
+  end)
+
+  it("compares sketches of different moduli of one chain after reducing to the coarser", function()
+    local sh = shingle.new{ sketch = "mod", m = 25 }
+    local t = {}
+    for i = 1, 3000 do t[i] = "x" .. i end
+    local long = table.concat(t, " ")
+    local short = table.concat(t, " ", 1, 150)
+    local sl, ss = sh:sketch(long), sh:sketch(short)
+    assert.are.equal(25, sl:params().m)
+    assert.are.equal(5, ss:params().m)
+    local e = ss:estimate(sl)
+    -- the short text is inside the long one: all of its MOD_25 values are in the long sketch
+    assert.is_true(e.containment == 1 or e.sample == 0)
+    assert.is_true(e.resemblance < 0.2)
+  end)
+end)
+
 describe("size-class sketches", function()
   it("keep 100 to 200 values for documents of any size", function()
     local sh = shingle.new{ sketch = "class" }
