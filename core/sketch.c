@@ -360,6 +360,7 @@ sh_status sh_sketch_select(const sh_sketch *full, const sh_sketch_params *params
     p.kind = params->kind;
     p.s = params->s;
     p.m = params->m;
+    p.floor = params->floor;
     if ((st = check_kind(&p, err)) != SH_OK) return st;
     tmp = (uint64_t *)malloc((full->n ? full->n : 1) * sizeof *tmp);
     if (!tmp) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");

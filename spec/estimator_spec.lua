@@ -88,6 +88,15 @@ describe("MOD_m with a floor", function()
     assert.are.equal(25, shingle.new{ sketch = "mod", m = 25, floor = 0 }:sketch(words(30, "c")):params().m)
   end)
 
+  it("applies the floor too when the full sets are kept (exact verification)", function()
+    local sh = shingle.new{ sketch = "mod", m = 25 }
+    local pool = shingle.core.pool(sh, sh, { threads = 1, full = true })
+    local t = {}
+    for i = 1, 40 do t[i] = "v" .. i end
+    local res = pool:sketch({ { text = table.concat(t, " ") } })
+    assert.are.equal(1, res[1].sketch:params().m)
+  end)
+
   it("finds two short near-duplicates that plain MOD_25 leaves without samples", function()
     local base = {}
     for i = 1, 40 do base[i] = "w" .. i end
