@@ -243,6 +243,12 @@ static void smallest(uint64_t *v, size_t n, size_t s)
     select_smallest(v, n, s);
 }
 
+/* Shingle positions of a text of n tokens with width w (a short text has one). */
+static uint64_t positions(uint64_t n, uint32_t w)
+{
+    return n >= w ? n - w + 1 : (n > 0);
+}
+
 /* Select from the nv distinct values v (reordered in place) the ones kind p
  * keeps, into a new sorted sketch. */
 static sh_status select_values(sh_sketch_params p, uint64_t *v, size_t nv, uint64_t n_tokens, sh_sketch **out, sh_error *err)
@@ -258,7 +264,9 @@ static sh_status select_values(sh_sketch_params p, uint64_t *v, size_t nv, uint6
         if (nv > p.s) { smallest(v, nv, p.s); keep = p.s; }
         break;
     case SH_SKETCH_MOD:
-        p.m = sh_mod_for(p.m, p.floor, nv);
+        /* the floor looks at shingle positions of a text (as mod_sketch does,
+         * so both paths pick the same modulus), at the set size of features */
+        p.m = sh_mod_for(p.m, p.floor, p.w ? positions(n_tokens, p.w) : nv);
         keep = keep_mod(v, nv, p.m);
         break;
     case SH_SKETCH_MINMOD:
@@ -275,7 +283,8 @@ static sh_status select_values(sh_sketch_params p, uint64_t *v, size_t nv, uint6
     sk = (sh_sketch *)malloc(sizeof *sk + keep * sizeof(uint64_t));
     if (!sk) return sh_error_set(err, SH_ENOMEM, 0, "out of memory for a sketch of %zu values", keep);
     sk->p = p;
-    sk->n_shingles = nv;
+    /* MOD sketches of texts count shingles with repetition, as mod_sketch does */
+    sk->n_shingles = (p.kind == SH_SKETCH_MOD && p.w && p.option == SH_OPTION_B) ? positions(n_tokens, p.w) : nv;
     sk->n_tokens = n_tokens;
     sk->n = keep;
     memcpy(sk->v, v, keep * sizeof(uint64_t));
@@ -301,7 +310,7 @@ static sh_status mod_sketch(sh_sketch_params p, sh_work *w, uint64_t n_tokens, s
     sh_sketch *sk;
     if (reserve(w, n) != SH_OK) return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", n);
     v = w->vals;
-    p.m = sh_mod_for(p.m, p.floor, n);
+    p.m = sh_mod_for(p.m, p.floor, positions(n_tokens, p.w));
     o = p.m;
     while ((o & 1) == 0) { o >>= 1; t++; }
     low = ((uint64_t)1 << t) - 1;
@@ -320,7 +329,7 @@ static sh_status mod_sketch(sh_sketch_params p, sh_work *w, uint64_t n_tokens, s
     p.s = 0;
     p.cls = 0;
     sk->p = p;
-    sk->n_shingles = n;
+    sk->n_shingles = positions(n_tokens, p.w);
     sk->n_tokens = n_tokens;
     sk->n = d;
     memcpy(sk->v, v, d * sizeof(uint64_t));

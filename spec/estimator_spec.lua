@@ -95,6 +95,12 @@ describe("MOD_m with a floor", function()
     for i = 1, 40 do t[i] = "v" .. i end
     local res = pool:sketch({ { text = table.concat(t, " ") } })
     assert.are.equal(1, res[1].sketch:params().m)
+    -- and gives the same sketches as without the full sets, at every length around the floor
+    local plain = shingle.core.pool(sh, sh, { threads = 1 })
+    for n = 1, 260, 7 do
+      local doc = { { text = table.concat(t, " ", 1, math.min(n, #t)) .. (" x"):rep(math.max(0, n - #t)) } }
+      assert.is_true(plain:sketch(doc)[1].sketch == pool:sketch(doc)[1].sketch, "length " .. n)
+    end
   end)
 
   it("finds two short near-duplicates that plain MOD_25 leaves without samples", function()
