@@ -1,5 +1,7 @@
 #include "pool.h"
 
+#include <xxhash.h>
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -117,14 +119,17 @@ static void one(sh_pool *p, worker *w, const sh_doc_in *d, sh_doc_out *o)
             return;
         }
     }
-    o->raw_fp = sh_token_id(sh, data, len);
+    /* Identical and lexically equal documents need a strong 64-bit hash, not
+     * the algebra of a Rabin fingerprint: XXH3 runs at memory speed, where a
+     * fingerprint of the whole document would be one long dependency chain */
+    o->raw_fp = XXH3_64bits(data, len);
     if (sh_shingle_text(sh, &w->work, data, len, &err) != SH_OK) {
         o->status = err.code;
         snprintf(o->err, sizeof o->err, "%.100s: %.130s", name, err.msg);
         return;
     }
     o->n_tokens = w->work.toks.n;
-    o->canon_fp = sh_fold_u64(sh, w->work.ids, w->work.n_ids);
+    o->canon_fp = XXH3_64bits(w->work.ids, w->work.n_ids * sizeof *w->work.ids);
     if (p->c.sig_k) {
         o->sig = (uint64_t *)malloc(p->c.sig_k * sizeof *o->sig);
         if (!o->sig) goto oom;

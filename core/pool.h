@@ -26,8 +26,8 @@ typedef struct sh_doc_out {
     sh_status status;     /* SH_OK, or why the document was skipped */
     char err[240];
     uint64_t bytes;       /* raw size */
-    uint64_t raw_fp;      /* AUG under P_id of the raw bytes */
-    uint64_t canon_fp;    /* of the sequence of canonical token ids */
+    uint64_t raw_fp;      /* XXH3 of the raw bytes */
+    uint64_t canon_fp;    /* XXH3 of the canonical token ids (host byte order) */
     uint64_t set_fp;      /* of the selected sketch values */
     uint64_t n_tokens;
     sh_sketch *sketch;    /* malloc'ed, the caller frees; NULL on error */

@@ -22,6 +22,7 @@ external_dependencies = {
    ZLIB = { header = "zlib.h", library = "z" },
    UTF8PROC = { header = "utf8proc.h", library = "utf8proc" },
    LMDB = { header = "lmdb.h", library = "lmdb" },
+   XXHASH = { header = "xxhash.h", library = "xxhash" },
 }
 build = {
    type = "builtin",
@@ -35,9 +36,9 @@ build = {
             "core/lua/l_collections.c", "core/lua/l_core.c", "core/lua/l_index.c", "core/lua/l_io.c",
             "core/lua/l_shingler.c", "core/lua/l_sketch.c", "core/lua/l_util.c",
          },
-         incdirs = { "core", "$(ZLIB_INCDIR)", "$(UTF8PROC_INCDIR)", "$(LMDB_INCDIR)" },
-         libdirs = { "$(ZLIB_LIBDIR)", "$(UTF8PROC_LIBDIR)", "$(LMDB_LIBDIR)" },
-         libraries = { "z", "utf8proc", "lmdb", "pthread", "m" },
+         incdirs = { "core", "$(ZLIB_INCDIR)", "$(UTF8PROC_INCDIR)", "$(LMDB_INCDIR)", "$(XXHASH_INCDIR)" },
+         libdirs = { "$(ZLIB_LIBDIR)", "$(UTF8PROC_LIBDIR)", "$(LMDB_LIBDIR)", "$(XXHASH_LIBDIR)" },
+         libraries = { "z", "utf8proc", "lmdb", "xxhash", "pthread", "m" },
          defines = { "_POSIX_C_SOURCE=200809L" },
       },
       ["shingle.cli"] = "lua/shingle/cli.lua",
