@@ -494,43 +494,27 @@ static int alt_result(lua_State *L, sh_status s, const sh_error *err, const sh_d
     return 1;
 }
 
-static int c_supershingle(lua_State *L)
+/* The alternatives to phases 2-4 share their arguments and results. */
+static int run_alt(lua_State *L, int method)
 {
     sh_alt_config c;
     lua_progress lp;
     sh_decide_stats st;
     sh_pairs_stats ps;
     sh_error err;
+    sh_status s;
     const char *dir = luaL_checkstring(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
     read_alt(L, 2, &c, &lp);
-    return alt_result(L, sh_supershingle(dir, &c, &st, &ps, &err), &err, &st, &ps);
+    if (method == 0) s = sh_supershingle(dir, &c, &st, &ps, &err);
+    else if (method == 1) s = sh_lsh(dir, &c, &st, &ps, &err);
+    else return alt_result(L, sh_greedy(dir, &c, &st, &err), &err, &st, NULL);
+    return alt_result(L, s, &err, &st, &ps);
 }
 
-static int c_lsh(lua_State *L)
-{
-    sh_alt_config c;
-    lua_progress lp;
-    sh_decide_stats st;
-    sh_pairs_stats ps;
-    sh_error err;
-    const char *dir = luaL_checkstring(L, 1);
-    luaL_checktype(L, 2, LUA_TTABLE);
-    read_alt(L, 2, &c, &lp);
-    return alt_result(L, sh_lsh(dir, &c, &st, &ps, &err), &err, &st, &ps);
-}
-
-static int c_greedy(lua_State *L)
-{
-    sh_alt_config c;
-    lua_progress lp;
-    sh_decide_stats st;
-    sh_error err;
-    const char *dir = luaL_checkstring(L, 1);
-    luaL_checktype(L, 2, LUA_TTABLE);
-    read_alt(L, 2, &c, &lp);
-    return alt_result(L, sh_greedy(dir, &c, &st, &err), &err, &st, NULL);
-}
+static int c_supershingle(lua_State *L) { return run_alt(L, 0); }
+static int c_lsh(lua_State *L) { return run_alt(L, 1); }
+static int c_greedy(lua_State *L) { return run_alt(L, 2); }
 
 /* core.read_clusters(dir) -> cluster ids, doc ids (parallel lists, 1-based) */
 static int c_read_clusters(lua_State *L)

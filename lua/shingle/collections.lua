@@ -66,19 +66,7 @@ function M.new(cfg)
   return self
 end
 
-local function mkdir_p(dir)
-  local lfs = require "lfs"
-  local path = dir:sub(1, 1) == "/" and "/" or ""
-  for part in dir:gmatch("[^/]+") do
-    path = path .. part
-    if not lfs.attributes(path, "mode") then
-      local ok, err = lfs.mkdir(path)
-      if not ok then return nil, ("cannot create %s: %s"):format(path, err) end
-    end
-    path = path .. "/"
-  end
-  return true
-end
+local mkdir_p = require("shingle.pipeline").mkdir_p
 
 local function url_escape(s)
   return (s:gsub("[%s\"<>%%{}|\\^`#?]", function(ch) return ("%%%02X"):format(ch:byte()) end))

@@ -136,7 +136,8 @@ local function atomic_write(path, fn)
 end
 M.atomic_write = atomic_write
 
-local function mkdir_p(dir)
+--- Make a directory and its parents; nil, err naming the one that failed.
+function M.mkdir_p(dir)
   local lfs = require "lfs"
   local path = dir:sub(1, 1) == "/" and "/" or ""
   for part in dir:gmatch("[^/]+") do
@@ -170,7 +171,7 @@ end
 -- returning one document per call.
 function M:sketch(inputs)
   local c = self.cfg
-  local ok, err = mkdir_p(self.dir)
+  local ok, err = M.mkdir_p(self.dir)
   if not ok then return nil, err end
   local t0 = core.now()
   local sok, text, html = pcall(self.shinglers, self)
