@@ -130,13 +130,7 @@ sh_status sh_work_reserve_ids(sh_work *w, size_t n)
 
 static sh_status reserve_fps(sh_work *w, size_t n)
 {
-    size_t cap = w->cap_fps;
-    if (n <= cap) return SH_OK;
-    if (!grow((void **)&w->fps, &cap, n, sizeof *w->fps)) return SH_ENOMEM;
-    cap = w->cap_fps;
-    if (!grow((void **)&w->fp_id, &cap, n, sizeof *w->fp_id)) return SH_ENOMEM;
-    w->cap_fps = cap;
-    return SH_OK;
+    return grow((void **)&w->fps, &w->cap_fps, n, sizeof *w->fps) ? SH_OK : SH_ENOMEM;
 }
 
 #ifdef SH_X86_CLMUL
@@ -236,7 +230,6 @@ static sh_status window(const sh_shingler *s, sh_work *w, sh_error *err)
     const size_t n = w->n_ids, W = (size_t)s->c.w;
     const uint64_t *ids = w->ids;
     uint64_t *fps;
-    uint32_t *fid;
     size_t i, nf;
     uint64_t f = 0;
     w->n_fps = 0;
@@ -245,10 +238,8 @@ static sh_status window(const sh_shingler *s, sh_work *w, sh_error *err)
     if (reserve_fps(w, nf) != SH_OK)
         return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu shingles", nf);
     fps = w->fps;
-    fid = w->fp_id;
     if (n < W) {
         fps[0] = sh_window_slow(s, ids, n);
-        fid[0] = 0;
         w->n_fps = 1;
         return SH_OK;
     }
@@ -293,15 +284,12 @@ static sh_status window(const sh_shingler *s, sh_work *w, sh_error *err)
             fps[i - W + 1] = f;
         }
     }
-    for (i = 0; i < nf; i++) fid[i] = (uint32_t)i;
     w->n_fps = nf;
     return SH_OK;
 }
 
 sh_status sh_shingle_ids(const sh_shingler *s, sh_work *w, sh_error *err)
 {
-    size_t i;
-    for (i = 0; i < w->n_ids; i++) w->id_tok[i] = (uint32_t)i;
     return window(s, w, err);
 }
 
@@ -321,11 +309,9 @@ sh_status sh_shingle_text(const sh_shingler *s, sh_work *w, const char *text, si
         const unsigned char *txt = (const unsigned char *)w->toks.text;
         const size_t txt_len = w->toks.text_len;
         uint64_t *ids = w->ids;
-        uint32_t *id_tok = w->id_tok;
 #ifdef SH_X86_CLMUL
         if (s->hw) {
             ids_hw(s, tok, nt, txt, txt_len, ids);
-            for (i = 0; i < nt; i++) id_tok[i] = (uint32_t)i;
         } else
 #endif
         for (i = 0; i < nt; i++) {
@@ -337,7 +323,6 @@ sh_status sh_shingle_text(const sh_shingler *s, sh_work *w, const char *text, si
                 ids[i] = sh_mulx_apply(&s->id64, load_be8(txt + off) >> (64 - 8 * len));
             else
                 ids[i] = sh_token_id(s, txt + off, len);
-            id_tok[i] = (uint32_t)i;
         }
         nid = nt;
     } else {
@@ -367,7 +352,6 @@ void sh_work_free(sh_work *w)
     free(w->ids);
     free(w->id_tok);
     free(w->fps);
-    free(w->fp_id);
     free(w->tab);
     free(w->cnt);
     free(w->vals);

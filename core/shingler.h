@@ -60,10 +60,10 @@ typedef struct sh_shingler {
 typedef struct sh_work {
     sh_tokens toks;
     uint64_t *ids;            /* token ids */
-    uint32_t *id_tok;         /* token index of each id (PAD8 may make several per token) */
+    uint32_t *id_tok;         /* PAD8 only: the token of each id (a token may make several);
+                               * otherwise id i is token i */
     size_t n_ids, cap_ids;
-    uint64_t *fps;            /* shingle fingerprints in document order */
-    uint32_t *fp_id;          /* index of the first id of each shingle */
+    uint64_t *fps;            /* shingle fingerprints in document order; shingle i starts at id i */
     size_t n_fps, cap_fps;
     uint64_t *tab;            /* hash table for distinct values / labels */
     uint32_t *cnt;
@@ -82,7 +82,7 @@ uint64_t sh_token_id(const sh_shingler *s, const void *bytes, size_t n);
 /* Canonicalize and tokenize text, then fill w->ids and w->fps. */
 sh_status sh_shingle_text(const sh_shingler *s, sh_work *w, const char *text, size_t n, sh_error *err);
 
-/* Same from a list of token ids already in w->ids[0..w->n_ids) (w->id_tok is set to identity). */
+/* Same from a list of token ids already in w->ids[0..w->n_ids). */
 sh_status sh_shingle_ids(const sh_shingler *s, sh_work *w, sh_error *err);
 
 /* Make room for n ids in w->ids / w->id_tok. */

@@ -195,15 +195,10 @@ static int shingler_sketch_features(lua_State *L)
     kind = kind_arg(L, 3, u->sp.kind);
     ids_from_list(L, u, 2);
     if (u->work.n_ids > u->work.cap_fps) {
-        size_t cap = u->work.n_ids;
-        uint64_t *f = (uint64_t *)realloc(u->work.fps, cap * sizeof *f);
-        uint32_t *g;
+        uint64_t *f = (uint64_t *)realloc(u->work.fps, u->work.n_ids * sizeof *f);
         if (!f) return luaL_error(L, "out of memory");
         u->work.fps = f;
-        g = (uint32_t *)realloc(u->work.fp_id, cap * sizeof *g);
-        if (!g) return luaL_error(L, "out of memory");
-        u->work.fp_id = g;
-        u->work.cap_fps = cap;
+        u->work.cap_fps = u->work.n_ids;
     }
     for (i = 0; i < u->work.n_ids; i++) u->work.fps[i] = u->work.ids[i];
     u->work.n_fps = u->work.n_ids;
@@ -227,9 +222,11 @@ static int shingler_shingle_list(lua_State *L)
     lua_createtable(L, (int)w->n_fps, 0);
     lua_createtable(L, (int)w->n_fps, 0);
     for (i = 0; i < w->n_fps; i++) {
-        size_t first_id = w->fp_id[i];
+        size_t first_id = i;
         size_t last_id = w->n_ids < (size_t)u->sh.c.w ? w->n_ids - 1 : first_id + (size_t)u->sh.c.w - 1;
-        const sh_token *a = &w->toks.tok[w->id_tok[first_id]], *b = &w->toks.tok[w->id_tok[last_id]];
+        const int pad8 = u->sh.c.tokens == SH_TOKENS_PAD8;
+        const sh_token *a = &w->toks.tok[pad8 ? w->id_tok[first_id] : first_id];
+        const sh_token *b = &w->toks.tok[pad8 ? w->id_tok[last_id] : last_id];
         shl_pushu64(L, w->fps[i]);
         lua_rawseti(L, -4, (int)(i + 1));
         lua_pushinteger(L, (lua_Integer)a->src_off + 1);
