@@ -63,8 +63,28 @@ static int radix(uint64_t *v, size_t n)
     return 1;
 }
 
+/* Up to 1024 values: one counting pass on the top bits into about n buckets,
+ * then insertion sort, which on the almost sorted result is linear for the
+ * uniform values of sketches (and correct, if slower, for any input). */
+static void small(uint64_t *v, size_t n)
+{
+    uint64_t tmp[1024];
+    uint32_t cnt[1025];
+    unsigned bits = 1, shift;
+    size_t i;
+    while (((size_t)1 << bits) < n) bits++;
+    shift = 64 - bits;
+    memset(cnt, 0, (((size_t)1 << bits) + 1) * sizeof *cnt);
+    for (i = 0; i < n; i++) cnt[(v[i] >> shift) + 1]++;
+    for (i = 1; i <= ((size_t)1 << bits); i++) cnt[i] += cnt[i - 1];
+    for (i = 0; i < n; i++) tmp[cnt[v[i] >> shift]++] = v[i];
+    memcpy(v, tmp, n * sizeof *v);
+    insertion(v, n);
+}
+
 void sh_sort_u64(uint64_t *v, size_t n)
 {
     if (n >= 65536 && radix(v, n)) return;
+    if (n > 32 && n <= 1024) { small(v, n); return; }
     quick(v, n);
 }
