@@ -443,17 +443,7 @@ end
 M.phase_names = { "reading", "pages", "links", "trivial_clusters", "link_summary", "growing", "report" }
 
 function M:phase_table()
-  local lines = { ("%-24s %10s"):format("phase", "seconds") }
-  local total = 0
-  for _, name in ipairs(M.phase_names) do
-    local t = self.times[name]
-    if t then
-      lines[#lines + 1] = ("%-24s %10.3f"):format((name:gsub("_", " ")), t)
-      total = total + t
-    end
-  end
-  lines[#lines + 1] = ("%-24s %10.3f"):format("total", total)
-  return table.concat(lines, "\n")
+  return require("shingle.pipeline").format_phases(M.phase_names, self.times)
 end
 
 return M

@@ -427,12 +427,12 @@ function M:write_summary()
   return sum
 end
 
---- The phase table, like the paper's "Status" section.
-function M:phase_table()
+--- A phase table: one line per phase of names that has a time, and the total.
+function M.format_phases(names, times)
   local lines = { ("%-24s %10s"):format("phase", "seconds") }
   local total = 0
-  for _, name in ipairs(M.phase_names) do
-    local t = self.times[name]
+  for _, name in ipairs(names) do
+    local t = times[name]
     if t then
       lines[#lines + 1] = ("%-24s %10.3f"):format((name:gsub("_", " ")), t)
       total = total + t
@@ -440,6 +440,11 @@ function M:phase_table()
   end
   lines[#lines + 1] = ("%-24s %10.3f"):format("total", total)
   return table.concat(lines, "\n")
+end
+
+--- The phase table, like the paper's "Status" section.
+function M:phase_table()
+  return M.format_phases(M.phase_names, self.times)
 end
 
 --- Saved configuration, so `recluster` can redo phase 4 from the files.
