@@ -158,7 +158,9 @@ static void run_close(run *r)
     sh_recfile_close(&r->sigs);
 }
 
-static sh_status run_open(run *r, const char *dir, int need_full, int need_sigs, sh_error *err)
+/* Map and check docs.bin and, as asked, the files of sketch values, full sets
+ * and signatures (each step opens only what it reads). */
+static sh_status run_open_files(run *r, const char *dir, int need_values, int need_full, int need_sigs, sh_error *err)
 {
     char path[4096];
     sh_status st;
@@ -176,9 +178,11 @@ static sh_status run_open(run *r, const char *dir, int need_full, int need_sigs,
     memcpy(&r->sig_k, r->docs.meta + 88, 4);
     r->d = (const sh_docrec *)(const void *)r->docs.records;
     r->n = (uint32_t)r->docs.count;
-    path_of(path, sizeof path, dir, "sketches.bin");
-    if ((st = sh_recfile_open(&r->skv, path, M_SKV, 1, err)) != SH_OK) { run_close(r); return st; }
-    r->v = (const uint64_t *)(const void *)r->skv.records;
+    if (need_values) {
+        path_of(path, sizeof path, dir, "sketches.bin");
+        if ((st = sh_recfile_open(&r->skv, path, M_SKV, 1, err)) != SH_OK) { run_close(r); return st; }
+        r->v = (const uint64_t *)(const void *)r->skv.records;
+    }
     if (need_full) {
         path_of(path, sizeof path, dir, "shingles.bin");
         if ((st = sh_recfile_open(&r->full, path, M_FULL, 1, err)) != SH_OK) {
@@ -198,6 +202,11 @@ static sh_status run_open(run *r, const char *dir, int need_full, int need_sigs,
         r->sig = (const uint64_t *)(const void *)r->sigs.records;
     }
     return SH_OK;
+}
+
+static sh_status run_open(run *r, const char *dir, int need_full, int need_sigs, sh_error *err)
+{
+    return run_open_files(r, dir, 1, need_full, need_sigs, err);
 }
 
 /* ---- identical documents -------------------------------------------------- */
@@ -223,7 +232,7 @@ sh_status sh_dedupe(const char *dir, sh_dedupe_stats *st, sh_error *err)
     int kind;
     char path[4096];
     memset(st, 0, sizeof *st);
-    if ((s = run_open(&r, dir, 0, 0, err)) != SH_OK) return s;
+    if ((s = run_open_files(&r, dir, 0, 0, 0, err)) != SH_OK) return s; /* dedupe reads fingerprints only */
     n = r.n;
     a = (fpid *)malloc(((size_t)n + 1) * sizeof *a);
     aux = (fpid *)malloc(((size_t)n + 1) * sizeof *aux);
