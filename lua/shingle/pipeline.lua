@@ -331,15 +331,19 @@ local relation = { [0] = "similar", "exact", "lexical", "shingle" }
 local function r4(x) return x and math.floor(x * 10000 + 0.5) / 10000 end
 
 --- Read docs.jsonl back: urls and dates by id.
-function M:documents()
+function M:documents(wanted)
   local cjson = require "cjson"
   local urls, dates = {}, {}
   local f, err = io.open(self.dir .. "/docs.jsonl", "rb")
   if not f then return nil, ("cannot read %s/docs.jsonl: %s (run phase 1 first)"):format(self.dir, err) end
+  local id = 0
   for line in f:lines() do
-    local d = cjson.decode(line)
-    urls[d.id] = d.url
-    dates[d.id] = d.date ~= cjson.null and d.date or nil
+    id = id + 1 -- docs.jsonl holds one line per document, in id order
+    if not wanted or wanted[id] then
+      local d = cjson.decode(line)
+      urls[d.id] = d.url
+      dates[d.id] = d.date ~= cjson.null and d.date or nil
+    end
   end
   f:close()
   return urls, dates
@@ -349,14 +353,18 @@ end
 function M:report()
   local cjson = require "cjson"
   local t0 = core.now()
-  local urls, dates = self:documents()
-  if not urls then return nil, dates end
   local reps, dups = core.read_docs(self.dir)
   if not reps then return nil, dups end
   local cl, docs = core.read_clusters(self.dir)
   if not cl then return nil, docs end
   local links, lerr = core.read_links(self.dir)
   if not links then return nil, lerr end
+  -- only the documents the outputs name: clustered ones and the ends of links
+  local wanted = {}
+  for _, d in ipairs(docs) do wanted[d] = true end
+  for _, l in ipairs(links) do wanted[l[1]] = true; wanted[l[2]] = true end
+  local urls, dates = self:documents(wanted)
+  if not urls then return nil, dates end
   local ok, err = atomic_write(self.dir .. "/clusters.jsonl", function(f)
     local i, n = 1, #cl
     while i <= n do
