@@ -142,9 +142,10 @@ void sh_p1_abort(sh_p1 *p)
 /* ---- reading back --------------------------------------------------------- */
 
 typedef struct run {
-    sh_recfile docs, skv, full, sigs;
+    sh_recfile docs, skv, sigs;
+    sh_recstream full;     /* full sets: read per pair, not mapped (they are large) */
     const sh_docrec *d;
-    const uint64_t *v, *fv, *sig;
+    const uint64_t *v, *sig;
     uint32_t n;
     uint32_t sig_k;
     sh_sketch_params p;
@@ -154,7 +155,7 @@ static void run_close(run *r)
 {
     sh_recfile_close(&r->docs);
     sh_recfile_close(&r->skv);
-    sh_recfile_close(&r->full);
+    sh_recstream_close(&r->full);
     sh_recfile_close(&r->sigs);
 }
 
@@ -166,6 +167,7 @@ static sh_status run_open_files(run *r, const char *dir, int need_values, int ne
     sh_status st;
     sh_sketch *empty;
     memset(r, 0, sizeof *r);
+    r->full.fd = -1;
     path_of(path, sizeof path, dir, "docs.bin");
     if ((st = sh_recfile_open(&r->docs, path, M_DOCS, 1, err)) != SH_OK) return st;
     if (r->docs.record_size != sizeof(sh_docrec) || r->docs.meta_size != 96 ||
@@ -185,12 +187,11 @@ static sh_status run_open_files(run *r, const char *dir, int need_values, int ne
     }
     if (need_full) {
         path_of(path, sizeof path, dir, "shingles.bin");
-        if ((st = sh_recfile_open(&r->full, path, M_FULL, 1, err)) != SH_OK) {
+        if ((st = sh_recstream_open(&r->full, path, M_FULL, err)) != SH_OK) {
             run_close(r);
             if (st == SH_EIO) return sh_error_set(err, SH_EIO, 0, "%s is missing: exact verification needs the full shingle sets kept in phase 1 (run cluster with --verify exact)", path);
             return st;
         }
-        r->fv = (const uint64_t *)(const void *)r->full.records;
     }
     if (need_sigs) {
         path_of(path, sizeof path, dir, "sigs.bin");
@@ -494,8 +495,9 @@ done:
 
 /* ---- phase 4 -------------------------------------------------------------- */
 
-/* A sketch of document i as the estimator takes it, in caller-owned scratch. */
-static sh_sketch *view(const run *r, uint32_t i, sh_sketch *scratch, int full)
+/* A sketch of document i as the estimator takes it, in caller-owned scratch;
+ * the full set is read from shingles.bin (NULL, with err set, if that fails). */
+static sh_sketch *view_err(const run *r, uint32_t i, sh_sketch *scratch, int full, sh_error *err)
 {
     const sh_docrec *d = &r->d[i];
     scratch->p = r->p;
@@ -505,8 +507,9 @@ static sh_sketch *view(const run *r, uint32_t i, sh_sketch *scratch, int full)
         scratch->p.kind = SH_SKETCH_FULL;
         scratch->p.s = 0;
         scratch->p.m = 0;
+        scratch->p.floor = 0;
         scratch->n = d->full_n;
-        memcpy(scratch->v, r->fv + d->full_off, d->full_n * 8);
+        if (sh_recstream_read(&r->full, d->full_off, d->full_n, scratch->v, err) != SH_OK) return NULL;
     } else {
         if (r->p.kind == SH_SKETCH_CLASS) scratch->p.cls = sh_size_class(d->n_shingles);
         if (r->p.kind == SH_SKETCH_MOD) scratch->p.m = sh_mod_step(r->p.m, d->mod_steps);
@@ -514,6 +517,18 @@ static sh_sketch *view(const run *r, uint32_t i, sh_sketch *scratch, int full)
         memcpy(scratch->v, r->v + d->sketch_off, d->sketch_n * 8);
     }
     return scratch;
+}
+
+static sh_sketch *view(const run *r, uint32_t i, sh_sketch *scratch, int full)
+{
+    return view_err(r, i, scratch, full, NULL);
+}
+
+/* Exact estimate of documents a and b from their full sets. */
+static sh_status exact_pair(const run *r, uint32_t a, uint32_t b, sh_sketch *fa, sh_sketch *fb, sh_estimate *e, sh_error *err)
+{
+    if (!view_err(r, a, fa, 1, err) || !view_err(r, b, fb, 1, err)) return err ? err->code : SH_EIO;
+    return sh_sketch_estimate(fa, fb, e, err);
 }
 
 static size_t max_len(const run *r, int full)
@@ -587,7 +602,7 @@ static sh_status decide_pair(decider *x, uint32_t a, uint32_t b, sh_error *err)
     if (x->c->verify) {
         if (!x->c->accept && !passes(x->c, &e, x->c->candidate)) return SH_OK;
         x->st->candidates++;
-        if ((s = sh_sketch_estimate(view(&x->r, a, x->fa, 1), view(&x->r, b, x->fb, 1), &xe, err)) != SH_OK) return s;
+        if ((s = exact_pair(&x->r, a, b, x->fa, x->fb, &xe, err)) != SH_OK) return s;
         l.xr = (float)xe.resemblance; l.xcab = (float)xe.contain_ab; l.xcba = (float)xe.contain_ba;
     } else {
         x->st->candidates++;
@@ -933,7 +948,7 @@ sh_status sh_greedy(const char *dir, const sh_alt_config *cfg, sh_decide_stats *
                 /* a candidate cluster by the estimate, decided by the exact scores */
                 if (!passes(&cfg->decide, &est, cfg->decide.candidate)) continue;
                 x.st->candidates++;
-                if ((s = sh_sketch_estimate(view(&x.r, i, x.fa, 1), view(&x.r, reps[c], x.fb, 1), &est, err)) != SH_OK) goto done;
+                if ((s = exact_pair(&x.r, i, reps[c], x.fa, x.fb, &est, err)) != SH_OK) goto done;
             }
             if (passes(&cfg->decide, &est, cfg->decide.threshold)) {
                 double score = est.resemblance > est.contain_ab ? est.resemblance : est.contain_ab;
@@ -948,7 +963,7 @@ sh_status sh_greedy(const char *dir, const sh_alt_config *cfg, sh_decide_stats *
             l.r = (float)est.resemblance; l.cab = (float)est.contain_ba; l.cba = (float)est.contain_ab;
             l.xr = l.xcab = l.xcba = -1.0f;
             if (cfg->decide.verify) {
-                sh_sketch_estimate(view(&x.r, i, x.fa, 1), view(&x.r, reps[best], x.fb, 1), &est, err);
+                if ((s = exact_pair(&x.r, i, reps[best], x.fa, x.fb, &est, err)) != SH_OK) goto done;
                 l.xr = (float)est.resemblance; l.xcab = (float)est.contain_ba; l.xcba = (float)est.contain_ab;
             } else {
                 x.st->candidates++;

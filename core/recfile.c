@@ -183,3 +183,101 @@ void sh_recfile_close(sh_recfile *r)
     if (r->map) munmap(r->map, r->map_size);
     memset(r, 0, sizeof *r);
 }
+
+static sh_status pread_all(int fd, void *buf, size_t n, uint64_t off, const char *path, sh_error *err)
+{
+    unsigned char *b = (unsigned char *)buf;
+    while (n > 0) {
+        ssize_t got = pread(fd, b, n, (off_t)off);
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            return io_error(err, "read", path);
+        }
+        if (got == 0) return sh_error_set(err, SH_EFORMAT, (size_t)off, "%s is truncated at byte %llu", path, (unsigned long long)off);
+        b += got;
+        n -= (size_t)got;
+        off += (uint64_t)got;
+    }
+    return SH_OK;
+}
+
+sh_status sh_recstream_open(sh_recstream *r, const char *path, const char magic[8], sh_error *err)
+{
+    unsigned char h[SH_RECFILE_HEADER], t[SH_RECFILE_TRAILER];
+    struct stat st;
+    uint32_t ms, crc, hcrc;
+    uint64_t size, body, left, off;
+    unsigned char *buf;
+    sh_status s;
+    memset(r, 0, sizeof *r);
+    r->fd = -1;
+    snprintf(r->path, sizeof r->path, "%s", path);
+    if ((r->fd = open(path, O_RDONLY)) < 0) return io_error(err, "open", path);
+    if (fstat(r->fd, &st) != 0) { s = io_error(err, "stat", path); goto fail; }
+    size = (uint64_t)st.st_size;
+    if (size < SH_RECFILE_HEADER + SH_RECFILE_TRAILER) {
+        s = sh_error_set(err, SH_EFORMAT, 0, "%s is truncated (%llu bytes): delete it and run the phase that writes it again",
+                         path, (unsigned long long)size);
+        goto fail;
+    }
+    if ((s = pread_all(r->fd, h, sizeof h, 0, path, err)) != SH_OK) goto fail;
+    if ((s = pread_all(r->fd, t, sizeof t, size - SH_RECFILE_TRAILER, path, err)) != SH_OK) goto fail;
+    if (memcmp(h, magic, 8) != 0) { s = sh_error_set(err, SH_EFORMAT, 0, "%s is not a %.6s file (wrong magic at byte 0)", path, magic); goto fail; }
+    if (get32(h + 8) != 1) { s = sh_error_set(err, SH_EFORMAT, 8, "%s has format version %u; this build reads version 1", path, get32(h + 8)); goto fail; }
+    r->record_size = get32(h + 12);
+    ms = get32(h + 16);
+    r->count = get64(t);
+    body = size - SH_RECFILE_HEADER - SH_RECFILE_TRAILER;
+    if (memcmp(t + 16, "SHEND\0\0\0", 8) != 0 || r->record_size == 0 || ms > body || (body - ms) / r->record_size != r->count ||
+        (body - ms) % r->record_size != 0) {
+        s = sh_error_set(err, SH_EFORMAT, (size_t)(size - SH_RECFILE_TRAILER), "%s is truncated or corrupt (its trailer does not match its size): "
+                         "delete it and run the phase that writes it again", path);
+        goto fail;
+    }
+    r->records_off = SH_RECFILE_HEADER + (uint64_t)ms;
+    buf = (unsigned char *)malloc(1 << 20);
+    if (!buf) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto fail; }
+    /* the header + meta checksum, then the records' */
+    hcrc = (uint32_t)crc32(0L, h, SH_RECFILE_HEADER);
+    for (off = SH_RECFILE_HEADER; off < r->records_off; off += 1u << 20) {
+        size_t n = (size_t)(r->records_off - off < (1u << 20) ? r->records_off - off : (1u << 20));
+        if ((s = pread_all(r->fd, buf, n, off, path, err)) != SH_OK) { free(buf); goto fail; }
+        hcrc = (uint32_t)crc32(hcrc, buf, (uInt)n);
+    }
+    crc = (uint32_t)crc32(0L, Z_NULL, 0);
+    for (off = r->records_off, left = r->count * r->record_size; left > 0;) {
+        size_t n = (size_t)(left < (1u << 20) ? left : (1u << 20));
+        if ((s = pread_all(r->fd, buf, n, off, path, err)) != SH_OK) { free(buf); goto fail; }
+        crc = (uint32_t)crc32(crc, buf, (uInt)n);
+        off += n;
+        left -= n;
+    }
+    free(buf);
+    if (hcrc != get32(t + 12)) { s = sh_error_set(err, SH_EFORMAT, 0, "%s has a corrupt header (checksum mismatch)", path); goto fail; }
+    if (crc != get32(t + 8)) {
+        s = sh_error_set(err, SH_EFORMAT, (size_t)r->records_off, "%s has corrupt records (checksum mismatch): "
+                         "delete it and run the phase that writes it again", path);
+        goto fail;
+    }
+#ifdef POSIX_FADV_RANDOM
+    posix_fadvise(r->fd, 0, 0, POSIX_FADV_RANDOM);
+#endif
+    return SH_OK;
+fail:
+    sh_recstream_close(r);
+    return s;
+}
+
+sh_status sh_recstream_read(const sh_recstream *r, uint64_t first, uint64_t n, void *out, sh_error *err)
+{
+    if (first + n > r->count)
+        return sh_error_set(err, SH_EFORMAT, 0, "%s: records %llu..%llu asked for, it holds %llu", r->path,
+                            (unsigned long long)first, (unsigned long long)(first + n), (unsigned long long)r->count);
+    return pread_all(r->fd, out, (size_t)(n * r->record_size), r->records_off + first * r->record_size, r->path, err);
+}
+
+void sh_recstream_close(sh_recstream *r)
+{
+    if (r->fd >= 0) close(r->fd);
+    r->fd = -1;
+}

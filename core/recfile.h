@@ -61,4 +61,21 @@ typedef struct sh_recfile {
 sh_status sh_recfile_open(sh_recfile *r, const char *path, const char magic[8], int verify, sh_error *err);
 void sh_recfile_close(sh_recfile *r);
 
+/* The same file read with pread rather than mapped, for large files read in
+ * small random pieces: the pages stay in the page cache and out of the
+ * process's resident set. sh_recstream_open checks it as sh_recfile_open does
+ * (streaming the checksum), then records are read with sh_recstream_read. */
+typedef struct sh_recstream {
+    int fd;
+    uint32_t record_size;
+    uint64_t count;
+    uint64_t records_off;  /* byte offset of the first record */
+    char path[1024];
+} sh_recstream;
+
+sh_status sh_recstream_open(sh_recstream *r, const char *path, const char magic[8], sh_error *err);
+/* Read records [first, first + n) into out. SH_EIO or SH_EFORMAT naming the file. */
+sh_status sh_recstream_read(const sh_recstream *r, uint64_t first, uint64_t n, void *out, sh_error *err);
+void sh_recstream_close(sh_recstream *r);
+
 #endif
