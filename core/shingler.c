@@ -153,13 +153,24 @@ static inline uint64_t hw_x64(const sh_clmul *c, uint64_t a)
     return hw_lo(hw_mul(a ^ hw_hi(hw_mul(a, c->mu)), c->p));
 }
 
-/* a * b mod P */
+/* The window in SSE registers: f stays a 128-bit value (its low half) from
+ * one step to the next, so the chain has no moves to and from general
+ * registers. x64(v) = lo(clmul(v ^ hi(clmul(v, mu)), p)). */
 __attribute__((target("pclmul,sse2")))
-static inline uint64_t hw_mulmod(const sh_clmul *c, uint64_t a, uint64_t b)
+static inline __m128i xm_x64(__m128i v, __m128i mu, __m128i p)
 {
-    __m128i prod = hw_mul(a, b);
-    uint64_t hi = hw_hi(prod);
-    return hw_lo(prod) ^ hw_lo(hw_mul(hi ^ hw_hi(hw_mul(hi, c->mu)), c->p));
+    __m128i t = _mm_clmulepi64_si128(v, mu, 0x00);
+    t = _mm_xor_si128(_mm_srli_si128(t, 8), v);
+    return _mm_move_epi64(_mm_clmulepi64_si128(t, p, 0x00));
+}
+
+__attribute__((target("pclmul,sse2")))
+static inline __m128i xm_mulmod(__m128i a, __m128i b, __m128i mu, __m128i p)
+{
+    __m128i prod = _mm_clmulepi64_si128(a, b, 0x00);
+    __m128i hi = _mm_srli_si128(prod, 8);
+    __m128i t = _mm_xor_si128(_mm_srli_si128(_mm_clmulepi64_si128(hi, mu, 0x00), 8), hi);
+    return _mm_move_epi64(_mm_xor_si128(prod, _mm_clmulepi64_si128(t, p, 0x00)));
 }
 
 /* Four chains over four stretches of the document, interleaved: one chain
@@ -167,27 +178,30 @@ static inline uint64_t hw_mulmod(const sh_clmul *c, uint64_t a, uint64_t b)
 __attribute__((target("pclmul,sse2")))
 static void window_hw(const sh_shingler *s, const uint64_t *ids, size_t n, size_t W, uint64_t *fps)
 {
-    const sh_clmul *c = &s->cwin;
-    const uint64_t cout = s->cout;
+    const __m128i mu = _mm_cvtsi64_si128((long long)s->cwin.mu), p = _mm_cvtsi64_si128((long long)s->cwin.p);
+    const __m128i cout = _mm_cvtsi64_si128((long long)s->cout);
     const size_t nf = n - W + 1, q = nf / 4;
     size_t start[4], i, k;
-    uint64_t f[4];
+    __m128i f[4];
     for (k = 0; k < 4; k++) {
         start[k] = k * q;
-        f[k] = 0;
-        for (i = 0; i < W; i++) f[k] = hw_x64(c, f[k] ^ ids[start[k] + i]);
-        fps[start[k]] = f[k];
+        f[k] = _mm_setzero_si128();
+        for (i = 0; i < W; i++) f[k] = xm_x64(_mm_xor_si128(f[k], _mm_loadl_epi64((const __m128i *)(const void *)&ids[start[k] + i])), mu, p);
+        _mm_storel_epi64((__m128i *)(void *)&fps[start[k]], f[k]);
     }
     for (i = 1; i < q; i++)
         for (k = 0; k < 4; k++) {
             size_t a = start[k] + i;
-            f[k] = hw_x64(c, f[k] ^ ids[a + W - 1]) ^ hw_mulmod(c, ids[a - 1], cout);
-            fps[a] = f[k];
+            __m128i in = _mm_loadl_epi64((const __m128i *)(const void *)&ids[a + W - 1]);
+            __m128i out = _mm_loadl_epi64((const __m128i *)(const void *)&ids[a - 1]);
+            f[k] = _mm_xor_si128(xm_x64(_mm_xor_si128(f[k], in), mu, p), xm_mulmod(out, cout, mu, p));
+            _mm_storel_epi64((__m128i *)(void *)&fps[a], f[k]);
         }
-    /* the last stretch runs on to the end */
     for (i = start[3] + q; i < nf; i++) {
-        f[3] = hw_x64(c, f[3] ^ ids[i + W - 1]) ^ hw_mulmod(c, ids[i - 1], cout);
-        fps[i] = f[3];
+        __m128i in = _mm_loadl_epi64((const __m128i *)(const void *)&ids[i + W - 1]);
+        __m128i out = _mm_loadl_epi64((const __m128i *)(const void *)&ids[i - 1]);
+        f[3] = _mm_xor_si128(xm_x64(_mm_xor_si128(f[3], in), mu, p), xm_mulmod(out, cout, mu, p));
+        _mm_storel_epi64((__m128i *)(void *)&fps[i], f[3]);
     }
 }
 
@@ -197,11 +211,13 @@ __attribute__((target("pclmul,sse2")))
 static void ids_hw(const sh_shingler *s, const sh_token *tok, size_t nt, const unsigned char *txt, size_t txt_len,
                    uint64_t *ids)
 {
+    const __m128i mu = _mm_cvtsi64_si128((long long)s->cid.mu), p = _mm_cvtsi64_si128((long long)s->cid.p);
     size_t i;
     for (i = 0; i < nt; i++) {
         const size_t off = tok[i].off, len = tok[i].len;
         if (len - 1 < 8 && off + 8 <= txt_len) {
-            ids[i] = hw_x64(&s->cid, load_be8(txt + off) >> (64 - 8 * len));
+            __m128i v = _mm_cvtsi64_si128((long long)(load_be8(txt + off) >> (64 - 8 * len)));
+            _mm_storel_epi64((__m128i *)(void *)&ids[i], xm_x64(v, mu, p));
         } else if (off + len + 8 <= txt_len) {
             /* longer tokens 8 bytes at a time, as sh_token_id */
             const unsigned char *b = txt + off;
