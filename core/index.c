@@ -36,7 +36,7 @@ struct sh_index_adder {
     uint32_t max_df, sweep, next, sweep_count;
     char sweep_name[256];
     sh_index_add_stats st;
-    uint32_t *cand, *cnt;      /* candidate counting scratch */
+    uint32_t *cand;            /* candidate scratch */
     size_t cand_cap;
     sh_sketch *sa, *sb;        /* estimator scratch */
     size_t sk_cap;
@@ -666,7 +666,6 @@ void sh_index_abort(sh_index_adder *a)
     if (!a) return;
     if (a->txn) mdb_txn_abort(a->txn);
     free(a->cand);
-    free(a->cnt);
     free(a->sa);
     free(a->sb);
     free(a);

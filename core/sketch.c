@@ -29,12 +29,18 @@ static sh_status reserve(sh_work *w, size_t n)
     return SH_OK;
 }
 
-/* Open-addressing table sized to a power of two at least twice n. Key 0 marks
- * an empty slot; a real key 0 is tracked by the caller. */
-static sh_status table(sh_work *w, size_t n, int counts)
+static size_t table_cap(size_t n)
 {
     size_t cap = 16;
     while (cap < 2 * n) cap *= 2;
+    return cap;
+}
+
+/* Open-addressing table of table_cap(n) slots, cleared. Key 0 marks an empty
+ * slot; a real key 0 is tracked by the caller. */
+static sh_status table(sh_work *w, size_t n, int counts)
+{
+    size_t cap = table_cap(n);
     if (cap > w->tab_cap) {
         uint64_t *t = (uint64_t *)realloc(w->tab, cap * sizeof *t);
         uint32_t *c;
@@ -48,13 +54,6 @@ static sh_status table(sh_work *w, size_t n, int counts)
     memset(w->tab, 0, cap * sizeof *w->tab);
     if (counts) memset(w->cnt, 0, cap * sizeof *w->cnt);
     return SH_OK;
-}
-
-static size_t table_cap(size_t n)
-{
-    size_t cap = 16;
-    while (cap < 2 * n) cap *= 2;
-    return cap;
 }
 
 /* Distinct values of pi(fp) (option B or features), or of pi(label(fp, j))

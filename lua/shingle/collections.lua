@@ -44,13 +44,7 @@ local similarities = { whole = true, lines4 = true, lines2 = true, shingles = tr
 
 function M.new(cfg)
   local self = setmetatable({}, M)
-  local c = {}
-  for k, v in pairs(M.defaults) do c[k] = v end
-  for k, v in pairs(cfg or {}) do
-    if M.defaults[k] == nil and not optional[k] then error(("unknown collections option '%s'"):format(tostring(k)), 2) end
-    c[k] = v
-  end
-  if not c.outdir then error("collections needs an output directory (outdir)", 2) end
+  local c = require("shingle.pipeline").merge_options(M.defaults, optional, cfg, "collections", 3)
   if not similarities[c.similarity] then
     error(("unknown similarity '%s'; use whole, lines4, lines2 or shingles"):format(tostring(c.similarity)), 2)
   end

@@ -40,15 +40,22 @@ local methods = { shingles = true, supershingle = true, lsh = true, greedy = tru
 local optional = { seed = true, threads = true, temp_dir = true, candidate = true, bands = true, rows = true,
   fields = true, html = true, log = true, outdir = true, canon = true, extractor = true }
 
-function M.new(cfg)
-  local self = setmetatable({}, M)
+--- Defaults overlaid with cfg; an unknown option or a missing outdir raises
+-- at the caller's caller (level). Shared by the pipeline and collections.
+function M.merge_options(defaults, optional, cfg, what, level)
   local c = {}
-  for k, v in pairs(M.defaults) do c[k] = v end
+  for k, v in pairs(defaults) do c[k] = v end
   for k, v in pairs(cfg or {}) do
-    if M.defaults[k] == nil and not optional[k] then error(("unknown pipeline option '%s'"):format(tostring(k)), 2) end
+    if defaults[k] == nil and not optional[k] then error(("unknown %s option '%s'"):format(what, tostring(k)), level) end
     c[k] = v
   end
-  if not c.outdir then error("pipeline needs an output directory (outdir)", 2) end
+  if not c.outdir then error(("%s needs an output directory (outdir)"):format(what), level) end
+  return c
+end
+
+function M.new(cfg)
+  local self = setmetatable({}, M)
+  local c = M.merge_options(M.defaults, optional, cfg, "pipeline", 3)
   if not methods[c.method] then
     error(("unknown method '%s'; use shingles, supershingle, lsh or greedy"):format(tostring(c.method)), 2)
   end
