@@ -156,7 +156,7 @@ describe("size-class sketches", function()
 end)
 
 describe("shingle.error_probability() and shingle.confidence()", function()
-  it("reproduce the table of section 4.2 in shared/FINGERPRINTS.md", function()
+  it("reproduce the table of section 4.2 in docs/vectors.md", function()
     local cases = {
       { 100, 0.5, 0.1, 0.057 }, { 100, 0.8, 0.05, 0.260 }, { 100, 0.8, 0.1, 0.017 }, { 100, 0.9, 0.05, 0.130 },
       { 200, 0.5, 0.1, 0.0057 }, { 200, 0.8, 0.05, 0.092 }, { 200, 0.8, 0.1, 0.0006 }, { 200, 0.9, 0.05, 0.024 },

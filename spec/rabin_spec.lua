@@ -1,4 +1,4 @@
--- Rabin fingerprints against the verified vectors of shared/FINGERPRINTS.md.
+-- Rabin fingerprints against the verified vectors of docs/vectors.md.
 local shingle = require "shingle"
 local core = shingle.core
 

@@ -60,7 +60,7 @@ function M.rules_id(o)
   local parts = {}
   for _, f in ipairs(canon_fields) do parts[#parts + 1] = f .. "=" .. tostring(o[f]) end
   if o.rules_name then parts[#parts + 1] = "rules=" .. o.rules_name end
-  -- P64b of shared/FINGERPRINTS.md: fixed, so the identity never depends on the seed
+  -- P64b of docs/vectors.md: fixed, so the identity never depends on the seed
   return core.rabin(table.concat(parts, ";"), "\xca\xef\xbc\xde\x6b\x42\x38\xb1", 64)
 end
 
