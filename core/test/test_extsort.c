@@ -1,6 +1,6 @@
 /* Tests for core/extsort: the radix sort and the external sort against qsort,
  * run files rejected when changed on disk, I/O errors reported, memory kept
- * within the budget. Prints (does not assert) a throughput figure. */
+ * within the budget. Throughput figures are in bench/extsort_bench.c. */
 #include "extsort.h"
 #include "test.h"
 
@@ -769,31 +769,6 @@ static void keeps_peak_memory_within_the_budget(void)
         CHECK(res.rss_growth_kb < (long)(budget >> 10) + 6 * 1024);
 }
 
-static void report_throughput(void)
-{
-    size_t n = UNDER_ASAN ? 2000000 : 20000000, m = 2000000;
-    stream_result res = stream_sort(n, 64u << 20);
-    unsigned char *a = make_records(m, 12, 8, 1, 0), *b = malloc(m * 12), *aux = malloc(m * 12);
-    double t0, t_radix, t_qsort;
-    CHECK(res.ok);
-    memcpy(b, a, m * 12);
-    t0 = now_s();
-    sh_radix_sort(a, aux, m, 12, 8);
-    t_radix = now_s() - t0;
-    cmp_size = 8;
-    t0 = now_s();
-    qsort(b, m, 12, cmp_full);
-    t_qsort = now_s() - t0;
-    printf("info: external sort of %zu 12-byte records, 64 MB budget: %.2f s, %.1f M records/s "
-           "(%llu runs; time in add, finish and read calls)\n",
-           n, res.seconds, (double)n / res.seconds / 1e6, (unsigned long long)res.st.runs_spilled);
-    printf("info: in memory, %zu records: radix %.1f M records/s, qsort %.1f M records/s\n",
-           m, (double)m / t_radix / 1e6, (double)m / t_qsort / 1e6);
-    free(a);
-    free(b);
-    free(aux);
-}
-
 int main(void)
 {
     RUN(keeps_peak_memory_within_the_budget);
@@ -817,6 +792,5 @@ int main(void)
     RUN(reports_an_unusable_temp_dir_as_eio);
     RUN(reports_a_full_disk_as_eio_and_cleans_up);
     RUN(rejects_bad_configurations_and_misuse);
-    RUN(report_throughput);
     return TEST_END();
 }
