@@ -67,6 +67,7 @@ build = {
       ["shingle.progress"] = "lua/shingle/progress.lua",
       ["shingle.rules"] = "lua/shingle/rules.lua",
       ["shingle.sketcher"] = "lua/shingle/sketcher.lua",
+      ["shingle.util"] = "lua/shingle/util.lua",
    },
    install = {
       bin = { shingle = "bin/shingle" },

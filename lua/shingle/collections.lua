@@ -12,6 +12,7 @@
 local core = require "shingle.core"
 local input = require "shingle.input"
 local progress = require "shingle.progress"
+local util = require "shingle.util"
 
 local M = {}
 M.__index = M
@@ -33,18 +34,21 @@ M.defaults = {
   min_cardinality = 2, min_size = 1,
   avoid_min_size = 10,     -- avoid list: collections of at least this many pages (noise is smaller)
   figure11 = true,         -- trivial clusters under all three chunkings, for the histogram
-  w = 8, s = 100,          -- shingles similarity: width and MIN_s sketch size
-  memory = 1024 ^ 3, temp_dir = nil, threads = nil, seed = 0, max_bytes = 64 * 1024 ^ 2,
+  -- the shingler of similarity "shingles" (any of shingle.pipeline's; the
+  -- defaults: MIN_100 of 8-token shingles, invalid UTF-8 read as Latin-1)
+  w = 8, s = 100, sketch = "min", m = 25, k = 64, invalid = "latin1", canon = nil,
+  seed = nil,              -- the chunk fingerprints' polynomials (nil: 0) and the shingler's (nil: its default)
+  memory = 1024 ^ 3, temp_dir = nil, threads = nil, max_bytes = 64 * 1024 ^ 2,
   format = "auto", fields = nil, html = nil, edges = nil, batch = 256,
   strict = false, quiet = false, log = nil,
 }
 local optional = { threshold = true, temp_dir = true, threads = true, fields = true, html = true, edges = true,
-  log = true, outdir = true }
+  log = true, outdir = true, seed = true, canon = true }
 local similarities = { whole = true, lines4 = true, lines2 = true, shingles = true }
 
 function M.new(cfg)
   local self = setmetatable({}, M)
-  local c = require("shingle.pipeline").merge_options(M.defaults, optional, cfg, "collections", 3)
+  local c = util.merge_options(M.defaults, optional, cfg, "collections", 3)
   if not similarities[c.similarity] then
     error(("unknown similarity '%s'; use whole, lines4, lines2 or shingles"):format(tostring(c.similarity)), 2)
   end
@@ -56,11 +60,9 @@ function M.new(cfg)
   self.cfg = c
   self.dir = c.outdir
   self.times, self.stats = {}, {}
-  self.log = c.log or function(msg) if not c.quiet then io.stderr:write(msg, "\n") end end
+  self.log = util.logger(c)
   return self
 end
-
-local mkdir_p = require("shingle.pipeline").mkdir_p
 
 local function url_escape(s)
   return (s:gsub("[%s\"<>%%{}|\\^`#?]", function(ch) return ("%%%02X"):format(ch:byte()) end))
@@ -75,9 +77,8 @@ function M.mirror_source(root, html)
   local src = { total = 0, skipped_files = 0 }
   local list = {}
   for _, p in ipairs(paths) do
-    local l = p:lower()
-    local is_html = html == true or l:match("%.x?html?$") or l:match("%.shtml$")
-    if is_html or l:match("%.txt$") then
+    local is_html = html == true or input.html_by_name(p)
+    if is_html or p:lower():match("%.txt$") then
       list[#list + 1] = { path = p, url = "http://" .. url_escape(p:sub(#prefix + 1)), html = html ~= false and is_html and true or false }
     else
       src.skipped_files = src.skipped_files + 1
@@ -128,27 +129,38 @@ function M.read_edges(path, fn, batch)
   return bad
 end
 
---- The web graph: read every page of every input, extract links, fingerprint chunks.
+--- The pipeline that sketches the pages for similarity "shingles" (its
+-- files in outdir/shingles): the configured shingler, phases 1 to 4 of
+-- shingle.pipeline with estimates only (no exact verification), the
+-- collections' max_df and resources.
+function M:shingle_pipeline()
+  local c = self.cfg
+  if not self.shingles then
+    self.shingles = require("shingle.pipeline").new{ outdir = self.dir .. "/shingles",
+      w = c.w, sketch = c.sketch, s = c.s, m = c.m, k = c.k, seed = c.seed, invalid = c.invalid, canon = c.canon,
+      method = "shingles", policy = "resemblance", threshold = c.threshold or 0.5, verify = false,
+      max_df = c.max_df, memory = c.memory, temp_dir = c.temp_dir, threads = c.threads, max_bytes = c.max_bytes,
+      quiet = c.quiet, log = self.log }
+  end
+  return self.shingles
+end
+
+--- The web graph: read every page of every input, extract links, fingerprint
+-- chunks (and with similarity "shingles", sketch the pages: phase 1 of the
+-- pipeline). Problems follow shingle.input's one policy.
 function M:pages(inputs)
   local c = self.cfg
-  local ok, err = mkdir_p(self.dir)
+  local ok, err = util.mkdir_p(self.dir)
   if not ok then return nil, err end
   local t0 = core.now()
   local g, gerr = core.webgraph(self.dir, { memory = c.memory, temp_dir = c.temp_dir, site_depth = c.site_depth,
-    seed = c.seed, anchored = c.anchored, max_bytes = c.max_bytes })
+    seed = c.seed or 0, anchored = c.anchored, max_bytes = c.max_bytes })
   if not g then return nil, gerr end
-  local pool, w
+  local w
   if c.similarity == "shingles" then
-    local shingle = require "shingle"
-    local o = { w = c.w, sketch = "min", s = c.s, invalid = "latin1" }
-    local text = shingle.new(o)
-    o.html = true
-    local html = shingle.new(o)
-    pool = core.pool(text, html, { threads = c.threads, skip_binary = true, max_bytes = c.max_bytes })
-    local sdir = self.dir .. "/shingles"
-    local mok, merr = mkdir_p(sdir)
-    if not mok then g:close(); return nil, merr end
-    w, err = core.phase1(sdir, pool)
+    local sok, p = pcall(self.shingle_pipeline, self)
+    if not sok then g:close(); return nil, p end
+    w, err = p:phase1()
     if not w then g:close(); return nil, err end
   end
   local function fail(msg)
@@ -159,46 +171,36 @@ function M:pages(inputs)
   local st = { skipped_inputs = 0, skipped_files = 0, bad_records = 0, bad_edges = 0 }
   local bar = progress.new("reading pages", nil, "pages", c.quiet)
   local n = 0
-  for _, spec in ipairs(inputs) do
-    local src, serr
-    if input.detect(spec, c.format) == "dir" then
-      src = M.mirror_source(spec, c.html)
+  local r = input.reader{ batch = c.batch, strict = c.strict, warn = function(msg) self.log("shingle: " .. msg) end,
+    source = function(spec)
+      if input.detect(spec, c.format) ~= "dir" then
+        return input.source(spec, { format = c.format, fields = c.fields, html = c.html })
+      end
+      local src = M.mirror_source(spec, c.html)
       st.skipped_files = st.skipped_files + src.skipped_files
-    else
-      src, serr = input.source(spec, { format = c.format, fields = c.fields, html = c.html })
+      return src
+    end,
+    on_source = function(src) if src.total then bar.total = (bar.total or 0) + src.total end end }
+  ok, err = r:each(inputs, function(docs)
+    local problems, aerr = g:add(docs)
+    if not problems then return nil, aerr end
+    for _, pr in pairs(problems) do
+      if pr.error then -- an unreadable page (the graph counts it)
+        local pok, perr = r:problem("documents", pr.error)
+        if not pok then return nil, perr end
+      end
     end
-    if not src then
-      if c.strict then return fail(serr) end
-      self.log("shingle: " .. serr .. "; skipped")
-      st.skipped_inputs = st.skipped_inputs + 1
-    else
-      if src.total then bar.total = (bar.total or 0) + src.total end
-      repeat
-        local docs, errors, done = src:batch(c.batch)
-        for _, e in ipairs(errors) do
-          if c.strict then return fail(e .. " (and --strict makes it fatal)") end
-          self.log("shingle: " .. e)
-          st.bad_records = st.bad_records + 1
-        end
-        if #docs > 0 then
-          local problems, aerr = g:add(docs)
-          if not problems then return fail(aerr) end
-          for _, p in pairs(problems) do
-            if p.error then
-              if c.strict then return fail(p.error .. " (and --strict makes it fatal)") end
-              self.log("shingle: " .. p.error)
-            end
-          end
-          if w then
-            local _, werr = w:add(pool, docs)
-            if not _ then return fail(werr) end
-          end
-          n = n + #docs
-          bar:update(n)
-        end
-      until done
+    if w then
+      -- the graph has reported the pages that cannot be read
+      local added, werr = w:add(docs)
+      if not added then return nil, werr end
     end
-  end
+    n = n + #docs
+    bar:update(n)
+    return true
+  end)
+  if not ok then return fail(err) end
+  st.skipped_inputs, st.bad_records = r.skipped.inputs, r.skipped.records
   bar:done()
   for _, path in ipairs(c.edges or {}) do
     local bad, eerr = M.read_edges(path, function(s, d) return g:edges(s, d) end)
@@ -222,6 +224,8 @@ end
 
 --- Trivial similar clusters: for the chosen similarity, and (figure11) for
 -- the three chunkings, whose replica histograms are the paper's Figure 11.
+-- With similarity "shingles", the pipeline's phases 2 to 4 over the sketches
+-- of pages() give them.
 function M:trivial()
   local c = self.cfg
   local t0 = core.now()
@@ -237,16 +241,14 @@ function M:trivial()
     end
   end
   if c.similarity == "shingles" then
-    local sdir = self.dir .. "/shingles"
-    local ok, err = core.dedupe(sdir)
-    if not ok then return nil, err end
-    ok, err = core.pairs(sdir, { memory = c.memory, max_df = c.max_df, temp_dir = c.temp_dir })
-    if not ok then return nil, err end
-    ok, err = core.decide(sdir, { policy = "resemblance", threshold = c.threshold or 0.5 })
-    if not ok then return nil, err end
-    local st, terr = core.coll_trivial(self.dir, { name = "shingles", clusters = sdir .. "/clusters.bin" })
+    local p = self:shingle_pipeline()
+    for _, step in ipairs({ "dedupe", "pairs", "decide" }) do
+      local ok, err = p[step](p)
+      if not ok then return nil, err end
+    end
+    local st, terr = core.coll_trivial(self.dir, { name = "shingles", clusters = p.dir .. "/clusters.bin" })
     if not st then return nil, terr end
-    st.threshold = c.threshold or 0.5
+    st.threshold = p.cfg.threshold
     self.stats.trivial.shingles = st
   end
   self.times.trivial_clusters = core.now() - t0
@@ -269,18 +271,6 @@ function M:grow()
   for _, t in ipairs(st.top) do t.root_url = view:page(t.root).url end
   view:close()
   return st
-end
-
-local function atomic_write(path, fn)
-  local tmp = path .. ".tmp"
-  local f, err = io.open(tmp, "wb")
-  if not f then return nil, ("cannot write %s: %s"):format(tmp, err) end
-  local ok, werr = pcall(fn, f)
-  local cok, cerr = f:close()
-  if not ok or not cok then os.remove(tmp); return nil, ("cannot write %s: %s"):format(path, tostring(ok and cerr or werr)) end
-  local rok, rerr = os.rename(tmp, path)
-  if not rok then return nil, rerr end
-  return true
 end
 
 --- The crawler's avoid list (section 5.1): for every similar cluster whose
@@ -383,12 +373,12 @@ function M:report()
   local entries, total = M.avoid_list(self.dir, { min_size = self.cfg.avoid_min_size })
   if not entries then return nil, total end
   self.stats.avoid = total
-  local ok, err = atomic_write(self.dir .. "/avoid.jsonl", function(f)
+  local ok, err = util.atomic_write(self.dir .. "/avoid.jsonl", function(f)
     for _, e in ipairs(entries) do f:write(cjson.encode(e), "\n") end
   end)
   if not ok then return nil, err end
   local sum = self:summary()
-  ok, err = atomic_write(self.dir .. "/summary.json", function(f) f:write(cjson.encode(sum), "\n") end)
+  ok, err = util.atomic_write(self.dir .. "/summary.json", function(f) f:write(cjson.encode(sum), "\n") end)
   if not ok then return nil, err end
   return sum
 end
@@ -437,7 +427,7 @@ end
 M.phase_names = { "reading", "pages", "links", "trivial_clusters", "link_summary", "growing", "report" }
 
 function M:phase_table()
-  return require("shingle.pipeline").format_phases(M.phase_names, self.times)
+  return util.format_phases(M.phase_names, self.times)
 end
 
 return M

@@ -74,8 +74,13 @@ function Index:shinglers()
 end
 
 --- Add the documents of inputs as one sweep, all or nothing. opts: sweep
--- (required), threads, batch, and for a new index the shingler options and
--- policy, threshold, max_df (M.defaults). Returns stats, or nil, err.
+-- (required), threads, batch, format, html, fields, strict, progress (a
+-- function of the count added so far), and for a new index the shingler
+-- options and policy, threshold, max_df (M.defaults). Problems follow
+-- shingle.input's one policy: an unreadable input, a broken record or a
+-- document that cannot be sketched is skipped, counted in stats.skipped and
+-- described in stats.errors; with strict the first one abandons the add.
+-- Returns stats, or nil, err.
 function Index:add(inputs, opts)
   opts = opts or {}
   if type(opts.sweep) ~= "string" or opts.sweep == "" then
@@ -113,35 +118,27 @@ function Index:add(inputs, opts)
     if fresh then self.config, self.text, self.html = nil, nil, nil end
     return nil, msg
   end
-  for _, spec in ipairs(inputs) do
-    local src, serr = input.source(spec, { format = opts.format, html = opts.html, fields = opts.fields })
-    if not src then return fail(serr) end
-    repeat
-      local docs, errors, done = src:batch(opts.batch or 512)
-      for _, e in ipairs(errors) do
-        if opts.strict then return fail(e) end
-        stats.skipped = stats.skipped + 1
-        stats.errors[#stats.errors + 1] = e
+  local r = input.reader{ format = opts.format, html = opts.html, fields = opts.fields, batch = opts.batch,
+    strict = opts.strict, warn = function(msg) stats.errors[#stats.errors + 1] = msg end }
+  local ok, rerr = r:each(inputs, function(docs)
+    local res = sk:batch(docs)
+    local batch = {}
+    for i, d in ipairs(res) do
+      if d.error then
+        local pok, perr = r:problem("documents", d.error)
+        if not pok then return nil, perr end
+      else
+        batch[#batch + 1] = { url = docs[i].url, sketch = d.sketch, raw = d.raw, canonical = d.canonical }
       end
-      if #docs > 0 then
-        local res = sk:batch(docs)
-        local batch = {}
-        for i, r in ipairs(res) do
-          if r.error then
-            if opts.strict then return fail(r.error) end
-            stats.skipped = stats.skipped + 1
-            stats.errors[#stats.errors + 1] = r.error
-          else
-            batch[#batch + 1] = { url = docs[i].url, sketch = r.sketch, raw = r.raw, canonical = r.canonical }
-          end
-        end
-        local ids, aerr = adder:add(batch)
-        if not ids then return fail(aerr) end
-        stats.documents = stats.documents + #ids
-        if opts.progress then opts.progress(stats.documents) end
-      end
-    until done
-  end
+    end
+    local ids, aerr = adder:add(batch)
+    if not ids then return nil, aerr end
+    stats.documents = stats.documents + #ids
+    if opts.progress then opts.progress(stats.documents) end
+    return true
+  end)
+  if not ok then return fail(rerr) end
+  stats.skipped = r:total_skipped()
   local st, cerr = adder:commit()
   if not st then return nil, cerr end
   for k, v in pairs(st) do stats[k] = v end

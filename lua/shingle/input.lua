@@ -20,8 +20,21 @@ local function looks_html(s)
 end
 M.looks_html = looks_html
 
+-- .html, .htm, .xhtml, .xhtm and .shtml (server-side includes)
 local function html_by_name(path)
-  return path:lower():match("%.x?html?$") ~= nil
+  local l = path:lower()
+  return l:match("%.x?html?$") ~= nil or l:match("%.shtml$") ~= nil
+end
+M.html_by_name = html_by_name
+
+--- Whether a document is HTML: forced (true or false, from --html or
+-- --text) wins; else a file is HTML by its name (.html, .htm, .xhtml,
+-- .shtml), and a text without a name (a JSON Lines record, standard input)
+-- by its content (it starts with markup: <html, <body, <!doctype html, <p>, <div).
+function M.is_html(path, text, forced)
+  if forced ~= nil then return forced end
+  if path then return html_by_name(path) end
+  return text ~= nil and looks_html(text)
 end
 
 --- The format of one input argument: dir, warc, jsonl, list or file.
@@ -64,11 +77,6 @@ function M.source(spec, opts)
   opts = opts or {}
   local format = M.detect(spec, opts.list and "list" or opts.format)
   local src = { spec = spec, format = format }
-  local function html_of(path, text)
-    if opts.html ~= nil then return opts.html end
-    if path and html_by_name(path) then return true end
-    return text and looks_html(text) or false
-  end
 
   if format == "dir" or format == "list" or format == "file" then
     local paths
@@ -95,9 +103,7 @@ function M.source(spec, opts)
       while #docs < n and i < #paths do
         i = i + 1
         local p = paths[i]
-        local html = opts.html
-        if html == nil then html = html_by_name(p) end
-        docs[#docs + 1] = { path = p, url = p, html = html }
+        docs[#docs + 1] = { path = p, url = p, html = M.is_html(p, nil, opts.html) }
       end
       return docs, {}, i >= #paths
     end
@@ -135,7 +141,7 @@ function M.source(spec, opts)
             local url = rec[furl] or rec[fid]
             local text = rec[ftext]
             docs[#docs + 1] = { text = text, url = url ~= nil and tostring(url) or (name .. ":" .. lineno),
-              date = rec[fdate] ~= nil and tostring(rec[fdate]) or nil, html = html_of(nil, text) }
+              date = rec[fdate] ~= nil and tostring(rec[fdate]) or nil, html = M.is_html(nil, text, opts.html) }
           end
         end
       end
@@ -167,6 +173,86 @@ function M.source(spec, opts)
   end
 
   return nil, ("unknown input format '%s' for %s; use dir, list, jsonl, warc or file"):format(format, spec)
+end
+
+--- A source over a Lua function: each call returns a document { url, text,
+-- date, html } (or { path = p }), nil at the end.
+function M.function_source(fn)
+  local done = false
+  return { batch = function(_, n)
+    local docs = {}
+    while not done and #docs < n do
+      local d = fn()
+      if d == nil then done = true else docs[#docs + 1] = d end
+    end
+    return docs, {}, done
+  end }
+end
+
+local Reader = {}
+Reader.__index = Reader
+
+--- A reader over a list of inputs (paths, directories, JSON Lines, WARC,
+-- "-", or Lua functions returning one document per call) with the one
+-- policy for problems. opts: format, fields, html (as for M.source), batch
+-- (documents per batch, 512), strict, warn (a function of a message; the
+-- default drops it), source (a function(spec) -> src or nil, err in place of
+-- M.source, for callers that read some inputs their own way), on_source (a
+-- function(src) called for every source opened, e.g. for a progress total).
+-- r.skipped counts the problems by kind: inputs, records, documents.
+function M.reader(opts)
+  opts = opts or {}
+  return setmetatable({ opts = opts, warn = opts.warn or function() end,
+    skipped = { inputs = 0, records = 0, documents = 0 } }, Reader)
+end
+
+--- One problem of a kind (inputs: a whole input unreadable; records: a
+-- broken line or record; documents: one that cannot be read or sketched):
+-- warned and counted, true; or with strict nil, err (the run stops).
+function Reader:problem(kind, msg)
+  if self.opts.strict then
+    return nil, kind == "inputs" and msg or (msg .. " (and --strict makes it fatal)")
+  end
+  self.skipped[kind] = self.skipped[kind] + 1
+  self.warn(kind == "inputs" and (msg .. "; skipped") or msg)
+  return true
+end
+
+--- All the problems counted so far.
+function Reader:total_skipped()
+  local s = self.skipped
+  return s.inputs + s.records + s.documents
+end
+
+--- Call fn(docs, src) with every batch of every input, in order; fn returns
+-- true, or nil, err to stop. Returns true, or nil, err (from fn, or the first
+-- problem under strict).
+function Reader:each(inputs, fn)
+  local o = self.opts
+  for _, spec in ipairs(inputs) do
+    local src, serr
+    if type(spec) == "function" then src = M.function_source(spec)
+    elseif o.source then src, serr = o.source(spec)
+    else src, serr = M.source(spec, { format = o.format, fields = o.fields, html = o.html }) end
+    if not src then
+      local ok, err = self:problem("inputs", serr)
+      if not ok then return nil, err end
+    else
+      if o.on_source then o.on_source(src) end
+      repeat
+        local docs, errors, done = src:batch(o.batch or 512)
+        for _, e in ipairs(errors) do
+          local ok, err = self:problem("records", e)
+          if not ok then return nil, err end
+        end
+        if #docs > 0 then
+          local ok, err = fn(docs, src)
+          if not ok then return nil, err end
+        end
+      until done
+    end
+  end
+  return true
 end
 
 --- Iterate over the documents of all inputs one by one: for a script that

@@ -13,6 +13,7 @@ local shingle = require "shingle"
 local core = require "shingle.core"
 local input = require "shingle.input"
 local progress = require "shingle.progress"
+local util = require "shingle.util"
 
 local M = {}
 M.__index = M
@@ -40,22 +41,9 @@ local methods = { shingles = true, supershingle = true, lsh = true, greedy = tru
 local optional = { seed = true, threads = true, temp_dir = true, candidate = true, bands = true, rows = true,
   fields = true, html = true, log = true, outdir = true, canon = true, extractor = true }
 
---- Defaults overlaid with cfg; an unknown option or a missing outdir raises
--- at the caller's caller (level). Shared by the pipeline and collections.
-function M.merge_options(defaults, optional, cfg, what, level)
-  local c = {}
-  for k, v in pairs(defaults) do c[k] = v end
-  for k, v in pairs(cfg or {}) do
-    if defaults[k] == nil and not optional[k] then error(("unknown %s option '%s'"):format(what, tostring(k)), level) end
-    c[k] = v
-  end
-  if not c.outdir then error(("%s needs an output directory (outdir)"):format(what), level) end
-  return c
-end
-
 function M.new(cfg)
   local self = setmetatable({}, M)
-  local c = M.merge_options(M.defaults, optional, cfg, "pipeline", 3)
+  local c = util.merge_options(M.defaults, optional, cfg, "pipeline", 3)
   if not methods[c.method] then
     error(("unknown method '%s'; use shingles, supershingle, lsh or greedy"):format(tostring(c.method)), 2)
   end
@@ -70,7 +58,7 @@ function M.new(cfg)
   self.dir = c.outdir
   self.times = {}
   self.stats = { skipped = 0 }
-  self.log = c.log or function(msg) if not c.quiet then io.stderr:write(msg, "\n") end end
+  self.log = util.logger(c)
   if self.warning then self.log("shingle: " .. self.warning) end
   return self
 end
@@ -127,123 +115,96 @@ function M.lsh_shape(t, k)
   return bb, br
 end
 
-local function atomic_write(path, fn)
-  local tmp = path .. ".tmp"
-  local f, err = io.open(tmp, "wb")
-  if not f then return nil, ("cannot write %s: %s"):format(tmp, err) end
-  local ok, werr = pcall(fn, f)
-  local cok, cerr = f:close()
-  if not ok or not cok then
-    os.remove(tmp)
-    return nil, ("cannot write %s: %s"):format(path, tostring(ok and cerr or werr))
-  end
-  local rok, rerr = os.rename(tmp, path)
-  if not rok then return nil, ("cannot rename %s: %s"):format(tmp, rerr) end
-  return true
-end
-M.atomic_write = atomic_write
+local Phase1 = {}
+Phase1.__index = Phase1
 
---- Make a directory and its parents; nil, err naming the one that failed.
-function M.mkdir_p(dir)
-  local lfs = require "lfs"
-  local path = dir:sub(1, 1) == "/" and "/" or ""
-  for part in dir:gmatch("[^/]+") do
-    path = path .. part
-    if not lfs.attributes(path, "mode") then
-      local ok, err = lfs.mkdir(path)
-      if not ok then return nil, ("cannot create %s: %s"):format(path, err) end
-    end
-    path = path .. "/"
-  end
-  return true
+--- Phase 1 step by step, for a caller that reads its documents itself
+-- (shingle.collections sketches the pages it reads for its web graph):
+--   local w = assert(p:phase1())
+--   w:add(docs [, problem])  -- a batch; problem(msg) for each document that cannot be
+--                            -- sketched returns true to go on, or nil, err to stop
+--   w:commit()               -- docs.bin, sketches.bin, docs.jsonl
+--   w:abort()                -- after a failure: nothing left that looks complete
+function M:phase1()
+  local c = self.cfg
+  local ok, err = util.mkdir_p(self.dir)
+  if not ok then return nil, err end
+  local sok, text, html = pcall(self.shinglers, self)
+  if not sok then return nil, text end
+  local sk = require("shingle.sketcher").new(text, html, { threads = c.threads, full = c.verify,
+    sig_k = self:signature_length(), extractor = self.extractor, max_bytes = c.max_bytes })
+  local w, werr = core.phase1(self.dir, sk.pool)
+  if not w then return nil, werr end
+  local meta_path = self.dir .. "/docs.jsonl"
+  local meta, merr = io.open(meta_path .. ".tmp", "wb")
+  if not meta then w:abort(); return nil, ("cannot write %s: %s"):format(meta_path, merr) end
+  return setmetatable({ sk = sk, w = w, meta = meta, meta_path = meta_path, documents = 0, sketched = 0 }, Phase1)
 end
 
---- A source over a Lua function: each call returns a document { url, text,
--- date, html } (or { path = p }), nil at the end.
-local function function_source(fn)
-  local done = false
-  return { batch = function(_, n)
-    local docs = {}
-    while not done and #docs < n do
-      local d = fn()
-      if d == nil then done = true else docs[#docs + 1] = d end
+--- Sketch and append a batch: the number of documents so far, or nil, err.
+function Phase1:add(docs, problem)
+  local cjson = require "cjson"
+  local n, derr = self.sk:write(self.w, docs)
+  if not n then return nil, derr end
+  for i, d in ipairs(docs) do
+    self.documents = self.documents + 1
+    local e = derr[i]
+    if e and problem then
+      local ok, perr = problem(e)
+      if not ok then return nil, perr end
     end
-    return docs, {}, done
-  end }
+    self.meta:write(cjson.encode({ id = self.documents, url = d.url, date = d.date, skipped = e and true or nil }), "\n")
+  end
+  self.sketched = self.sketched + n
+  return self.documents
+end
+
+function Phase1:abort()
+  self.w:abort()
+  if io.type(self.meta) == "file" then self.meta:close() end
+  os.remove(self.meta_path .. ".tmp")
+end
+
+--- Make the files of phase 1 final: true, or nil, err (and nothing written).
+function Phase1:commit()
+  local cok = self.meta:close()
+  if not cok then self:abort(); return nil, "cannot write " .. self.meta_path end
+  local committed, cerr = self.w:commit()
+  if not committed then os.remove(self.meta_path .. ".tmp"); return nil, cerr end
+  local rok, rerr = os.rename(self.meta_path .. ".tmp", self.meta_path)
+  if not rok then return nil, rerr end
+  return true
 end
 
 --- Phase 1: sketch every document of every input, on the pool's threads
 -- (or in Lua for rule sets with Lua steps and extractors). An input is a
 -- path, a directory, a JSON Lines or WARC file, "-", or a Lua function
--- returning one document per call.
+-- returning one document per call. Problems follow shingle.input's one
+-- policy (warned, counted in stats.skipped; fatal with strict).
 function M:sketch(inputs)
   local c = self.cfg
-  local ok, err = M.mkdir_p(self.dir)
-  if not ok then return nil, err end
   local t0 = core.now()
-  local sok, text, html = pcall(self.shinglers, self)
-  if not sok then return nil, text end
-  local sig_k = self:signature_length()
-  local sk = require("shingle.sketcher").new(text, html, { threads = c.threads, full = c.verify,
-    sig_k = sig_k, extractor = self.extractor, max_bytes = c.max_bytes })
-  local w, werr = core.phase1(self.dir, sk.pool)
-  if not w then return nil, werr end
-  local cjson = require "cjson"
-  local meta_path = self.dir .. "/docs.jsonl"
-  local meta, merr = io.open(meta_path .. ".tmp", "wb")
-  if not meta then w:abort(); return nil, ("cannot write %s: %s"):format(meta_path, merr) end
-  local id, nok, skipped = 0, 0, 0
+  local w, err = self:phase1()
+  if not w then return nil, err end
   local bar = progress.new("sketching", nil, "docs", c.quiet)
-  local function fail(msg)
-    w:abort(); meta:close(); os.remove(meta_path .. ".tmp")
-    return nil, msg
-  end
-  for _, spec in ipairs(inputs) do
-    local src, serr
-    if type(spec) == "function" then src = function_source(spec)
-    else src, serr = input.source(spec, { format = c.format, fields = c.fields, html = c.html }) end
-    if not src then
-      if c.strict then return fail(serr) end
-      self.log("shingle: " .. serr .. "; skipped")
-      skipped = skipped + 1
-    else
-      if src.total then bar.total = (bar.total or 0) + src.total end
-      repeat
-        local docs, errors, done = src:batch(c.batch)
-        for _, e in ipairs(errors) do
-          if c.strict then return fail(e .. " (and --strict makes it fatal)") end
-          self.log("shingle: " .. e)
-          skipped = skipped + 1
-        end
-        if #docs > 0 then
-          local n, derr = sk:write(w, docs)
-          if not n then return fail(derr) end
-          for i, d in ipairs(docs) do
-            id = id + 1
-            local e = derr[i]
-            if e then
-              if c.strict then return fail(e .. " (and --strict makes it fatal)") end
-              self.log("shingle: " .. e)
-              skipped = skipped + 1
-            end
-            meta:write(cjson.encode({ id = id, url = d.url, date = d.date, skipped = e and true or nil }), "\n")
-          end
-          nok = nok + n
-          bar:update(id)
-        end
-      until done
-    end
-  end
+  local r = input.reader{ format = c.format, fields = c.fields, html = c.html, batch = c.batch, strict = c.strict,
+    warn = function(msg) self.log("shingle: " .. msg) end,
+    on_source = function(src) if src.total then bar.total = (bar.total or 0) + src.total end end }
+  local function problem(msg) return r:problem("documents", msg) end
+  local ok, rerr = r:each(inputs, function(docs)
+    local n, aerr = w:add(docs, problem)
+    if not n then return nil, aerr end
+    bar:update(n)
+    return true
+  end)
+  if not ok then w:abort(); return nil, rerr end
   bar:done()
-  if not meta:close() then return fail("cannot write " .. meta_path) end
-  local committed, cerr = w:commit()
-  if not committed then os.remove(meta_path .. ".tmp"); return nil, cerr end
-  local rok, rerr = os.rename(meta_path .. ".tmp", meta_path)
-  if not rok then return nil, rerr end
+  local cok, cerr = w:commit()
+  if not cok then return nil, cerr end
   self.times.sketching = core.now() - t0
-  self.stats.documents = id
-  self.stats.sketched = nok
-  self.stats.skipped = skipped
+  self.stats.documents = w.documents
+  self.stats.sketched = w.sketched
+  self.stats.skipped = r:total_skipped()
   return self.stats
 end
 
@@ -372,7 +333,7 @@ function M:report()
   for _, l in ipairs(links) do wanted[l[1]] = true; wanted[l[2]] = true end
   local urls, dates = self:documents(wanted)
   if not urls then return nil, dates end
-  local ok, err = atomic_write(self.dir .. "/clusters.jsonl", function(f)
+  local ok, err = util.atomic_write(self.dir .. "/clusters.jsonl", function(f)
     local i, n = 1, #cl
     while i <= n do
       local j = i
@@ -390,7 +351,7 @@ function M:report()
     end
   end)
   if not ok then return nil, err end
-  ok, err = atomic_write(self.dir .. "/pairs.jsonl", function(f)
+  ok, err = util.atomic_write(self.dir .. "/pairs.jsonl", function(f)
     for _, l in ipairs(links) do
       local rec = { a = l[1], b = l[2], url_a = urls[l[1]], url_b = urls[l[2]],
         resemblance = r4(l[3]), containment_ab = r4(l[4]), containment_ba = r4(l[5]) }
@@ -437,29 +398,14 @@ end
 function M:write_summary()
   local cjson = require "cjson"
   local sum = self:summary()
-  local ok, err = atomic_write(self.dir .. "/summary.json", function(f) f:write(cjson.encode(sum), "\n") end)
+  local ok, err = util.atomic_write(self.dir .. "/summary.json", function(f) f:write(cjson.encode(sum), "\n") end)
   if not ok then return nil, err end
   return sum
 end
 
---- A phase table: one line per phase of names that has a time, and the total.
-function M.format_phases(names, times)
-  local lines = { ("%-24s %10s"):format("phase", "seconds") }
-  local total = 0
-  for _, name in ipairs(names) do
-    local t = times[name]
-    if t then
-      lines[#lines + 1] = ("%-24s %10.3f"):format((name:gsub("_", " ")), t)
-      total = total + t
-    end
-  end
-  lines[#lines + 1] = ("%-24s %10.3f"):format("total", total)
-  return table.concat(lines, "\n")
-end
-
 --- The phase table, like the paper's "Status" section.
 function M:phase_table()
-  return M.format_phases(M.phase_names, self.times)
+  return util.format_phases(M.phase_names, self.times)
 end
 
 --- Saved configuration, so `recluster` can redo phase 4 from the files.
@@ -471,7 +417,7 @@ function M:save_config()
     if type(v) ~= "function" and not (type(v) == "table" and (k == "canon" or k == "extractor")) then c[k] = v end
   end
   local rec = { config = c, stats = self.stats, times = self.times }
-  return atomic_write(self.dir .. "/run.json", function(f) f:write(cjson.encode(rec), "\n") end)
+  return util.atomic_write(self.dir .. "/run.json", function(f) f:write(cjson.encode(rec), "\n") end)
 end
 
 function M.load(dir, over)
@@ -548,7 +494,7 @@ function M:sketch_or_resume(inputs)
   local st, err = self:sketch(inputs)
   if not st then return nil, err end
   if sig then
-    local ok, werr = atomic_write(path, function(f)
+    local ok, werr = util.atomic_write(path, function(f)
       f:write(cjson.encode({ signature = sig, documents = st.documents, sketched = st.sketched, skipped = st.skipped }), "\n")
     end)
     if not ok then return nil, werr end
