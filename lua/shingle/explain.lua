@@ -1,32 +1,36 @@
 --- Why two documents were judged similar: their resemblance and containment,
 -- estimated and exact, and the passages of text they share, located with the
 -- byte ranges the tokenizer keeps for every shingle.
-local shingle = require "shingle"
 local input = require "shingle.input"
+local options = require "shingle.options"
+local sketcher = require "shingle.sketcher"
 
 local M = {}
 
 --- explain(a, b [, opts]) -> { estimate, exact, passages = { { a_first, a_last, b_first, b_last } } }
--- opts: the shingler options (w, sketch, s, m, ...), html (nil: by content).
+-- opts: the shingler options (w, sketch, s, m, ...; invalid defaults to
+-- latin1), canon, html (nil: each document by its content, shingle.input's rule).
 function M.explain(a, b, opts)
   opts = opts or {}
   local o = {}
-  for k, v in pairs(opts) do if k ~= "html" then o[k] = v end end
-  o.invalid = o.invalid or "latin1"
-  local function pick(text, extra)
-    local c = {}
-    for k, v in pairs(o) do c[k] = v end
-    for k, v in pairs(extra) do c[k] = v end
-    local h = opts.html
-    if h == nil then h = input.looks_html(text) end
-    c.html = h
-    return shingle.new(c)
+  for k, v in pairs(opts) do
+    if k ~= "html" then
+      if options.defaults[k] == nil and k ~= "canon" then
+        error(("unknown option '%s'; explain takes the shingler's options and html"):format(tostring(k)), 2)
+      end
+      o[k] = v
+    end
   end
-  local ea, err = pick(a, {}):sketch(a)
+  o.invalid = o.invalid or "latin1"
+  local text, html = sketcher.shinglers(o)
+  o.sketch = "full"
+  local ftext, fhtml = sketcher.shinglers(o)
+  local ha, hb = input.is_html(nil, a, opts.html), input.is_html(nil, b, opts.html)
+  local ea, err = (ha and html or text):sketch(a)
   if not ea then return nil, "first document: " .. err end
-  local eb, err2 = pick(b, {}):sketch(b)
+  local eb, err2 = (hb and html or text):sketch(b)
   if not eb then return nil, "second document: " .. err2 end
-  local sa, sb = pick(a, { sketch = "full" }), pick(b, { sketch = "full" })
+  local sa, sb = ha and fhtml or ftext, hb and fhtml or ftext
   local xa, xb = sa:sketch(a), sb:sketch(b)
   local fa, firsta, lasta = sa:shingle_list(a)
   local fb, firstb, lastb = sb:shingle_list(b)

@@ -24,7 +24,6 @@ M.defaults = {
   fold = false, punctuation = false, numbers = true, invalid = "latin1",
   policy = "resemblance", threshold = 0.5, max_df = 0,
 }
-local shingler_keys = { "w", "k", "sketch", "s", "m", "option", "tokens", "fold", "punctuation", "numbers", "invalid", "seed" }
 -- a new index may take a named rule set or a rules file (canon) or an extractor,
 -- stored by name: a rule set given as a Lua value cannot be stored
 
@@ -46,29 +45,12 @@ end
 
 function Index:close() self.ix:close() end
 
---- The shinglers (text, HTML) the index's sketches were made with.
+--- The shinglers (text, HTML) the index's sketches were made with: those of
+-- its stored configuration (shingle.sketcher.shinglers), made once per handle.
 function Index:shinglers()
   if not self.text then
     local c = assert(self.config, "the index is empty: add documents first")
-    local o = {}
-    for _, k in ipairs(shingler_keys) do o[k] = c[k] end
-    if c.extractor then
-      local ex, err = require("shingle.extractors").get(c.extractor)
-      if not ex then error(err, 0) end
-      self.extractor = ex
-      o.canon = { { name = "extractor:" .. ex.name, tokens = function(t) return t end } }
-    elseif c.canon then
-      o.canon = require("shingle.rules").load(c.canon)
-    end
-    if o.canon then
-      o.fold, o.punctuation, o.numbers = nil, nil, nil
-      self.text = shingle.new(o)
-      self.html = self.text
-    else
-      self.text = shingle.new(o)
-      o.html = true
-      self.html = shingle.new(o)
-    end
+    self.text, self.html, self.extractor = require("shingle.sketcher").shinglers(c)
   end
   return self.text, self.html
 end

@@ -63,29 +63,12 @@ function M.new(cfg)
   return self
 end
 
---- The shinglers of a run: one for text, one for HTML, alike but for HTML
--- stripping; with a rule set (canon), the rule set decides and both are one.
+--- The shinglers of a run (text, HTML): shingle.sketcher.shinglers of the
+-- configuration; the extractor, if any, is kept as self.extractor.
 function M:shinglers()
-  local c = self.cfg
-  local o = { w = c.w, sketch = c.sketch, m = c.m, floor = c.floor, s = c.s, k = c.k, option = c.option, seed = c.seed,
-    invalid = c.invalid }
-  if c.extractor then
-    local ex, err = require("shingle.extractors").get(c.extractor)
-    if not ex then error(err, 0) end
-    self.extractor = ex
-    o.canon = { { name = "extractor:" .. ex.name, tokens = function(t) return t end } }
-    local sh = shingle.new(o)
-    return sh, sh
-  end
-  if c.canon then
-    o.canon = require("shingle.rules").load(c.canon)
-    local sh = shingle.new(o)
-    return sh, sh
-  end
-  o.fold, o.punctuation, o.numbers = c.fold, c.punctuation, c.numbers
-  local text = shingle.new(o)
-  o.html = true
-  return text, shingle.new(o)
+  local text, html, ex = require("shingle.sketcher").shinglers(self.cfg)
+  self.extractor = ex
+  return text, html
 end
 
 --- The min-hash signature length the method needs (0: none).

@@ -1,13 +1,52 @@
 --- Sketching documents in bulk, whatever made the shingler: the C pool's
 -- threads when the canonicalization is all C, Lua otherwise (rule sets with
 -- Lua steps, feature extractors). Each result is { sketch, raw, canonical
--- [, full] } or { error = message naming the document }.
+-- [, full] } or { error = message naming the document }. And the one place
+-- that makes a configuration's pair of shinglers (text and HTML).
 local shingle = require "shingle"
 local core = require "shingle.core"
 local rules = require "shingle.rules"
 
 local M = {}
 M.__index = M
+
+-- the options of shingle.new that a configuration passes on when set
+local shingler_keys = { "w", "k", "seed", "poly", "idpoly", "sketch", "s", "m", "floor", "option", "tokens",
+  "invalid", "lowercase", "numbers", "punctuation", "fold" }
+-- the ones a rule set decides instead
+local canon_keys = { lowercase = true, numbers = true, punctuation = true, fold = true }
+
+--- The shinglers of a configuration: text, html, extractor. cfg holds
+-- shingle.new's options (w, k, seed, sketch, s, m, floor, option, tokens,
+-- invalid, lowercase, numbers, punctuation, fold; others are ignored) and
+-- canon (a rule set: a name, a Lua file or a list of steps) or extractor (a
+-- name, a Lua file or an extractor table). The two shinglers are alike but for
+-- HTML stripping, so that a page and its text compare; with a rule set or an
+-- extractor, it decides and the two are one. Raises on bad options or an
+-- unknown rule set or extractor.
+function M.shinglers(cfg)
+  local o = {}
+  for _, k in ipairs(shingler_keys) do o[k] = cfg[k] end
+  local canon, ex = cfg.canon, nil
+  if cfg.extractor then
+    local err
+    ex, err = require("shingle.extractors").get(cfg.extractor)
+    if not ex then error(err, 0) end
+    canon = { { name = "extractor:" .. ex.name, tokens = function(t) return t end } }
+  elseif canon then
+    canon = rules.load(canon)
+  end
+  if canon then
+    for k in pairs(canon_keys) do o[k] = nil end
+    o.canon = canon
+    local sh = shingle.new(o)
+    return sh, sh, ex
+  end
+  o.html = false
+  local text = shingle.new(o)
+  o.html = true
+  return text, shingle.new(o), ex
+end
 
 --- sketcher.new(text, html, { threads, full, sig_k, max_bytes, extractor })
 function M.new(text, html, opts)

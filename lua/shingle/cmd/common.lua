@@ -31,32 +31,12 @@ function M.shingler_config(a, over)
   return cfg
 end
 
---- Whether path is HTML: --html, --text, else the extension.
-function M.html_for(path, a)
+--- The HTML choice of --html and --text: true, false, or nil (each document
+-- by shingle.input's rule).
+function M.forced_html(a)
   if a.html then return true end
   if a.text then return false end
-  return path:lower():match("%.x?html?$") ~= nil
-end
-
---- Sketch text, HTML or not. The shingler's canonicalization decides the rest:
--- a shingler for HTML is made lazily and cached on the plain one.
-function M.sketch(sh, text, html)
-  if not html then return sh:sketch(text) end
-  return M.html_twin(sh):sketch(text)
-end
-
-local twins = setmetatable({}, { __mode = "k" })
-function M.html_twin(sh)
-  local t = twins[sh]
-  if not t then
-    local p = sh:params()
-    p.html = true
-    p.rules = nil
-    p.sketch = p.sketch
-    t = require("shingle").new(p)
-    twins[sh] = t
-  end
-  return t
+  return nil
 end
 
 --- Read a whole file; nil, message naming the file on failure.

@@ -1,7 +1,8 @@
 --- shingle compare FILE...: resemblance and containment of every pair of
 -- documents, estimated from sketches and (with --exact) computed exactly.
-local shingle = require "shingle"
 local common = require "shingle.cmd.common"
+local input = require "shingle.input"
+local sketcher = require "shingle.sketcher"
 
 local M = {}
 
@@ -15,29 +16,31 @@ function M.configure(parser)
 end
 
 function M.run(a)
-  local sh = shingle.new(common.shingler_config(a))
-  local exact = a.exact and shingle.new(common.shingler_config(a, { sketch = "full" }))
+  local text_sh, html_sh = sketcher.shinglers(common.shingler_config(a))
+  local exact = {}
+  if a.exact then exact.text, exact.html = sketcher.shinglers(common.shingler_config(a, { sketch = "full" })) end
   local docs = {}
   for i, path in ipairs(a.files) do
     local text, err = common.read_document(path)
     if not text then io.stderr:write("shingle: ", err, "\n") return 1 end
-    local opts = common.html_for(path, a)
-    local s, serr = common.sketch(sh, text, opts)
+    local html = input.is_html(path, nil, common.forced_html(a))
+    local s, serr = (html and html_sh or text_sh):sketch(text)
     if not s then io.stderr:write("shingle: ", path, ": ", serr, "\n") return 1 end
-    docs[i] = { path = path, sketch = s, full = exact and common.sketch(exact, text, opts) }
+    local x = a.exact and (html and exact.html or exact.text):sketch(text) or nil
+    docs[i] = { path = path, sketch = s, full = x }
   end
   local out = io.stdout
   local json = a.json and require "cjson"
   if not json then
     out:write(("%-28s %-28s %7s %7s %7s%s\n"):format("A", "B", "r", "c(A,B)", "c(B,A)",
-      exact and "  exact r  c(A,B)  c(B,A)" or ""))
+      a.exact and "  exact r  c(A,B)  c(B,A)" or ""))
   end
   for i = 1, #docs do
     for j = i + 1, #docs do
       local A, B = docs[i], docs[j]
       local e = A.sketch:estimate(B.sketch)
       if math.max(e.resemblance, e.containment, e.contained) >= a.threshold then
-        local x = exact and A.full:estimate(B.full)
+        local x = a.exact and A.full:estimate(B.full)
         if json then
           out:write(json.encode({ a = A.path, b = B.path, resemblance = e.resemblance,
             containment_ab = e.containment, containment_ba = e.contained,
