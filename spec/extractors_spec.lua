@@ -64,6 +64,35 @@ describe("the FASTA extractor", function()
     assert.are.equal(0, a:params().w) -- a feature set, not a shingled text
   end)
 
+  it("makes independent extractors for other k, named by their k, from new() and by name", function()
+    local s = ">a\n" .. seq(100, 5) .. "\n"
+    local k15 = fasta.new{ k = 15 }
+    assert.are.equal(100 - 21 + 1, #fasta.extract(s))
+    assert.are.equal(100 - 15 + 1, #k15.extract(s))
+    assert.are.equal(100 - 21 + 1, #fasta.extract(s)) -- the default extractor is untouched
+    assert.are.equal("fasta", fasta.name)
+    assert.are.equal("fasta:k=15", k15.name)
+    local byname = assert(extractors.get("fasta:k=15"))
+    assert.are.equal(15, byname.k)
+    assert.are.equal("fasta:k=15", byname.name)
+    local _, err = extractors.get("fasta:k=0")
+    assert.are.equal("the FASTA extractor's k is 0; use a whole number from 1 to 1000", err)
+    local _, err2 = extractors.get("midi:k=3")
+    assert.are.equal("the extractor 'midi' takes no options (in 'midi:k=3')", err2)
+    assert.has_error(function() fasta.new{ kmer = 3 } end, "unknown FASTA extractor option 'kmer'; the option is k")
+  end)
+
+  it("gives sketches of two k different rules identities, so they are never compared", function()
+    local sketcher = require "shingle.sketcher"
+    local s = ">a\n" .. seq(500, 7) .. "\n"
+    local sh21, _, ex21 = sketcher.shinglers{ extractor = "fasta", sketch = "min", s = 50 }
+    local sh15, _, ex15 = sketcher.shinglers{ extractor = "fasta:k=15", sketch = "min", s = 50 }
+    local a = extractors.sketch(ex21, shingle.unwrap(sh21), s)
+    local b = extractors.sketch(ex15, shingle.unwrap(sh15), s)
+    assert.has_error(function() return a:resemblance(b) end)
+    assert.are.equal(1, a:resemblance(extractors.sketch(ex21, shingle.unwrap(sh21), s)))
+  end)
+
   it("rejects data before the first header", function()
     local f, err = fasta.extract("ACGT\n>x\nACGT\n", "g.fa")
     assert.is_nil(f)
@@ -87,7 +116,7 @@ describe("extractors by name or file", function()
     os.remove(path)
     local none, nerr = extractors.get("mp3")
     assert.is_nil(none)
-    assert.are.equal("unknown extractor 'mp3'; use midi, code, fasta or the path of a Lua file", nerr)
+    assert.are.equal("unknown extractor 'mp3'; use midi, code, fasta (fasta:k=N) or the path of a Lua file", nerr)
   end)
 
   it("clusters MIDI files with shingle cluster --extractor midi", function()

@@ -37,6 +37,22 @@ describe("shingle.new()", function()
   end)
 end)
 
+describe("no hidden shared state", function()
+  it("leaves the C module's method table as the C module made it when the facade is loaded", function()
+    local lua = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
+    local build = os.getenv("SHINGLE_BUILD") or ("build/" .. (rawget(_G, "jit") and "jit" or _VERSION:match("%d+%.%d+")))
+    local code = [[
+      local core = require "shingle.core"
+      local function names() local t = {} for k in pairs(core.Shingler) do t[#t + 1] = k end table.sort(t) return table.concat(t, " ") end
+      local before = names()
+      require "shingle"
+      io.write(before == names() and "same" or ("changed: " .. before .. " / " .. names()))]]
+    local out = support.run(("LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='%s/lib/?.so;;' %s -e '%s'")
+      :format(build, lua, code))
+    assert.are.equal("same", out)
+  end)
+end)
+
 describe("Shingler:shingles()", function()
   it("iterates fingerprints with the byte range of original text each covers", function()
     local text = "The <quick> Brown fox, jumps!"

@@ -237,6 +237,47 @@ static int shingler_shingle_list(lua_State *L)
     return 3;
 }
 
+/* sh:sketch(x [, kind]): x a text (as sketch_text) or a list of tokens (as
+ * sketch_tokens). In the method table itself, so that the facade never adds
+ * methods to this shared table. */
+static int shingler_sketch(lua_State *L)
+{
+    check(L, 1);
+    switch (lua_type(L, 2)) {
+    case LUA_TSTRING: return shingler_sketch_text(L);
+    case LUA_TTABLE: return shingler_sketch_tokens(L);
+    default:
+        return luaL_argerror(L, 2, lua_pushfstring(L, "a text string or a list of tokens expected, got %s",
+                                                   luaL_typename(L, 2)));
+    }
+}
+
+static int shingles_next(lua_State *L)
+{
+    lua_Integer i = lua_tointeger(L, lua_upvalueindex(4)) + 1;
+    if ((size_t)i > shl_rawlen(L, lua_upvalueindex(1))) return 0;
+    lua_pushinteger(L, i);
+    lua_replace(L, lua_upvalueindex(4));
+    lua_pushinteger(L, i);
+    lua_rawgeti(L, lua_upvalueindex(1), (int)i);
+    lua_rawgeti(L, lua_upvalueindex(2), (int)i);
+    lua_rawgeti(L, lua_upvalueindex(3), (int)i);
+    return 4;
+}
+
+/* sh:shingles(text) -> iterator over (index, fingerprint, first byte, last
+ * byte) of every shingle, the byte range (1-based, inclusive) being the
+ * original text it covers. Raises on text the canonicalizer rejects. */
+static int shingler_shingles(lua_State *L)
+{
+    lua_settop(L, 2);
+    shingler_shingle_list(L); /* fingerprints, firsts, lasts at 3..5; or nil, message */
+    if (!lua_istable(L, 3)) return luaL_error(L, "%s", lua_tostring(L, 4));
+    lua_pushinteger(L, 0);
+    lua_pushcclosure(L, shingles_next, 4);
+    return 1;
+}
+
 /* sh:tokens(text) -> canonical tokens, first byte, last byte */
 static int shingler_tokens(lua_State *L)
 {
@@ -342,7 +383,8 @@ void shl_open_shingler(lua_State *L)
         { "sketch_features", shingler_sketch_features }, { "shingle_list", shingler_shingle_list },
         { "tokens", shingler_tokens }, { "fingerprint", shingler_fingerprint },
         { "token_id", shingler_token_id }, { "window", shingler_window },
-        { "params", shingler_params }, { NULL, NULL }
+        { "params", shingler_params }, { "sketch", shingler_sketch }, { "shingles", shingler_shingles },
+        { NULL, NULL }
     };
     static const luaL_Reg meta[] = { { "__gc", shingler_gc }, { "__tostring", shingler_tostring }, { NULL, NULL } };
     luaL_newmetatable(L, SHL_SHINGLER);

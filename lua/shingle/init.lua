@@ -102,29 +102,6 @@ end
 
 M.rules = require "shingle.rules"
 
---- sh:sketch(x [, kind]): x is a text (string) or a list of tokens (strings or
--- integers). Returns a sketch, or nil, err when the text is rejected (invalid
--- UTF-8 with invalid = "error").
-function Shingler:sketch(x, kind)
-  local t = type(x)
-  if t == "string" then return self:sketch_text(x, kind) end
-  if t == "table" then return self:sketch_tokens(x, kind) end
-  error("bad argument #1 to 'sketch' (a text string or a list of tokens expected, got " .. t .. ")", 2)
-end
-
---- sh:shingles(text): iterator over (index, fingerprint, first byte, last byte)
--- of every shingle, the byte range (1-based, inclusive) being the original
--- text the shingle covers. Raises on text the canonicalizer rejects.
-function Shingler:shingles(text)
-  local fps, first, last = self:shingle_list(text)
-  if not fps then error(first, 2) end
-  local i, n = 0, #fps
-  return function()
-    i = i + 1
-    if i <= n then return i, fps[i], first[i], last[i] end
-  end
-end
-
 --- shingle.exact(a, b [, opts]): exact resemblance and containment of two
 -- texts (or token lists) from their full shingle sets, for verification.
 -- Returns { resemblance, containment = c(a, b), contained = c(b, a), both, sample }.

@@ -1,9 +1,10 @@
---- DNA or protein sequences in FASTA as the set of their k-mers (k = 21 by
--- default; set SHINGLE_KMER or M.k): sequences sharing most k-mers resemble
--- each other, the way MinHash sketches compare genomes. A k-mer and its
--- reverse complement count as one for DNA.
-local M = { name = "fasta", kind = "set", k = tonumber(os.getenv("SHINGLE_KMER")) or 21 }
-
+--- DNA or protein sequences in FASTA as the set of their k-mers: sequences
+-- sharing most k-mers resemble each other, the way MinHash sketches compare
+-- genomes. A k-mer and its reverse complement count as one for DNA.
+--
+-- The module is the extractor for k = 21; fasta.new{ k = 15 } makes another,
+-- independent one (named "fasta:k=15", so that its sketches are not compared
+-- with those of another k). By name: --extractor fasta or fasta:k=15.
 local comp = { A = "T", C = "G", G = "C", T = "A", N = "N" }
 
 local function canonical(kmer)
@@ -11,7 +12,9 @@ local function canonical(kmer)
   return rc < kmer and rc or kmer
 end
 
-function M.extract(bytes, path)
+local DEFAULT_K = 21
+
+local function extract(k, bytes, path)
   local seqs, cur = {}, nil
   local n = 0
   for line in bytes:gmatch("[^\r\n]+") do
@@ -25,7 +28,7 @@ function M.extract(bytes, path)
     end
   end
   if #seqs == 0 then return nil, (path or "input") .. ": no FASTA record (a line starting with '>')" end
-  local feats, k = {}, M.k
+  local feats = {}
   for _, parts in ipairs(seqs) do
     local s = table.concat(parts)
     local dna = not s:find("[^ACGTN]")
@@ -37,4 +40,26 @@ function M.extract(bytes, path)
   return feats
 end
 
+local M
+
+--- fasta.new{ k = 21 } -> an extractor of k-mers (k from 1 to 1000).
+local function new(opts)
+  opts = opts or {}
+  local k = opts.k or DEFAULT_K
+  for key in pairs(opts) do
+    if key ~= "k" then error(("unknown FASTA extractor option '%s'; the option is k"):format(tostring(key)), 2) end
+  end
+  if type(k) ~= "number" or k ~= math.floor(k) or k < 1 or k > 1000 then
+    error(("the FASTA extractor's k is %s; use a whole number from 1 to 1000"):format(tostring(k)), 2)
+  end
+  return {
+    name = k == DEFAULT_K and "fasta" or ("fasta:k=" .. k),
+    kind = "set",
+    k = k,
+    new = new,
+    extract = function(bytes, path) return extract(k, bytes, path) end,
+  }
+end
+
+M = new()
 return M

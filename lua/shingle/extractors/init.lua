@@ -12,10 +12,26 @@ local M = {}
 
 M.builtin = { midi = true, code = true, fasta = true }
 
---- The extractor for a name (midi, code, fasta) or a path to a Lua file.
+--- The extractor for a name (midi, code, fasta), a name with options
+-- ("fasta:k=15": options of the extractor's new(), whole numbers), or a
+-- path to a Lua file.
 function M.get(spec)
   if type(spec) == "table" then return M.check(spec, "the extractor") end
   if M.builtin[spec] then return require("shingle.extractors." .. spec) end
+  local name, params = spec:match("^(%a+):(.+)$")
+  if name and M.builtin[name] then
+    local ex = require("shingle.extractors." .. name)
+    if not ex.new then return nil, ("the extractor '%s' takes no options (in '%s')"):format(name, spec) end
+    local o = {}
+    for item in params:gmatch("[^,]+") do
+      local k, v = item:match("^%s*([%a_]+)%s*=%s*(%d+)%s*$")
+      if not k then return nil, ("'%s' in '%s' is not an option; write name:key=number,key=number"):format(item, spec) end
+      o[k] = tonumber(v)
+    end
+    local ok, made = pcall(ex.new, o)
+    if not ok then return nil, (tostring(made):gsub("^[^:]*:%d+: ", "")) end
+    return made
+  end
   if spec:find("/", 1, true) or spec:match("%.lua$") then
     local chunk, err = loadfile(spec)
     if not chunk then return nil, ("cannot load the extractor %s: %s"):format(spec, err) end
@@ -23,7 +39,7 @@ function M.get(spec)
     if not ok then return nil, ("the extractor %s failed to load: %s"):format(spec, tostring(ex)) end
     return M.check(ex, spec)
   end
-  return nil, ("unknown extractor '%s'; use midi, code, fasta or the path of a Lua file"):format(spec)
+  return nil, ("unknown extractor '%s'; use midi, code, fasta (fasta:k=N) or the path of a Lua file"):format(spec)
 end
 
 function M.check(ex, where)
