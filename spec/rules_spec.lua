@@ -98,6 +98,11 @@ describe("the named rule sets", function()
     assert.are.same({ "int", "ID", "(", "ID", ")", "{", "return", "STR", ";", "}" }, rules.code_tokens('int f(x) { return "s"; }'))
   end)
 
+  it("code: reads identifiers with UTF-8 letters and control characters without failing", function()
+    local toks = shingle.rules.code_tokens("caf\xc3\xa9 = r\xc3\xa9sum\xc3\xa9 + 1;\1\127 \xff\xfe x")
+    assert.are.same({ "ID", "=", "ID", "+", "NUM", ";", "ID", "ID" }, toks)
+  end)
+
   it("tweet: retweet markers, mentions and URLs are dropped", function()
     local sh = shingle.new{ canon = "tweet", w = 3, sketch = "full" }
     local a = sh:sketch("phpnw09: 1 Week 'til #phpnw09 - let me hear you say w00t!")

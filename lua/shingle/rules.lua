@@ -159,14 +159,16 @@ function M.code_tokens(src)
       end
       toks[#toks + 1] = "STR"
       i = j + 1
-    elseif c:match("[%a_]") then
-      local w = src:match("^[%w_]+", i)
+    elseif c:match("[%a_\128-\255]") then -- identifiers, UTF-8 letters included
+      local w = src:match("^[%w_\128-\255]+", i)
       toks[#toks + 1] = code_keywords[w] and w or "ID"
       i = i + #w
     elseif c:match("%d") then
       local num = src:match("^[%w_.]+", i)
       toks[#toks + 1] = "NUM"
       i = i + #num
+    elseif not c:match("%p") then -- a control character: a separator
+      i = i + 1
     else
       local op = src:match("^[%p]+", i)
       -- operators of up to three characters, one token each
