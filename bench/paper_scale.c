@@ -53,6 +53,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "cluster.h"
 #include "extsort.h"
 
@@ -395,7 +396,7 @@ static void check_clusters(const plan *p, const char *dir, check *ck)
     memset(ck, 0, sizeof *ck);
     if (!lab || !labsize || !clab || !psize || !bad) { fprintf(stderr, "paper_scale: out of memory checking\n"); exit(1); }
     snprintf(path, sizeof path, "%s/clusters.bin", dir);
-    if (sh_recfile_open(&f, path, "SHCLUST\0", 1, &e) != SH_OK) die("clusters.bin", &e);
+    if (sh_recfile_open(&f, path, SH_MAGIC_CLUSTERS, sizeof(sh_clusterrec), 1, &e) != SH_OK) die("clusters.bin", &e);
     for (i = 0; i < p->n; i++) lab[i] = NONE;
     for (j = 0; j < f.count; j++) {
         const sh_clusterrec *r = (const sh_clusterrec *)(const void *)(f.records + j * sizeof(sh_clusterrec));

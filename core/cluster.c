@@ -4,21 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "byteorder.h"
+#include "clock.h"
 #include "extsort.h"
+#include "pairs.h"
 #include "unionfind.h"
-
-double sh_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static const char M_DOCS[8] = "SHDOCS\0\0", M_SKV[8] = "SHSKVAL\0", M_FULL[8] = "SHFULL\0\0",
-                  M_SIGS[8] = "SHSIGS\0\0", M_PAIRS[8] = "SHPAIRS\0", M_LINKS[8] = "SHLINKS\0",
-                  M_CLUST[8] = "SHCLUST\0";
 
 static void path_of(char *out, size_t cap, const char *dir, const char *name)
 {
@@ -32,31 +23,28 @@ static void path_of(char *out, size_t cap, const char *dir, const char *name)
 sh_status sh_p1_open(sh_p1 *p, const char *dir, const sh_pool_config *cfg, const sh_sketch_params *identity, sh_error *err)
 {
     char path[4096];
-    unsigned char meta[128];
+    unsigned char meta[SH_DOCS_META_SIZE];
     sh_sketch empty;
     sh_status st;
     memset(p, 0, sizeof *p);
     memset(&empty, 0, sizeof empty);
     empty.p = *identity;
     sh_sketch_serialize(&empty, meta);
-    {
-        uint32_t k = cfg->sig_k;
-        memcpy(meta + 88, &k, 4);
-    }
+    sh_store_le32(meta + SH_SKETCH_PARAMS_SIZE, cfg->sig_k);
     p->want_full = cfg->want_full;
     p->sig_k = cfg->sig_k;
     p->m = identity->m;
     path_of(path, sizeof path, dir, "docs.bin");
-    if ((st = sh_recwriter_open(&p->docs, path, M_DOCS, sizeof(sh_docrec), meta, 92, err)) != SH_OK) return st;
+    if ((st = sh_recwriter_open(&p->docs, path, SH_MAGIC_DOCS, sizeof(sh_docrec), meta, SH_DOCS_META_SIZE, err)) != SH_OK) return st;
     path_of(path, sizeof path, dir, "sketches.bin");
-    if ((st = sh_recwriter_open(&p->sketches, path, M_SKV, 8, NULL, 0, err)) != SH_OK) goto fail;
+    if ((st = sh_recwriter_open(&p->sketches, path, SH_MAGIC_SKETCHES, 8, NULL, 0, err)) != SH_OK) goto fail;
     if (p->want_full) {
         path_of(path, sizeof path, dir, "shingles.bin");
-        if ((st = sh_recwriter_open(&p->full, path, M_FULL, 8, NULL, 0, err)) != SH_OK) goto fail;
+        if ((st = sh_recwriter_open(&p->full, path, SH_MAGIC_SHINGLES, 8, NULL, 0, err)) != SH_OK) goto fail;
     }
     if (p->sig_k) {
         path_of(path, sizeof path, dir, "sigs.bin");
-        if ((st = sh_recwriter_open(&p->sigs, path, M_SIGS, 8 * p->sig_k, NULL, 0, err)) != SH_OK) goto fail;
+        if ((st = sh_recwriter_open(&p->sigs, path, SH_MAGIC_SIGS, 8 * p->sig_k, NULL, 0, err)) != SH_OK) goto fail;
     }
     return SH_OK;
 fail:
@@ -169,25 +157,25 @@ static sh_status run_open_files(run *r, const char *dir, int need_values, int ne
     memset(r, 0, sizeof *r);
     r->full.fd = -1;
     path_of(path, sizeof path, dir, "docs.bin");
-    if ((st = sh_recfile_open(&r->docs, path, M_DOCS, 1, err)) != SH_OK) return st;
-    if (r->docs.record_size != sizeof(sh_docrec) || r->docs.meta_size != 96 ||
-        sh_sketch_deserialize(r->docs.meta, 88, &empty, err) != SH_OK) {
+    if ((st = sh_recfile_open(&r->docs, path, SH_MAGIC_DOCS, sizeof(sh_docrec), 1, err)) != SH_OK) return st;
+    if (r->docs.record_size != sizeof(sh_docrec) || r->docs.meta_size != ((SH_DOCS_META_SIZE + 7u) & ~7u) ||
+        sh_sketch_deserialize(r->docs.meta, SH_SKETCH_PARAMS_SIZE, &empty, err) != SH_OK) {
         run_close(r);
         return sh_error_set(err, SH_EFORMAT, 0, "%s has an unexpected layout; it was written by another version", path);
     }
     r->p = empty->p;
     free(empty);
-    memcpy(&r->sig_k, r->docs.meta + 88, 4);
+    r->sig_k = sh_load_le32(r->docs.meta + SH_SKETCH_PARAMS_SIZE);
     r->d = (const sh_docrec *)(const void *)r->docs.records;
     r->n = (uint32_t)r->docs.count;
     if (need_values) {
         path_of(path, sizeof path, dir, "sketches.bin");
-        if ((st = sh_recfile_open(&r->skv, path, M_SKV, 1, err)) != SH_OK) { run_close(r); return st; }
+        if ((st = sh_recfile_open(&r->skv, path, SH_MAGIC_SKETCHES, 8, 1, err)) != SH_OK) { run_close(r); return st; }
         r->v = (const uint64_t *)(const void *)r->skv.records;
     }
     if (need_full) {
         path_of(path, sizeof path, dir, "shingles.bin");
-        if ((st = sh_recstream_open(&r->full, path, M_FULL, err)) != SH_OK) {
+        if ((st = sh_recstream_open(&r->full, path, SH_MAGIC_SHINGLES, 8, err)) != SH_OK) {
             run_close(r);
             if (st == SH_EIO) return sh_error_set(err, SH_EIO, 0, "%s is missing: exact verification needs the full shingle sets kept in phase 1 (run cluster with --verify exact)", path);
             return st;
@@ -195,7 +183,7 @@ static sh_status run_open_files(run *r, const char *dir, int need_values, int ne
     }
     if (need_sigs) {
         path_of(path, sizeof path, dir, "sigs.bin");
-        if ((st = sh_recfile_open(&r->sigs, path, M_SIGS, 1, err)) != SH_OK) {
+        if ((st = sh_recfile_open(&r->sigs, path, SH_MAGIC_SIGS, 8 * r->sig_k, 1, err)) != SH_OK) {
             run_close(r);
             if (st == SH_EIO) return sh_error_set(err, SH_EIO, 0, "%s is missing: this method needs min-hash signatures kept in phase 1", path);
             return st;
@@ -214,9 +202,6 @@ static sh_status run_open(run *r, const char *dir, int need_full, int need_sigs,
 
 typedef struct fpid { unsigned char key[8]; uint32_t id; } fpid;
 
-static void be64(unsigned char *p, uint64_t v) { int i; for (i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (56 - 8 * i)); }
-static void be32(unsigned char *p, uint32_t v) { int i; for (i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (24 - 8 * i)); }
-static uint32_t rd_be32(const unsigned char *p) { uint32_t v = 0; int i; for (i = 0; i < 4; i++) v = (v << 8) | p[i]; return v; }
 
 /* Section "Identical documents": one fingerprint per kind of equivalence;
  * documents with equal fingerprints are joined, and the smallest id of each
@@ -251,7 +236,7 @@ sh_status sh_dedupe(const char *dir, sh_dedupe_stats *st, sh_error *err)
             if (d->status != SH_OK) continue;
             if (kind == 2 && d->sketch_n == 0) continue; /* no selected shingles: no evidence */
             fp = kind == 0 ? d->raw_fp : kind == 1 ? d->canon_fp : d->set_fp;
-            be64(a[m].key, fp);
+            sh_store_be64(a[m].key, fp);
             a[m].id = i;
             m++;
         }
@@ -277,10 +262,10 @@ sh_status sh_dedupe(const char *dir, sh_dedupe_stats *st, sh_error *err)
     }
     {
         sh_recwriter w;
-        unsigned char meta[92];
-        memcpy(meta, r.docs.meta, 92);
+        unsigned char meta[SH_DOCS_META_SIZE];
+        memcpy(meta, r.docs.meta, SH_DOCS_META_SIZE);
         path_of(path, sizeof path, dir, "docs.bin");
-        if ((s = sh_recwriter_open(&w, path, M_DOCS, sizeof(sh_docrec), meta, 92, err)) != SH_OK) goto done;
+        if ((s = sh_recwriter_open(&w, path, SH_MAGIC_DOCS, sizeof(sh_docrec), meta, SH_DOCS_META_SIZE, err)) != SH_OK) goto done;
         if ((s = sh_recwriter_append(&w, out, n, err)) != SH_OK) { sh_recwriter_abort(&w); goto done; }
         s = sh_recwriter_commit(&w, err);
     }
@@ -296,104 +281,30 @@ done:
 
 /* ---- phases 2 and 3 ------------------------------------------------------- */
 
-static void add_count(void *acc, const void *rec, void *ud)
-{
-    uint32_t x, y;
-    (void)ud;
-    memcpy(&x, (unsigned char *)acc + 8, 4);
-    memcpy(&y, (const unsigned char *)rec + 8, 4);
-    x += y;
-    memcpy((unsigned char *)acc + 8, &x, 4);
-}
-
 #define CHUNK 65536
 
-/* Read a <key BE u64, doc BE u32> sorter grouped by key; for every group of
- * g documents (2 <= g <= max_df) emit the g(g-1)/2 pairs <a, b, 1> with a < b
- * into pairs. Shared by phase 3 and the super shingle and LSH methods. */
-static sh_status form_pairs(sh_extsort *keys, sh_extsort *pairs, uint32_t max_df, int star,
-                            sh_unionfind *uf, sh_pairs_stats *st, sh_progress_fn progress, void *pud, sh_error *err)
+/* Phase 3 over a sorter of <key, doc> records (pairs.h), its counters into st. */
+static sh_status form(sh_extsort *keys, sh_extsort *pairs, uint32_t max_df, sh_unionfind *uf, sh_pairs_stats *st,
+                      sh_progress_fn progress, void *pud, sh_error *err)
 {
-    uint64_t read = 0;
-    unsigned char *in = (unsigned char *)malloc((size_t)CHUNK * 12), *outb = NULL;
-    uint32_t *group = (uint32_t *)malloc(((size_t)max_df + 1) * sizeof *group);
-    size_t n, i, g = 0, no = 0;
-    int have = 0, over = 0;
-    unsigned char last[8];
-    sh_status s = SH_OK;
-    if (pairs) outb = (unsigned char *)malloc((size_t)CHUNK * 12);
-    if (!in || !group || (pairs && !outb)) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
-    for (;;) {
-        if ((s = sh_extsort_read(keys, in, CHUNK, &n, err)) != SH_OK) goto done;
-        read += n;
-        if (progress && (read / CHUNK) % 8 == 0) progress(pud, "pair formation", read, st->records);
-        for (i = 0; i <= n; i++) {
-            const unsigned char *rec = in + 12 * i;
-            int end = (i == n && n == 0);
-            if (i == n && !end) break;
-            if (end || !have || memcmp(rec, last, 8) != 0) {
-                /* close the previous group */
-                if (have) {
-                    st->shingles++;
-                    if (over) st->common_dropped++;
-                    else if (g >= 2) {
-                        if (star && uf) {
-                            size_t j;
-                            for (j = 1; j < g; j++) sh_uf_union(uf, group[0], group[j]);
-                        } else {
-                            size_t x, y;
-                            for (x = 0; x < g; x++)
-                                for (y = x + 1; y < g; y++) {
-                                    uint32_t a = group[x], b = group[y], one = 1;
-                                    unsigned char *o;
-                                    if (a == b) continue;
-                                    if (a > b) { uint32_t t = a; a = b; b = t; }
-                                    o = outb + 12 * no;
-                                    be32(o, a);
-                                    be32(o + 4, b);
-                                    memcpy(o + 8, &one, 4);
-                                    st->pair_records++;
-                                    if (++no == CHUNK) {
-                                        if ((s = sh_extsort_add(pairs, outb, no, err)) != SH_OK) goto done;
-                                        no = 0;
-                                    }
-                                }
-                        }
-                    }
-                }
-                if (end) break;
-                memcpy(last, rec, 8);
-                have = 1;
-                g = 0;
-                over = 0;
-            }
-            if (!over) {
-                if (g == max_df) over = 1;
-                else group[g++] = rd_be32(rec + 8);
-            }
-        }
-        if (n == 0) break;
-    }
-    if (no && pairs) s = sh_extsort_add(pairs, outb, no, err);
-    if (progress) progress(pud, "pair formation", read, read);
-done:
-    free(in);
-    free(outb);
-    free(group);
-    return s;
-}
-
-static sh_status new_sorter(sh_extsort **s, size_t rec, size_t key, size_t memory, const char *tmp,
-                            sh_extsort_combine_fn combine, sh_error *err)
-{
-    sh_extsort_config c;
+    sh_form_config c;
+    sh_form_stats fs;
+    sh_status s;
     memset(&c, 0, sizeof c);
-    c.record_size = rec;
-    c.key_size = key;
-    c.memory_budget = memory < SH_EXTSORT_MIN_BUDGET ? SH_EXTSORT_MIN_BUDGET : memory;
-    c.temp_dir = tmp;
-    c.combine = combine;
-    return sh_extsort_new(s, &c, err);
+    memset(&fs, 0, sizeof fs);
+    c.key_size = 8;
+    c.max_df = max_df;
+    c.pairs = pairs;
+    c.uf = uf;
+    c.progress = progress;
+    c.progress_ud = pud;
+    c.progress_step = "pair formation";
+    c.progress_total = st->records;
+    s = sh_form_pairs(keys, &c, &fs, err);
+    st->shingles += fs.keys;
+    st->common_dropped += fs.dropped;
+    st->pair_records += fs.pair_records;
+    return s;
 }
 
 /* Write the merged <a, b, count> pairs of a sorter as pairs.bin (LE). */
@@ -401,20 +312,21 @@ static sh_status write_pairs(const char *dir, sh_extsort *pairs, sh_pairs_stats 
 {
     char path[4096];
     sh_recwriter w;
-    unsigned char *buf = (unsigned char *)malloc((size_t)CHUNK * 12);
-    uint32_t *o = (uint32_t *)malloc((size_t)CHUNK * 12);
+    unsigned char *buf = (unsigned char *)malloc((size_t)CHUNK * SH_PAIR_RECORD);
+    sh_pairrec *o = (sh_pairrec *)malloc((size_t)CHUNK * sizeof *o);
     size_t n, i;
     sh_status s;
     if (!buf || !o) { free(buf); free(o); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
     path_of(path, sizeof path, dir, "pairs.bin");
-    if ((s = sh_recwriter_open(&w, path, M_PAIRS, 12, NULL, 0, err)) != SH_OK) goto done;
+    if ((s = sh_recwriter_open(&w, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), NULL, 0, err)) != SH_OK) goto done;
     for (;;) {
         if ((s = sh_extsort_read(pairs, buf, CHUNK, &n, err)) != SH_OK) { sh_recwriter_abort(&w); goto done; }
         if (n == 0) break;
         for (i = 0; i < n; i++) {
-            o[3 * i] = rd_be32(buf + 12 * i);
-            o[3 * i + 1] = rd_be32(buf + 12 * i + 4);
-            memcpy(&o[3 * i + 2], buf + 12 * i + 8, 4);
+            const unsigned char *rec = buf + SH_PAIR_RECORD * i;
+            o[i].a = sh_pair_a(rec);
+            o[i].b = sh_pair_b(rec);
+            o[i].shared = sh_pair_count(rec);
         }
         st->pairs += n;
         if ((s = sh_recwriter_append(&w, o, n, err)) != SH_OK) { sh_recwriter_abort(&w); goto done; }
@@ -452,15 +364,14 @@ sh_status sh_pairs(const char *dir, const sh_pairs_config *cfg, sh_pairs_stats *
     t0 = sh_now();
     buf = (unsigned char *)malloc((size_t)CHUNK * 12);
     if (!buf) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
-    if ((s = new_sorter(&keys, 12, 8, cfg->memory / 2, tmp, NULL, err)) != SH_OK) goto done;
+    if ((s = sh_extsort_open(&keys, 12, 8, cfg->memory / 2, tmp, NULL, err)) != SH_OK) goto done;
     for (i = 0; i < r.n; i++) {
         const sh_docrec *d = &r.d[i];
         uint32_t j;
         if (cfg->progress && i % 262144 == 0) cfg->progress(cfg->progress_ud, "shingle merging", i, r.n);
         if (d->status != SH_OK || d->rep != i) continue;
         for (j = 0; j < d->sketch_n; j++) {
-            be64(buf + 12 * nb, r.v[d->sketch_off + j]);
-            be32(buf + 12 * nb + 8, i);
+            sh_key_record(buf + 12 * nb, 8, r.v[d->sketch_off + j], i);
             if (++nb == CHUNK) {
                 if ((s = sh_extsort_add(keys, buf, nb, err)) != SH_OK) goto done;
                 st->records += nb;
@@ -475,8 +386,8 @@ sh_status sh_pairs(const char *dir, const sh_pairs_config *cfg, sh_pairs_stats *
     add_disk(st, keys);
     st->t_merge = sh_now() - t0;
     t0 = sh_now();
-    if ((s = new_sorter(&pairs, 12, 8, cfg->memory / 2, tmp, add_count, err)) != SH_OK) goto done;
-    if ((s = form_pairs(keys, pairs, cfg->max_df, 0, NULL, st, cfg->progress, cfg->progress_ud, err)) != SH_OK) goto done;
+    if ((s = sh_pairsort_open(&pairs, cfg->memory / 2, tmp, err)) != SH_OK) goto done;
+    if ((s = form(keys, pairs, cfg->max_df, NULL, st, cfg->progress, cfg->progress_ud, err)) != SH_OK) goto done;
     sh_extsort_free(keys);
     keys = NULL;
     st->t_form = sh_now() - t0;
@@ -542,18 +453,6 @@ static size_t max_len(const run *r, int full)
     return m;
 }
 
-static int passes(const sh_decide_config *c, const sh_estimate *e, double t)
-{
-    double cmax = e->contain_ab > e->contain_ba ? e->contain_ab : e->contain_ba;
-    switch (c->policy) {
-    case SH_POLICY_RESEMBLANCE: return e->resemblance >= t;
-    case SH_POLICY_CONTAINMENT: return cmax >= t;
-    case SH_POLICY_EITHER: return e->resemblance >= t || cmax >= t;
-    case SH_POLICY_BOTH: return e->resemblance >= t && cmax >= t;
-    }
-    return 0;
-}
-
 typedef struct decider {
     run r;
     sh_sketch *sa, *sb, *fa, *fb;
@@ -585,7 +484,7 @@ static sh_status decider_open(decider *x, const char *dir, const sh_decide_confi
     if (!x->sa || !x->sb || (c->verify && (!x->fa || !x->fb)) || sh_uf_new(&x->uf, x->r.n, err) != SH_OK)
         return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %u documents", x->r.n);
     path_of(path, sizeof path, dir, "links.bin");
-    return sh_recwriter_open(&x->links, path, M_LINKS, sizeof(sh_linkrec), NULL, 0, err);
+    return sh_recwriter_open(&x->links, path, SH_MAGIC_LINKS, sizeof(sh_linkrec), NULL, 0, err);
 }
 
 /* Decide one candidate pair of representatives; link it if it passes. */
@@ -600,7 +499,7 @@ static sh_status decide_pair(decider *x, uint32_t a, uint32_t b, sh_error *err)
     l.r = (float)e.resemblance; l.cab = (float)e.contain_ab; l.cba = (float)e.contain_ba;
     l.xr = l.xcab = l.xcba = -1.0f;
     if (x->c->verify) {
-        if (!x->c->accept && !passes(x->c, &e, x->c->candidate)) return SH_OK;
+        if (!x->c->accept && !sh_policy_passes(x->c->policy, x->c->candidate, &e)) return SH_OK;
         x->st->candidates++;
         if ((s = exact_pair(&x->r, a, b, x->fa, x->fb, &xe, err)) != SH_OK) return s;
         l.xr = (float)xe.resemblance; l.xcab = (float)xe.contain_ab; l.xcba = (float)xe.contain_ba;
@@ -612,7 +511,7 @@ static sh_status decide_pair(decider *x, uint32_t a, uint32_t b, sh_error *err)
         int ok = x->c->accept(x->c->accept_ud, a, b, (uint32_t)e.both, &xe, x->r.d[a].n_shingles, x->r.d[b].n_shingles);
         if (ok < 0) return sh_error_set(err, SH_EINVAL, 0, "the policy stopped phase 4 at the pair (%u, %u)", a + 1, b + 1);
         if (!ok) return SH_OK;
-    } else if (!passes(x->c, &xe, x->c->threshold)) {
+    } else if (!sh_policy_passes(x->c->policy, x->c->threshold, &xe)) {
         return SH_OK;
     }
     x->st->linked++;
@@ -663,15 +562,15 @@ static sh_status decider_finish(decider *x, const char *dir, sh_error *err)
         unsigned char *k = (unsigned char *)malloc(m * 8 + 8), *ka = (unsigned char *)malloc(m * 8 + 8);
         size_t j;
         if (!k || !ka) { free(k); free(ka); s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
-        for (j = 0; j < m; j++) { be32(k + 8 * j, recs[j].cluster); be32(k + 8 * j + 4, recs[j].doc); }
+        for (j = 0; j < m; j++) { sh_store_be32(k + 8 * j, recs[j].cluster); sh_store_be32(k + 8 * j + 4, recs[j].doc); }
         sh_radix_sort(k, ka, m, 8, 8);
-        for (j = 0; j < m; j++) { recs[j].cluster = rd_be32(k + 8 * j); recs[j].doc = rd_be32(k + 8 * j + 4); }
+        for (j = 0; j < m; j++) { recs[j].cluster = sh_load_be32(k + 8 * j); recs[j].doc = sh_load_be32(k + 8 * j + 4); }
         free(k);
         free(ka);
     }
     if ((s = sh_recwriter_commit(&x->links, err)) != SH_OK) goto done;
     path_of(path, sizeof path, dir, "clusters.bin");
-    if ((s = sh_recwriter_open(&w, path, M_CLUST, sizeof(sh_clusterrec), NULL, 0, err)) != SH_OK) goto done;
+    if ((s = sh_recwriter_open(&w, path, SH_MAGIC_CLUSTERS, sizeof(sh_clusterrec), NULL, 0, err)) != SH_OK) goto done;
     if ((s = sh_recwriter_append(&w, recs, m, err)) != SH_OK) goto done;
     s = sh_recwriter_commit(&w, err);
 done:
@@ -709,7 +608,7 @@ sh_status sh_decide(const char *dir, const sh_decide_config *cfg, sh_decide_stat
     uint64_t i;
     if ((s = decider_open(&x, dir, cfg, 0, st, err)) != SH_OK) { decider_close(&x); return s; }
     path_of(path, sizeof path, dir, "pairs.bin");
-    if ((s = sh_recfile_open(&pf, path, M_PAIRS, 1, err)) != SH_OK) { decider_close(&x); return s; }
+    if ((s = sh_recfile_open(&pf, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), 1, err)) != SH_OK) { decider_close(&x); return s; }
     for (i = 0; i < pf.count && s == SH_OK; i++) {
         const uint32_t *p = (const uint32_t *)(const void *)(pf.records + 12 * i);
         if (cfg->progress && i % 262144 == 0) cfg->progress(cfg->progress_ud, "cluster formation", i, pf.count);
@@ -738,23 +637,22 @@ static sh_status candidates(const char *dir, sh_extsort *keys, const sh_alt_conf
     sh_status s;
     if (!cfg->check) {
         uint64_t before = sh_uf_components(x->uf);
-        if ((s = form_pairs(keys, NULL, UINT32_MAX - 1, 1, x->uf, ps, cfg->decide.progress, cfg->decide.progress_ud, err)) != SH_OK) return s;
+        if ((s = form(keys, NULL, 0, x->uf, ps, cfg->decide.progress, cfg->decide.progress_ud, err)) != SH_OK) return s;
         x->st->linked = before - sh_uf_components(x->uf);
         return SH_OK;
     }
     {
         sh_extsort *pairs = NULL;
-        unsigned char *buf = (unsigned char *)malloc((size_t)CHUNK * 12);
+        unsigned char *buf = (unsigned char *)malloc((size_t)CHUNK * SH_PAIR_RECORD);
         size_t n, i;
-        (void)dir;
         if (!buf) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
-        if ((s = new_sorter(&pairs, 12, 8, cfg->memory / 2, cfg->temp_dir ? cfg->temp_dir : dir, add_count, err)) != SH_OK) { free(buf); return s; }
-        if ((s = form_pairs(keys, pairs, 100000, 0, NULL, ps, cfg->decide.progress, cfg->decide.progress_ud, err)) == SH_OK && (s = sh_extsort_finish(pairs, err)) == SH_OK) {
+        if ((s = sh_pairsort_open(&pairs, cfg->memory / 2, cfg->temp_dir ? cfg->temp_dir : dir, err)) != SH_OK) { free(buf); return s; }
+        if ((s = form(keys, pairs, 100000, NULL, ps, cfg->decide.progress, cfg->decide.progress_ud, err)) == SH_OK && (s = sh_extsort_finish(pairs, err)) == SH_OK) {
             for (;;) {
                 if ((s = sh_extsort_read(pairs, buf, CHUNK, &n, err)) != SH_OK || n == 0) break;
                 ps->pairs += n;
                 for (i = 0; i < n && s == SH_OK; i++)
-                    s = decide_pair(x, rd_be32(buf + 12 * i), rd_be32(buf + 12 * i + 4), err);
+                    s = decide_pair(x, sh_pair_a(buf + SH_PAIR_RECORD * i), sh_pair_b(buf + SH_PAIR_RECORD * i), err);
                 if (s != SH_OK) break;
             }
         }
@@ -779,7 +677,7 @@ static sh_status keyed(const char *dir, const sh_alt_config *cfg, int need_sigs,
     if ((s = decider_open(&x, dir, &cfg->decide, need_sigs, st, err)) != SH_OK) goto done;
     buf = (unsigned char *)malloc((CHUNK + per_doc) * 12);
     if (!buf) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
-    if ((s = new_sorter(&keys, 12, 8, cfg->memory / 2, cfg->temp_dir ? cfg->temp_dir : dir, NULL, err)) != SH_OK) goto done;
+    if ((s = sh_extsort_open(&keys, 12, 8, cfg->memory / 2, cfg->temp_dir ? cfg->temp_dir : dir, NULL, err)) != SH_OK) goto done;
     for (i = 0; i < x.r.n; i++) {
         if (x.r.d[i].status != SH_OK || x.r.d[i].rep != i) continue;
         if ((s = emit(&x.r, cfg, i, buf + 12 * nb, &nb)) != SH_OK) goto done;
@@ -805,12 +703,6 @@ done:
     return s;
 }
 
-static void put_key(unsigned char *o, uint64_t key, uint32_t doc)
-{
-    be64(o, key);
-    be32(o + 8, doc);
-}
-
 /* Super shingles. 6 x 14 (Broder 2000; Fetterly et al. 2003): 84 independent
  * minima in 6 groups of 14, a super shingle being the fingerprint of a group;
  * two documents are near-duplicates when they share 2 of the 6, i.e. one of
@@ -827,7 +719,7 @@ static sh_status emit_super(const run *r, const sh_alt_config *cfg, uint32_t i, 
         for (j = 0; j + w <= d->sketch_n; j++) {
             uint64_t f = 0x9e3779b97f4a7c15ULL;
             for (k = 0; k < w; k++) f = sh_mix(f ^ v[j + k]);
-            put_key(o, f, i);
+            sh_key_record(o, 8, f, i);
             o += 12;
             (*nb)++;
         }
@@ -844,7 +736,7 @@ static sh_status emit_super(const run *r, const sh_alt_config *cfg, uint32_t i, 
         }
         for (a = 0; a < 6; a++)
             for (b = a + 1; b < 6; b++) {
-                put_key(o, sh_mix(ss[a] ^ sh_mix(ss[b] + (uint64_t)(16 * a + b))), i);
+                sh_key_record(o, 8, sh_mix(ss[a] ^ sh_mix(ss[b] + (uint64_t)(16 * a + b))), i);
                 o += 12;
                 (*nb)++;
             }
@@ -876,7 +768,7 @@ static sh_status emit_lsh(const run *r, const sh_alt_config *cfg, uint32_t i, un
     for (b = 0; b < cfg->bands; b++) {
         uint64_t f = sh_mix(0x51ed270b27ab45d3ULL + b);
         for (k = 0; k < cfg->rows; k++) f = sh_mix(f ^ sig[b * cfg->rows + k]);
-        put_key(o, f, i);
+        sh_key_record(o, 8, f, i);
         o += 12;
         (*nb)++;
     }
@@ -946,11 +838,11 @@ sh_status sh_greedy(const char *dir, const sh_alt_config *cfg, sh_decide_stats *
             if ((s = sh_sketch_estimate(view(&x.r, i, x.sa, 0), view(&x.r, reps[c], x.sb, 0), &est, err)) != SH_OK) goto done;
             if (cfg->decide.verify) {
                 /* a candidate cluster by the estimate, decided by the exact scores */
-                if (!passes(&cfg->decide, &est, cfg->decide.candidate)) continue;
+                if (!sh_policy_passes(cfg->decide.policy, cfg->decide.candidate, &est)) continue;
                 x.st->candidates++;
                 if ((s = exact_pair(&x.r, i, reps[c], x.fa, x.fb, &est, err)) != SH_OK) goto done;
             }
-            if (passes(&cfg->decide, &est, cfg->decide.threshold)) {
+            if (sh_policy_passes(cfg->decide.policy, cfg->decide.threshold, &est)) {
                 double score = est.resemblance > est.contain_ab ? est.resemblance : est.contain_ab;
                 if (score > best_score) { best_score = score; best = c; }
             }

@@ -10,32 +10,17 @@
  *   phase 2-3 sh_pairs       pairs.bin: <doc, doc, shared sketch values>, by external sort
  *   phase 4   sh_decide      links.bin, clusters.bin: policy, union-find
  *   or        sh_supershingle, sh_lsh, sh_greedy in place of phases 2-4
- * Formats: docs/formats.md. */
+ * Formats: core/formats.h, docs/formats.md. */
 #ifndef SHINGLE_CLUSTER_H
 #define SHINGLE_CLUSTER_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include "formats.h"
+#include "pairs.h"
+#include "policy.h"
 #include "pool.h"
 #include "recfile.h"
-
-/* docs.bin record: 64 bytes, little-endian */
-typedef struct sh_docrec {
-    uint64_t raw_fp, canon_fp, set_fp;
-    uint64_t sketch_off;   /* index of the first value in sketches.bin */
-    uint32_t sketch_n;
-    uint32_t n_shingles;   /* saturates at UINT32_MAX */
-    uint64_t full_off;     /* index of the first value in shingles.bin */
-    uint32_t full_n;
-    uint32_t rep;          /* representative after dedupe (itself if none) */
-    uint8_t dup;           /* SH_DUP_* relation to rep */
-    uint8_t status;        /* sh_status of phase 1; non-zero: skipped */
-    uint8_t html;
-    uint8_t mod_steps;     /* MOD sketches: the document's modulus is sh_mod_step(m, mod_steps) */
-    uint32_t n_tokens;
-} sh_docrec;
-
-enum { SH_DUP_NONE = 0, SH_DUP_EXACT = 1, SH_DUP_LEXICAL = 2, SH_DUP_SHINGLE = 3 };
 
 /* ---- phase 1: sketch documents and write them ---------------------------- */
 typedef struct sh_p1 {
@@ -61,10 +46,6 @@ typedef struct sh_dedupe_stats {
  * smallest id of a group is its representative. Rewrites docs.bin. */
 sh_status sh_dedupe(const char *dir, sh_dedupe_stats *st, sh_error *err);
 
-/* Progress of a long step: called now and then (every few hundred thousand
- * records) with the step's name, the work done and the total (0: unknown). */
-typedef void (*sh_progress_fn)(void *ud, const char *step, uint64_t done, uint64_t total);
-
 /* ---- phases 2 and 3 ------------------------------------------------------ */
 typedef struct sh_pairs_config {
     sh_progress_fn progress; /* may be NULL */
@@ -87,8 +68,6 @@ typedef struct sh_pairs_stats {
 sh_status sh_pairs(const char *dir, const sh_pairs_config *cfg, sh_pairs_stats *st, sh_error *err);
 
 /* ---- phase 4 ------------------------------------------------------------- */
-typedef enum sh_policy { SH_POLICY_RESEMBLANCE = 0, SH_POLICY_CONTAINMENT, SH_POLICY_EITHER, SH_POLICY_BOTH } sh_policy;
-
 /* A caller's own policy: 1 links the pair, 0 does not, -1 stops phase 4 with
  * SH_EINVAL (the callback explains why in its own way). e holds the estimate,
  * or the exact values with verify; shared is the number of shared sketch
@@ -128,20 +107,5 @@ typedef struct sh_alt_config {
 sh_status sh_supershingle(const char *dir, const sh_alt_config *cfg, sh_decide_stats *st, sh_pairs_stats *ps, sh_error *err);
 sh_status sh_lsh(const char *dir, const sh_alt_config *cfg, sh_decide_stats *st, sh_pairs_stats *ps, sh_error *err);
 sh_status sh_greedy(const char *dir, const sh_alt_config *cfg, sh_decide_stats *st, sh_error *err);
-
-/* links.bin record: a linked pair with its scores (exact ones -1 when not verified) */
-typedef struct sh_linkrec {
-    uint32_t a, b;
-    float r, cab, cba;
-    float xr, xcab, xcba;
-} sh_linkrec;
-
-/* clusters.bin record: members of clusters of two or more, by cluster then doc */
-typedef struct sh_clusterrec {
-    uint32_t cluster, doc;
-} sh_clusterrec;
-
-/* Seconds on a monotonic clock. */
-double sh_now(void);
 
 #endif

@@ -6,18 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "byteorder.h"
 #include "chunks.h"
+#include "clock.h"
 #include "extsort.h"
 #include "links.h"
+#include "pairs.h"
 #include "recfile.h"
 #include "unionfind.h"
-
-double sh_now(void); /* cluster.c */
-
-static const char M_PAGES[8] = "SHCPAGE\0", M_URLS[8] = "SHCURLS\0", M_SITES[8] = "SHCSITE\0",
-                  M_LINKS[8] = "SHCLINK\0", M_CHUNKS[8] = "SHCCHNK\0", M_TRIV[8] = "SHCTRIV\0",
-                  M_SUMM[8] = "SHCSUMM\0", M_TCG[8] = "SHCTCG\0\0", M_MEMB[8] = "SHCMEMB\0",
-                  M_COLLS[8] = "SHCCOLL\0", M_CLUST[8] = "SHCLUST\0";
 
 #define CHUNK 65536
 
@@ -26,8 +22,6 @@ static void path_of(char *out, size_t cap, const char *dir, const char *name)
     snprintf(out, cap, "%s/%s", dir, name);
 }
 
-static void be32(unsigned char *p, uint32_t v) { p[0] = (unsigned char)(v >> 24); p[1] = (unsigned char)(v >> 16); p[2] = (unsigned char)(v >> 8); p[3] = (unsigned char)v; }
-static uint32_t rd_be32(const unsigned char *p) { return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]; }
 
 static sh_status nomem(sh_error *err, const char *what)
 {
@@ -41,29 +35,6 @@ int sh_replica_bin(uint64_t r)
     if (r < 100) return 4;
     if (r < 1000) return 5;
     return 6;
-}
-
-static sh_status new_sorter(sh_extsort **s, size_t rec, size_t key, size_t memory, const char *tmp,
-                            sh_extsort_combine_fn combine, sh_error *err)
-{
-    sh_extsort_config c;
-    memset(&c, 0, sizeof c);
-    c.record_size = rec;
-    c.key_size = key;
-    c.memory_budget = memory < SH_EXTSORT_MIN_BUDGET ? SH_EXTSORT_MIN_BUDGET : memory;
-    c.temp_dir = tmp;
-    c.combine = combine;
-    return sh_extsort_new(s, &c, err);
-}
-
-static void add_count(void *acc, const void *rec, void *ud)
-{
-    uint32_t x, y;
-    (void)ud;
-    memcpy(&x, (unsigned char *)acc + 8, 4);
-    memcpy(&y, (const unsigned char *)rec + 8, 4);
-    x += y;
-    memcpy((unsigned char *)acc + 8, &x, 4);
 }
 
 /* ---- trivial clusters ------------------------------------------------------ */
@@ -94,7 +65,7 @@ static sh_status write_trivial(const char *dir, const char *name, sh_unionfind *
         if (size[i] >= 2) st->clusters++;
     snprintf(file, sizeof file, "trivial-%s.bin", name);
     path_of(path, sizeof path, dir, file);
-    if ((s = sh_recwriter_open(&w, path, M_TRIV, 4, NULL, 0, err)) == SH_OK &&
+    if ((s = sh_recwriter_open(&w, path, SH_MAGIC_TRIVIAL, 4, NULL, 0, err)) == SH_OK &&
         (s = sh_recwriter_append(&w, label, n, err)) == SH_OK)
         s = sh_recwriter_commit(&w, err);
     if (s != SH_OK) sh_recwriter_abort(&w);
@@ -113,104 +84,61 @@ static sh_status iceberg(const char *dir, const sh_trivial_config *cfg, uint32_t
     char path[4096], file[64];
     sh_recfile cf;
     sh_extsort *keys = NULL, *pairs = NULL;
-    unsigned char *buf = (unsigned char *)malloc((size_t)CHUNK * 12), *outb = (unsigned char *)malloc((size_t)CHUNK * 12);
-    uint32_t *group = NULL;
-    size_t gcap = 0, g = 0, no = 0, n, i;
+    unsigned char *buf = (unsigned char *)malloc((size_t)CHUNK * SH_PAIR_RECORD);
+    sh_form_config fc;
+    sh_form_stats fs;
+    size_t n, i;
     uint64_t r;
-    uint32_t last = 0;
-    int have = 0, over = 0;
     sh_status s;
     const char *tmp = cfg->temp_dir ? cfg->temp_dir : dir;
     memset(&cf, 0, sizeof cf);
-    if (!buf || !outb) { s = nomem(err, "the chunk sort"); goto done; }
+    if (!buf) { s = nomem(err, "the chunk sort"); goto done; }
     snprintf(file, sizeof file, "chunks-%s.bin", sh_chunk_scheme_name(cfg->scheme));
     path_of(path, sizeof path, dir, file);
-    if ((s = sh_recfile_open(&cf, path, M_CHUNKS, 0, err)) != SH_OK) goto done;
-    if ((s = new_sorter(&keys, 8, 8, cfg->memory / 2, tmp, sh_extsort_keep_first, err)) != SH_OK) goto done;
-    if (cfg->threshold > 1 && (s = new_sorter(&pairs, 12, 8, cfg->memory / 2, tmp, add_count, err)) != SH_OK) goto done;
+    if ((s = sh_recfile_open(&cf, path, SH_MAGIC_CHUNKS, sizeof(sh_chunkrec), 0, err)) != SH_OK) goto done;
+    /* <fp, page> unique: a chunk repeated within a page counts once */
+    if ((s = sh_extsort_open(&keys, 8, 8, cfg->memory / 2, tmp, sh_extsort_keep_first, err)) != SH_OK) goto done;
+    if (cfg->threshold > 1 && (s = sh_pairsort_open(&pairs, cfg->memory / 2, tmp, err)) != SH_OK) goto done;
     for (r = 0; r < cf.count;) {
         size_t k = cf.count - r < CHUNK ? (size_t)(cf.count - r) : CHUNK;
         for (i = 0; i < k; i++) {
-            uint32_t pg, fp;
-            memcpy(&pg, cf.records + 8 * (r + i), 4);
-            memcpy(&fp, cf.records + 8 * (r + i) + 4, 4);
-            if (pg >= npages) {
-                s = sh_error_set(err, SH_EFORMAT, 24 + 8 * (r + i), "%s: record %llu names page %u of %u; "
+            const sh_chunkrec *c = (const sh_chunkrec *)(const void *)cf.records + r + i;
+            if (c->page >= npages) {
+                s = sh_error_set(err, SH_EFORMAT, SH_RECFILE_HEADER + sizeof *c * (r + i), "%s: record %llu names page %u of %u; "
                                  "the file does not belong to this pages.bin: run the collections again",
-                                 path, (unsigned long long)(r + i), pg, npages);
+                                 path, (unsigned long long)(r + i), c->page, npages);
                 goto done;
             }
-            be32(buf + 8 * i, fp);
-            be32(buf + 8 * i + 4, pg);
+            sh_key_record(buf + 8 * i, 4, c->fp, c->page);
         }
         if ((s = sh_extsort_add(keys, buf, k, err)) != SH_OK) goto done;
         r += k;
     }
     sh_recfile_close(&cf);
     if ((s = sh_extsort_finish(keys, err)) != SH_OK) goto done;
-    for (;;) {
-        if ((s = sh_extsort_read(keys, buf, CHUNK, &n, err)) != SH_OK) goto done;
-        st->chunk_records += n;
-        for (i = 0; i <= n; i++) {
-            int end = (n == 0);
-            uint32_t fp = i < n ? rd_be32(buf + 8 * i) : 0;
-            if (i == n && !end) break;
-            if (end || !have || fp != last) {
-                if (have) {
-                    st->distinct_chunks++;
-                    if (over) st->common_dropped++;
-                    else if (g >= 2 && cfg->threshold <= 1) {
-                        size_t j;
-                        for (j = 1; j < g; j++) sh_uf_union(uf, group[0], group[j]);
-                    } else if (g >= 2) {
-                        size_t x, y;
-                        for (x = 0; x < g; x++)
-                            for (y = x + 1; y < g; y++) {
-                                uint32_t one = 1;
-                                unsigned char *o = outb + 12 * no;
-                                be32(o, group[x]);
-                                be32(o + 4, group[y]);
-                                memcpy(o + 8, &one, 4);
-                                st->pair_records++;
-                                if (++no == CHUNK) {
-                                    if ((s = sh_extsort_add(pairs, outb, no, err)) != SH_OK) goto done;
-                                    no = 0;
-                                }
-                            }
-                    }
-                }
-                if (end) break;
-                last = fp;
-                have = 1;
-                g = 0;
-                over = 0;
-            }
-            if (over) continue;
-            if (cfg->max_df && g == cfg->max_df) { over = 1; continue; }
-            if (g == gcap) {
-                size_t cap = gcap ? 2 * gcap : 256;
-                uint32_t *p = (uint32_t *)realloc(group, cap * sizeof *p);
-                if (!p) { s = nomem(err, "a chunk's pages"); goto done; }
-                group = p;
-                gcap = cap;
-            }
-            group[g++] = rd_be32(buf + 8 * i + 4);  /* ascending: sorted by page within a chunk */
-        }
-        if (n == 0) break;
-    }
+    memset(&fc, 0, sizeof fc);
+    memset(&fs, 0, sizeof fs);
+    fc.key_size = 4;
+    fc.max_df = cfg->max_df;
+    fc.pairs = pairs;
+    fc.uf = uf;     /* with T = 1: the pages of a chunk are one group */
+    s = sh_form_pairs(keys, &fc, &fs, err);
+    st->chunk_records += fs.records;
+    st->distinct_chunks += fs.keys;
+    st->common_dropped += fs.dropped;
+    st->pair_records += fs.pair_records;
+    if (s != SH_OK) goto done;
     if (pairs) {
-        if (no && (s = sh_extsort_add(pairs, outb, no, err)) != SH_OK) goto done;
         if ((s = sh_extsort_finish(pairs, err)) != SH_OK) goto done;
         for (;;) {
             if ((s = sh_extsort_read(pairs, buf, CHUNK, &n, err)) != SH_OK) goto done;
             if (n == 0) break;
             st->pairs += n;
             for (i = 0; i < n; i++) {
-                uint32_t c;
-                memcpy(&c, buf + 12 * i + 8, 4);
-                if (c >= cfg->threshold) {
+                const unsigned char *rec = buf + SH_PAIR_RECORD * i;
+                if (sh_pair_count(rec) >= cfg->threshold) {
                     st->similar_pairs++;
-                    sh_uf_union(uf, rd_be32(buf + 12 * i), rd_be32(buf + 12 * i + 4));
+                    sh_uf_union(uf, sh_pair_a(rec), sh_pair_b(rec));
                 }
             }
         }
@@ -221,8 +149,6 @@ done:
     sh_extsort_free(keys);
     sh_extsort_free(pairs);
     free(buf);
-    free(outb);
-    free(group);
     return s;
 }
 
@@ -234,12 +160,11 @@ static sh_status from_clusters(const char *path, const sh_recfile *pages, sh_uni
     uint64_t i;
     uint32_t prev_c = UINT32_MAX, first = UINT32_MAX;
     sh_status s;
-    if ((s = sh_recfile_open(&f, path, M_CLUST, 1, err)) != SH_OK) return s;
+    if ((s = sh_recfile_open(&f, path, SH_MAGIC_CLUSTERS, sizeof(sh_clusterrec), 1, err)) != SH_OK) return s;
     for (i = 0; i < f.count; i++) {
-        uint32_t c, d;
+        const sh_clusterrec *cr = (const sh_clusterrec *)(const void *)f.records + i;
+        uint32_t c = cr->cluster, d = cr->doc;
         const sh_pagerec *p;
-        memcpy(&c, f.records + 8 * i, 4);
-        memcpy(&d, f.records + 8 * i + 4, 4);
         if (d >= pages->count) {
             sh_recfile_close(&f);
             return sh_error_set(err, SH_EFORMAT, 24 + 8 * i, "%s: document %u is not a page (%llu pages): "
@@ -267,7 +192,7 @@ sh_status sh_coll_trivial(const char *dir, const sh_trivial_config *cfg, sh_triv
         return sh_error_set(err, SH_EINVAL, 0, "trivial clusters need a name, a chunk scheme (whole, lines4, lines2) "
                             "or a clusters.bin, and a threshold of at least 1");
     path_of(path, sizeof path, dir, "pages.bin");
-    if ((s = sh_recfile_open(&pages, path, M_PAGES, 1, err)) != SH_OK) return s;
+    if ((s = sh_recfile_open(&pages, path, SH_MAGIC_PAGES, sizeof(sh_pagerec), 1, err)) != SH_OK) return s;
     if ((s = sh_uf_new(&uf, (uint32_t)pages.count, err)) != SH_OK) goto done;
     if (cfg->clusters) s = from_clusters(cfg->clusters, &pages, uf, err);
     else s = iceberg(dir, cfg, (uint32_t)pages.count, uf, st, err);
@@ -347,7 +272,7 @@ static sh_status link_summary(grow *g, sh_error *err)
     sh_extsort *s = NULL;
     sh_recwriter ws, wt;
     unsigned char *buf = (unsigned char *)malloc((size_t)CHUNK * 16);
-    uint32_t *dsts = NULL, row[6];
+    uint32_t *dsts = NULL;
     size_t dcap = 0, nd = 0, n, i, gstart = 0;
     uint64_t r;
     uint32_t ci = UINT32_MAX, cj = UINT32_MAX, s_cnt = 0, last_src = UINT32_MAX;
@@ -356,13 +281,12 @@ static sh_status link_summary(grow *g, sh_error *err)
     memset(&ws, 0, sizeof ws);
     memset(&wt, 0, sizeof wt);
     if (!buf) return nomem(err, "the LinkSummary");
-    if ((st = new_sorter(&s, 16, 16, cfg->memory, cfg->temp_dir ? cfg->temp_dir : g->dir, NULL, err)) != SH_OK) goto done;
+    if ((st = sh_extsort_open(&s, 16, 16, cfg->memory, cfg->temp_dir ? cfg->temp_dir : g->dir, NULL, err)) != SH_OK) goto done;
     for (r = 0; r < g->links.count;) {
         size_t k = 0;
         for (; r < g->links.count && k < CHUNK; r++) {
-            uint32_t a, b, ra, rb;
-            memcpy(&a, g->links.records + 8 * r, 4);
-            memcpy(&b, g->links.records + 8 * r + 4, 4);
+            const sh_weblinkrec *l = (const sh_weblinkrec *)(const void *)g->links.records + r;
+            uint32_t a = l->src, b = l->dst, ra, rb;
             if (a >= g->np || b >= g->np) {
                 st = sh_error_set(err, SH_EFORMAT, 24 + 8 * r, "%s/links.bin: link %llu names a page past the "
                                   "last; the files are from different runs: run the collections again", g->dir,
@@ -374,10 +298,10 @@ static sh_status link_summary(grow *g, sh_error *err)
             if (ra == rb) continue;
             if (cfg->single_site && g->pg[a].site != g->pg[b].site) continue;
             if (cfg->extended ? g->size[ra] < g->size[rb] : g->size[ra] != g->size[rb]) continue;
-            be32(buf + 16 * k, ra);
-            be32(buf + 16 * k + 4, rb);
-            be32(buf + 16 * k + 8, a);
-            be32(buf + 16 * k + 12, b);
+            sh_store_be32(buf + 16 * k, ra);
+            sh_store_be32(buf + 16 * k + 4, rb);
+            sh_store_be32(buf + 16 * k + 8, a);
+            sh_store_be32(buf + 16 * k + 12, b);
             k++;
         }
         g->st->links_considered += k;
@@ -385,9 +309,9 @@ static sh_status link_summary(grow *g, sh_error *err)
     }
     if ((st = sh_extsort_finish(s, err)) != SH_OK) goto done;
     path_of(path, sizeof path, g->dir, "linksummary.bin");
-    if ((st = sh_recwriter_open(&ws, path, M_SUMM, 24, NULL, 0, err)) != SH_OK) goto done;
+    if ((st = sh_recwriter_open(&ws, path, SH_MAGIC_SUMMARY, sizeof(sh_summaryrec), NULL, 0, err)) != SH_OK) goto done;
     path_of(path, sizeof path, g->dir, "tcg.bin");
-    if ((st = sh_recwriter_open(&wt, path, M_TCG, 8, NULL, 0, err)) != SH_OK) goto done;
+    if ((st = sh_recwriter_open(&wt, path, SH_MAGIC_TCG, sizeof(sh_tcgrec), NULL, 0, err)) != SH_OK) goto done;
     for (;;) {
         if ((st = sh_extsort_read(s, buf, CHUNK, &n, err)) != SH_OK) goto done;
         for (i = 0; i <= n; i++) {
@@ -395,22 +319,24 @@ static sh_status link_summary(grow *g, sh_error *err)
             uint32_t ri = 0, rj = 0, src = 0, dst = 0;
             if (i == n && !end) break;
             if (!end) {
-                ri = rd_be32(buf + 16 * i);
-                rj = rd_be32(buf + 16 * i + 4);
-                src = rd_be32(buf + 16 * i + 8);
-                dst = rd_be32(buf + 16 * i + 12);
+                ri = sh_load_be32(buf + 16 * i);
+                rj = sh_load_be32(buf + 16 * i + 4);
+                src = sh_load_be32(buf + 16 * i + 8);
+                dst = sh_load_be32(buf + 16 * i + 12);
             }
             if (end || ri != ci || rj != cj) {
                 if (ci != UINT32_MAX) {
                     /* close the group (ci, cj): d = distinct destinations */
                     uint32_t a = g->size[ci], b = g->size[cj], d = 0;
+                    sh_summaryrec row;
+                    sh_tcgrec edge_rec;
                     size_t x;
                     int merge;
                     qsort(dsts, nd, 4, cmp_u32);
                     for (x = 0; x < nd; x++)
                         if (x == 0 || dsts[x] != dsts[x - 1]) d++;
-                    row[0] = ci; row[1] = cj; row[2] = a; row[3] = b; row[4] = s_cnt; row[5] = d;
-                    if ((st = sh_recwriter_append(&ws, row, 1, err)) != SH_OK) goto done;
+                    row.ri = ci; row.rj = cj; row.a = a; row.b = b; row.s = s_cnt; row.d = d;
+                    if ((st = sh_recwriter_append(&ws, &row, 1, err)) != SH_OK) goto done;
                     g->st->summary_rows++;
                     merge = cfg->extended ? (a == s_cnt && d == b && s_cnt >= d) : (a == s_cnt && s_cnt == d && d == b);
                     if (merge) {
@@ -420,7 +346,9 @@ static sh_status link_summary(grow *g, sh_error *err)
                         g->e[g->ne].off = gstart;
                         g->e[g->ne].n = (g->nml - gstart) / 2;
                         g->ne++;
-                        if ((st = sh_recwriter_append(&wt, row, 1, err)) != SH_OK) goto done;
+                        edge_rec.ri = ci;
+                        edge_rec.rj = cj;
+                        if ((st = sh_recwriter_append(&wt, &edge_rec, 1, err)) != SH_OK) goto done;
                     } else {
                         g->nml = gstart;  /* drop the group's links */
                     }
@@ -722,13 +650,13 @@ static sh_status report(grow *g, sh_error *err)
     for (i = 0; i < g->np; i++) g->st->bytes_total += g->pg[i].bytes;
     if (g->ncl) qsort(g->cl, g->ncl, sizeof *g->cl, cmp_cluster);
     path_of(path, sizeof path, g->dir, "members.bin");
-    if ((s = sh_recwriter_open(&wm, path, M_MEMB, sizeof(sh_memberrec), NULL, 0, err)) != SH_OK) goto done;
+    if ((s = sh_recwriter_open(&wm, path, SH_MAGIC_MEMBERS, sizeof(sh_memberrec), NULL, 0, err)) != SH_OK) goto done;
     {
-        char meta[64];
+        char meta[SH_COLLS_META_SIZE];
         memset(meta, 0, sizeof meta);
         snprintf(meta, sizeof meta, "%s", g->cfg->trivial);
         path_of(path, sizeof path, g->dir, "colls.bin");
-        if ((s = sh_recwriter_open(&wc, path, M_COLLS, sizeof(sh_collrec), meta, sizeof meta, err)) != SH_OK) goto done;
+        if ((s = sh_recwriter_open(&wc, path, SH_MAGIC_COLLS, sizeof(sh_collrec), meta, sizeof meta, err)) != SH_OK) goto done;
     }
     path_of(path, sizeof path, g->dir, "collections.jsonl");
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -848,13 +776,13 @@ sh_status sh_coll_grow(const char *dir, const sh_grow_config *cfg, sh_grow_stats
     g.st = st;
     t0 = sh_now();
     path_of(path, sizeof path, dir, "pages.bin");
-    if ((s = sh_recfile_open(&g.pages, path, M_PAGES, 1, err)) != SH_OK) return s;
+    if ((s = sh_recfile_open(&g.pages, path, SH_MAGIC_PAGES, sizeof(sh_pagerec), 1, err)) != SH_OK) return s;
     g.pg = (const sh_pagerec *)(const void *)g.pages.records;
     g.np = (uint32_t)g.pages.count;
     path_of(path, sizeof path, dir, "urls.bin");
-    if ((s = sh_recfile_open(&g.urls, path, M_URLS, 1, err)) != SH_OK) goto done;
+    if ((s = sh_recfile_open(&g.urls, path, SH_MAGIC_URLS, 1, 1, err)) != SH_OK) goto done;
     path_of(path, sizeof path, dir, "sites.bin");
-    if ((s = sh_recfile_open(&g.sites, path, M_SITES, 1, err)) != SH_OK) goto done;
+    if ((s = sh_recfile_open(&g.sites, path, SH_MAGIC_SITES, 1, 1, err)) != SH_OK) goto done;
     {
         uint64_t j, start = 0;
         for (j = 0; j < g.sites.count; j++) if (g.sites.records[j] == 0) g.nsites++;
@@ -865,10 +793,10 @@ sh_status sh_coll_grow(const char *dir, const sh_grow_config *cfg, sh_grow_stats
             if (g.sites.records[j] == 0) { g.site_off[g.nsites++] = (uint32_t)start; start = j + 1; }
     }
     path_of(path, sizeof path, dir, "links.bin");
-    if ((s = sh_recfile_open(&g.links, path, M_LINKS, 1, err)) != SH_OK) goto done;
+    if ((s = sh_recfile_open(&g.links, path, SH_MAGIC_WEBLINKS, sizeof(sh_weblinkrec), 1, err)) != SH_OK) goto done;
     snprintf(file, sizeof file, "trivial-%s.bin", cfg->trivial);
     path_of(path, sizeof path, dir, file);
-    if ((s = sh_recfile_open(&g.triv, path, M_TRIV, 1, err)) != SH_OK) goto done;
+    if ((s = sh_recfile_open(&g.triv, path, SH_MAGIC_TRIVIAL, 4, 1, err)) != SH_OK) goto done;
     if (g.triv.count != g.np) {
         s = sh_error_set(err, SH_EFORMAT, 0, "%s has %llu pages, pages.bin %u: the files are from different runs; "
                          "compute the trivial clusters again", path, (unsigned long long)g.triv.count, g.np);
@@ -986,21 +914,21 @@ sh_status sh_coll_view_open(sh_coll_view **out, const char *dir, sh_error *err)
     uint64_t i;
     *out = NULL;
     if (!v) return nomem(err, "the results");
-#define OPEN(field, name, magic) \
+#define OPEN(field, name, magic, size) \
     path_of(path, sizeof path, dir, name); \
-    if ((s = sh_recfile_open(&v->field, path, magic, 1, err)) != SH_OK) goto fail;
-    OPEN(pages, "pages.bin", M_PAGES)
-    OPEN(urls, "urls.bin", M_URLS)
-    OPEN(sites, "sites.bin", M_SITES)
-    OPEN(memb, "members.bin", M_MEMB)
-    OPEN(colls, "colls.bin", M_COLLS)
+    if ((s = sh_recfile_open(&v->field, path, magic, size, 1, err)) != SH_OK) goto fail;
+    OPEN(pages, "pages.bin", SH_MAGIC_PAGES, sizeof(sh_pagerec))
+    OPEN(urls, "urls.bin", SH_MAGIC_URLS, 1)
+    OPEN(sites, "sites.bin", SH_MAGIC_SITES, 1)
+    OPEN(memb, "members.bin", SH_MAGIC_MEMBERS, sizeof(sh_memberrec))
+    OPEN(colls, "colls.bin", SH_MAGIC_COLLS, sizeof(sh_collrec))
     {
         char name[65];
         memcpy(name, v->colls.meta, v->colls.meta_size < 64 ? v->colls.meta_size : 64);
         name[v->colls.meta_size < 64 ? v->colls.meta_size : 64] = '\0';
         snprintf(file, sizeof file, "trivial-%s.bin", name);
     }
-    OPEN(triv, file, M_TRIV)
+    OPEN(triv, file, SH_MAGIC_TRIVIAL, 4)
 #undef OPEN
     v->pg = (const sh_pagerec *)(const void *)v->pages.records;
     v->np = (uint32_t)v->pages.count;

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "error.h"
+#include "formats.h"
 #include "webgraph.h"
 
 /* Replica histogram bins (Figure 11): pages with 0, 1, 2, 3-9, 10-99,
@@ -94,23 +95,6 @@ typedef struct sh_grow_stats {
 } sh_grow_stats;
 
 sh_status sh_coll_grow(const char *dir, const sh_grow_config *cfg, sh_grow_stats *st, sh_error *err);
-
-/* colls.bin record: one per collection, clusters in output order, 48 bytes LE */
-enum { SH_COLL_KEPT = 1, SH_COLL_WHOLE_SITE = 2 };
-typedef struct sh_collrec {
-    uint32_t cluster, index;     /* cluster id (1-based, output order), collection in it (0-based) */
-    uint32_t root, site;         /* root page, its site */
-    uint32_t pages, avoid_pages; /* pages; of those, not in the kept collection nor counted before */
-    uint32_t prefix_page, prefix_len;  /* the URL prefix: the first prefix_len bytes of that page's URL */
-    uint64_t bytes, avoid_bytes;
-    uint32_t flags;              /* SH_COLL_* */
-    uint32_t pad;
-} sh_collrec;
-
-/* members.bin record: <cluster, collection, page, trivial cluster>, by cluster and collection */
-typedef struct sh_memberrec {
-    uint32_t cluster, collection, page, trivial;
-} sh_memberrec;
 
 /* ---- reading results back ------------------------------------------------ */
 typedef struct sh_coll_view sh_coll_view;

@@ -14,6 +14,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "byteorder.h"
+
 #if defined(__GNUC__)
 #define SH_INLINE static inline __attribute__((always_inline))
 #else
@@ -43,55 +45,21 @@ SH_INLINE void copy_rec(unsigned char *d, const unsigned char *s, size_t rs)
     }
 }
 
-SH_INLINE uint64_t load_be64(const unsigned char *p)
-{
-    return (uint64_t)p[0] << 56 | (uint64_t)p[1] << 48 | (uint64_t)p[2] << 40 |
-           (uint64_t)p[3] << 32 | (uint64_t)p[4] << 24 | (uint64_t)p[5] << 16 |
-           (uint64_t)p[6] << 8 | (uint64_t)p[7];
-}
-
-SH_INLINE uint32_t load_be32(const unsigned char *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
 SH_INLINE int key_cmp(const unsigned char *a, const unsigned char *b, size_t ks)
 {
     while (ks >= 8) {
-        uint64_t x = load_be64(a), y = load_be64(b);
+        uint64_t x = sh_load_be64(a), y = sh_load_be64(b);
         if (x != y)
             return x < y ? -1 : 1;
         a += 8; b += 8; ks -= 8;
     }
     if (ks >= 4) {
-        uint32_t x = load_be32(a), y = load_be32(b);
+        uint32_t x = sh_load_be32(a), y = sh_load_be32(b);
         if (x != y)
             return x < y ? -1 : 1;
         a += 4; b += 4; ks -= 4;
     }
     return ks ? memcmp(a, b, ks) : 0;
-}
-
-static void put_le32(unsigned char *p, uint32_t v)
-{
-    p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8);
-    p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24);
-}
-
-static void put_le64(unsigned char *p, uint64_t v)
-{
-    put_le32(p, (uint32_t)v);
-    put_le32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint32_t get_le32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_le64(const unsigned char *p)
-{
-    return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
 }
 
 /* zlib's crc32 takes a uInt length; feed large buffers in slices. */
@@ -532,11 +500,11 @@ SH_INLINE sh_status writer_put(sh_extsort *s, run_writer *w, const unsigned char
 static void make_header(const sh_extsort *s, unsigned char h[RUN_HEADER], uint64_t count)
 {
     memcpy(h, RUN_MAGIC, 8);
-    put_le32(h + 8, RUN_VERSION);
-    put_le32(h + 12, (uint32_t)s->rs);
-    put_le32(h + 16, (uint32_t)s->ks);
-    put_le32(h + 20, 0);
-    put_le64(h + 24, count);
+    sh_store_le32(h + 8, RUN_VERSION);
+    sh_store_le32(h + 12, (uint32_t)s->rs);
+    sh_store_le32(h + 16, (uint32_t)s->ks);
+    sh_store_le32(h + 20, 0);
+    sh_store_le64(h + 24, count);
 }
 
 /* Finishes the file (trailer, then the header now that the count is known)
@@ -553,8 +521,8 @@ static sh_status writer_close(sh_extsort *s, run_writer *w, run_file *rf, sh_err
         goto fail;
     w->count = w->payload / s->rs;
     make_header(s, h, w->count);
-    put_le32(t, w->crc);
-    put_le32(t + 4, crc_update(0, h, sizeof h));
+    sh_store_le32(t, w->crc);
+    sh_store_le32(t + 4, crc_update(0, h, sizeof h));
     if ((st = write_full(w->fd, t, sizeof t, w->tmp, e)) != SH_OK)
         goto fail;
     for (;;) {
@@ -651,12 +619,12 @@ static sh_status reader_open(sh_extsort *s, run_reader *r, const run_file *rf, u
                  (unsigned long long)size);
         return format_error(e, rf->path, size, what);
     }
-    if (get_le32(h + 8) != RUN_VERSION) {
+    if (sh_load_le32(h + 8) != RUN_VERSION) {
         snprintf(what, sizeof what, "has format version %u, this build reads version %u",
-                 (unsigned)get_le32(h + 8), RUN_VERSION);
+                 (unsigned)sh_load_le32(h + 8), RUN_VERSION);
         return format_error(e, rf->path, 8, what);
     }
-    count = get_le64(h + 24);
+    count = sh_load_le64(h + 24);
     expect = count > (UINT64_MAX - RUN_HEADER - RUN_TRAILER) / s->rs ? UINT64_MAX
            : RUN_HEADER + count * s->rs + RUN_TRAILER;
     if (size != expect) {
@@ -666,11 +634,11 @@ static sh_status reader_open(sh_extsort *s, run_reader *r, const run_file *rf, u
     }
     if ((st = pread_full(r->fd, t, sizeof t, size - RUN_TRAILER, rf->path, e)) != SH_OK)
         return st;
-    if (crc_update(0, h, sizeof h) != get_le32(t + 4))
+    if (crc_update(0, h, sizeof h) != sh_load_le32(t + 4))
         return format_error(e, rf->path, 0, "fails its header checksum");
-    if (get_le32(h + 12) != s->rs || get_le32(h + 16) != s->ks) {
+    if (sh_load_le32(h + 12) != s->rs || sh_load_le32(h + 16) != s->ks) {
         snprintf(what, sizeof what, "holds %u-byte records with %u-byte keys, this sort uses %zu and %zu",
-                 (unsigned)get_le32(h + 12), (unsigned)get_le32(h + 16), s->rs, s->ks);
+                 (unsigned)sh_load_le32(h + 12), (unsigned)sh_load_le32(h + 16), s->rs, s->ks);
         return format_error(e, rf->path, 12, what);
     }
     if (count != rf->count) {
@@ -679,7 +647,7 @@ static sh_status reader_open(sh_extsort *s, run_reader *r, const run_file *rf, u
         return format_error(e, rf->path, 24, what);
     }
     s->st.bytes_read += RUN_HEADER + RUN_TRAILER;
-    r->want_crc = get_le32(t);
+    r->want_crc = sh_load_le32(t);
     r->crc = 0;
     r->left = count * s->rs;
     r->off = RUN_HEADER;
@@ -1070,6 +1038,19 @@ static sh_status record_failure(sh_extsort *s, sh_status st, const sh_error *e, 
     if (err)
         *err = *e;
     return st;
+}
+
+sh_status sh_extsort_open(sh_extsort **out, size_t record_size, size_t key_size, size_t memory, const char *temp_dir,
+                          sh_extsort_combine_fn combine, sh_error *err)
+{
+    sh_extsort_config c;
+    memset(&c, 0, sizeof c);
+    c.record_size = record_size;
+    c.key_size = key_size;
+    c.memory_budget = memory < SH_EXTSORT_MIN_BUDGET ? SH_EXTSORT_MIN_BUDGET : memory;
+    c.temp_dir = temp_dir;
+    c.combine = combine;
+    return sh_extsort_new(out, &c, err);
 }
 
 sh_status sh_extsort_add(sh_extsort *s, const void *records, size_t n, sh_error *err)

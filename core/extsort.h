@@ -67,6 +67,13 @@ typedef struct sh_extsort sh_extsort;
  * Errors: SH_EINVAL for a size, budget or fan-in out of range; SH_ENOMEM. */
 sh_status sh_extsort_new(sh_extsort **out, const sh_extsort_config *cfg, sh_error *err);
 
+/* The common case of sh_extsort_new: a sorter of record_size-byte records by
+ * their first key_size bytes, within memory bytes (raised to
+ * SH_EXTSORT_MIN_BUDGET if less), run files under temp_dir, combine as in the
+ * config. */
+sh_status sh_extsort_open(sh_extsort **out, size_t record_size, size_t key_size, size_t memory, const char *temp_dir,
+                          sh_extsort_combine_fn combine, sh_error *err);
+
 /* Adds n records (n * record_size bytes at records; copied). May sort and
  * write a run file. Errors: SH_EIO (temp dir not writable, disk full) naming
  * the file; SH_ENOMEM; SH_EINVAL after sh_extsort_finish. After an error the

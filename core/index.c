@@ -1,5 +1,6 @@
 #include "index.h"
 
+#include "byteorder.h"
 #include "extsort.h"
 #include "sort.h"
 
@@ -10,8 +11,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define FORMAT 1
-#define P64B 0xcaefbcde6b4238b1ULL
 
 enum { D_META, D_DOCS, D_POST, D_URLS, D_RAW, D_CANON, D_CLUSTER, D_MEMBERS, D_SWEEPS, D_SWEEPDOCS, D_N };
 static const char *const dbnames[D_N] = { "meta", "docs", "postings", "urls", "raw", "canon", "cluster", "members",
@@ -42,9 +41,6 @@ struct sh_index_adder {
     size_t sk_cap;
 };
 
-static void be32(unsigned char *p, uint32_t v) { int i; for (i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (24 - 8 * i)); }
-static uint32_t rd32(const void *q) { const unsigned char *p = (const unsigned char *)q; return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
-static void be64(unsigned char *p, uint64_t v) { int i; for (i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (56 - 8 * i)); }
 
 static sh_status lmdb_err(sh_error *err, const sh_index *ix, const char *what, int rc)
 {
@@ -69,6 +65,9 @@ sh_status sh_index_open(sh_index **out, const char *path, int readonly, int crea
     struct stat st;
     int rc, i;
     *out = NULL;
+    if (!sh_host_little_endian())
+        return sh_error_set(err, SH_EINVAL, 0, "%s: this host is big-endian, and the index stores little-endian records; "
+                            "use a little-endian host (docs/formats.md, \"Byte order\")", path);
     if (stat(path, &st) != 0) {
         if (!create || readonly)
             return sh_error_set(err, SH_EIO, 0, "%s: no index there (%s); make one with `shingle index add` or `shingle cluster --index`",
@@ -82,7 +81,7 @@ sh_status sh_index_open(sh_index **out, const char *path, int readonly, int crea
     if (!ix) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
     snprintf(ix->path, sizeof ix->path, "%s", path);
     ix->readonly = readonly;
-    sh_rabin_init(&ix->urlr, P64B, 64);
+    sh_rabin_init(&ix->urlr, SH_INDEX_URL_POLY, 64);
     if ((rc = mdb_env_create(&ix->env)) != 0) { free(ix); return lmdb_err(err, NULL, "create", rc); }
     mdb_env_set_maxdbs(ix->env, D_N + 2);
     mdb_env_set_mapsize(ix->env, map_size ? map_size : (size_t)64 << 30);
@@ -110,16 +109,16 @@ sh_status sh_index_open(sh_index **out, const char *path, int readonly, int crea
     {
         MDB_val k = { 6, (void *)(uintptr_t)"format" }, v;
         rc = mdb_get(txn, ix->db[D_META], &k, &v);
-        if (rc == 0 && (v.mv_size != 4 || rd32(v.mv_data) != FORMAT)) {
+        if (rc == 0 && (v.mv_size != 4 || sh_load_be32(v.mv_data) != SH_INDEX_FORMAT)) {
             mdb_txn_abort(txn);
-            sh_error_set(err, SH_EFORMAT, 0, "%s has index format %u; this build reads format %d", path,
-                         v.mv_size == 4 ? rd32(v.mv_data) : 0, FORMAT);
+            sh_error_set(err, SH_EFORMAT, 0, "%s has index format %u; this build reads format %u", path,
+                         v.mv_size == 4 ? sh_load_be32(v.mv_data) : 0, SH_INDEX_FORMAT);
             sh_index_close(ix);
             return SH_EFORMAT;
         }
         if (rc == MDB_NOTFOUND && !readonly) {
             unsigned char b[4];
-            be32(b, FORMAT);
+            sh_store_be32(b, SH_INDEX_FORMAT);
             v.mv_size = 4;
             v.mv_data = b;
             rc = mdb_put(txn, ix->db[D_META], &k, &v, 0);
@@ -169,8 +168,7 @@ static sh_status read_params(MDB_txn *t, sh_index *ix, sh_sketch_params *p, int 
     free(e);
     *present = 1;
     if ((rc = meta_get(t, ix, "policy", &v)) == 0 && v.mv_size == 12) {
-        uint32_t q;
-        memcpy(&q, v.mv_data, 4);
+        uint32_t q = sh_load_le32(v.mv_data);
         memcpy(thr, (const char *)v.mv_data + 4, 8);
         *pol = (sh_policy)q;
     }
@@ -189,12 +187,6 @@ sh_status sh_index_params(sh_index *ix, sh_sketch_params *p, int *present, sh_po
 }
 
 /* ---- adding --------------------------------------------------------------- */
-
-static const char *policy_name(sh_policy p)
-{
-    static const char *const n[] = { "resemblance", "containment", "either", "both" };
-    return (unsigned)p < 4 ? n[p] : "?";
-}
 
 sh_status sh_index_begin(sh_index *ix, const char *sweep, const sh_sketch_params *identity, sh_policy policy,
                          double threshold, uint32_t max_df, sh_index_adder **out, sh_error *err)
@@ -246,31 +238,31 @@ sh_status sh_index_begin(sh_index *ix, const char *sweep, const sh_sketch_params
         if (pol != policy || thr != threshold) {
             sh_index_abort(a);
             return sh_error_set(err, SH_EMISMATCH, 0, "%s links documents by %s >= %g; adding with %s >= %g would make its clusters "
-                                "differ from a fresh clustering: use the index's policy", ix->path, policy_name(pol), thr,
-                                policy_name(policy), threshold);
+                                "differ from a fresh clustering: use the index's policy", ix->path, sh_policy_name(pol), thr,
+                                sh_policy_name(policy), threshold);
         }
     } else {
-        unsigned char buf[92], pb[12];
+        unsigned char buf[SH_SKETCH_PARAMS_SIZE], pb[12];
         sh_sketch e;
         uint32_t q = (uint32_t)policy;
         memset(&e, 0, sizeof e);
         e.p = *identity;
         sh_sketch_serialize(&e, buf);
-        memcpy(pb, &q, 4);
-        memcpy(pb + 4, &threshold, 8);
-        if ((rc = meta_put(a->txn, ix, "params", buf, 88)) != 0 || (rc = meta_put(a->txn, ix, "policy", pb, 12)) != 0) {
+        sh_store_le32(pb, q);
+        memcpy(pb + 4, &threshold, 8);   /* an IEEE double as the host has it: little-endian (formats.h) */
+        if ((rc = meta_put(a->txn, ix, "params", buf, SH_SKETCH_PARAMS_SIZE)) != 0 || (rc = meta_put(a->txn, ix, "policy", pb, 12)) != 0) {
             sh_index_abort(a);
             return lmdb_err(err, ix, "write parameters", rc);
         }
     }
     a->next = 0;
-    if ((rc = meta_get(a->txn, ix, "next", &v)) == 0 && v.mv_size == 4) a->next = rd32(v.mv_data);
+    if ((rc = meta_get(a->txn, ix, "next", &v)) == 0 && v.mv_size == 4) a->next = sh_load_be32(v.mv_data);
     /* the sweep: existing name keeps its id, else the next id */
     {
         MDB_val k = { sl, (void *)(uintptr_t)sweep };
         if ((rc = mdb_get(a->txn, ix->db[D_SWEEPS], &k, &v)) == 0 && v.mv_size == 8) {
-            a->sweep = rd32(v.mv_data);
-            a->sweep_count = rd32((const char *)v.mv_data + 4);
+            a->sweep = sh_load_be32(v.mv_data);
+            a->sweep_count = sh_load_be32((const char *)v.mv_data + 4);
         } else {
             MDB_stat ms;
             mdb_stat(a->txn, ix->db[D_SWEEPS], &ms);
@@ -286,7 +278,7 @@ static int put_dup(MDB_txn *t, MDB_dbi db, const void *key, size_t klen, uint32_
 {
     unsigned char d[4];
     MDB_val k = { klen, (void *)(uintptr_t)key }, v = { 4, d };
-    be32(d, doc);
+    sh_store_be32(d, doc);
     return mdb_put(t, db, &k, &v, 0);
 }
 
@@ -294,7 +286,7 @@ static int first_dup(MDB_txn *t, MDB_dbi db, const void *key, size_t klen, uint3
 {
     MDB_val k = { klen, (void *)(uintptr_t)key }, v;
     int rc = mdb_get(t, db, &k, &v);
-    if (rc == 0) *doc = rd32(v.mv_data);
+    if (rc == 0) *doc = sh_load_be32(v.mv_data);
     return rc;
 }
 
@@ -303,9 +295,9 @@ static int cluster_of(MDB_txn *t, sh_index *ix, uint32_t doc, uint32_t *c)
     unsigned char kb[4];
     MDB_val k = { 4, kb }, v;
     int rc;
-    be32(kb, doc);
+    sh_store_be32(kb, doc);
     rc = mdb_get(t, ix->db[D_CLUSTER], &k, &v);
-    if (rc == 0) *c = rd32(v.mv_data);
+    if (rc == 0) *c = sh_load_be32(v.mv_data);
     return rc;
 }
 
@@ -313,8 +305,8 @@ static int set_cluster(MDB_txn *t, sh_index *ix, uint32_t doc, uint32_t c)
 {
     unsigned char kb[4], vb[4];
     MDB_val k = { 4, kb }, v = { 4, vb };
-    be32(kb, doc);
-    be32(vb, c);
+    sh_store_be32(kb, doc);
+    sh_store_be32(vb, c);
     return mdb_put(t, ix->db[D_CLUSTER], &k, &v, 0);
 }
 
@@ -335,33 +327,33 @@ static int merge(sh_index_adder *a, uint32_t x, uint32_t y)
     if (cx == cy) return 0;
     if ((rc = mdb_cursor_open(t, ix->db[D_MEMBERS], &cur)) != 0) return rc;
     /* mdb_cursor_get points k at the key in the map: set it again before each search */
-    be32(kb, cx);
+    sh_store_be32(kb, cx);
     k.mv_size = 4; k.mv_data = kb;
     if (mdb_cursor_get(cur, &k, &v, MDB_SET_KEY) == 0) mdb_cursor_count(cur, &nx);
-    be32(kb, cy);
+    sh_store_be32(kb, cy);
     k.mv_size = 4; k.mv_data = kb;
     if (mdb_cursor_get(cur, &k, &v, MDB_SET_KEY) == 0) mdb_cursor_count(cur, &ny);
     small = nx < ny ? cx : cy;
     big = small == cx ? cy : cx;
     moving = (uint32_t *)malloc((nx < ny ? nx : ny) * sizeof *moving + 4);
     if (!moving) { mdb_cursor_close(cur); return ENOMEM; }
-    be32(kb, small);
+    sh_store_be32(kb, small);
     k.mv_size = 4; k.mv_data = kb;
     rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
     while (rc == 0) {
-        moving[nm++] = rd32(v.mv_data);
+        moving[nm++] = sh_load_be32(v.mv_data);
         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_DUP);
     }
     mdb_cursor_close(cur);
     if (rc != MDB_NOTFOUND) { free(moving); return rc; }
-    be32(kb, small);
+    sh_store_be32(kb, small);
     k.mv_size = 4;
     k.mv_data = kb;
     if ((rc = mdb_del(t, ix->db[D_MEMBERS], &k, NULL)) != 0 && rc != MDB_NOTFOUND) { free(moving); return rc; }
     rc = 0;
     for (i = 0; i < nm && rc == 0; i++) {
         unsigned char ck[4];
-        be32(ck, big);
+        sh_store_be32(ck, big);
         if ((rc = put_dup(t, ix->db[D_MEMBERS], ck, 4, moving[i])) == 0) rc = set_cluster(t, ix, moving[i], big);
     }
     free(moving);
@@ -392,7 +384,7 @@ static int get_doc(MDB_txn *t, sh_index *ix, uint32_t doc, MDB_val *v)
 {
     unsigned char kb[4];
     MDB_val k = { 4, kb };
-    be32(kb, doc);
+    sh_store_be32(kb, doc);
     return mdb_get(t, ix->db[D_DOCS], &k, v);
 }
 
@@ -408,18 +400,6 @@ static sh_status grow_scratch(sh_index_adder *a, size_t n, sh_error *err)
     return SH_OK;
 }
 
-static int passes_policy(sh_policy pol, double t, const sh_estimate *e)
-{
-    double c = e->contain_ab > e->contain_ba ? e->contain_ab : e->contain_ba;
-    switch (pol) {
-    case SH_POLICY_RESEMBLANCE: return e->resemblance >= t;
-    case SH_POLICY_CONTAINMENT: return c >= t;
-    case SH_POLICY_EITHER: return e->resemblance >= t || c >= t;
-    case SH_POLICY_BOTH: return e->resemblance >= t && c >= t;
-    }
-    return 0;
-}
-
 /* Candidate documents sharing sketch values with sk: each distinct doc once
  * (ids below `below` only, so a pair within one batch is decided once). */
 static int candidates_of(MDB_txn *t, sh_index *ix, const sh_sketch *sk, uint32_t below, uint32_t max_df,
@@ -433,7 +413,7 @@ static int candidates_of(MDB_txn *t, sh_index *ix, const sh_sketch *sk, uint32_t
         unsigned char kb[8];
         MDB_val k = { 8, kb }, v;
         size_t cnt = 0;
-        be64(kb, sk->v[i]);
+        sh_store_be64(kb, sk->v[i]);
         rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
         if (rc == MDB_NOTFOUND) continue;
         if (rc) break;
@@ -451,7 +431,7 @@ static int candidates_of(MDB_txn *t, sh_index *ix, const sh_sketch *sk, uint32_t
                 *cap = nc;
             }
             for (j = 0; j < m; j++) {
-                uint32_t d = rd32((const char *)v.mv_data + 4 * j);
+                uint32_t d = sh_load_be32((const char *)v.mv_data + 4 * j);
                 if (d < below) (*cand)[n++] = d;
             }
             rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_MULTIPLE);
@@ -481,10 +461,10 @@ static int candidates_of(MDB_txn *t, sh_index *ix, const sh_sketch *sk, uint32_t
 static int identical(MDB_txn *t, sh_index *ix, const sh_index_doc *d, uint32_t *other, int *rc)
 {
     unsigned char kb[8];
-    be64(kb, d->raw_fp);
+    sh_store_be64(kb, d->raw_fp);
     if ((*rc = first_dup(t, ix->db[D_RAW], kb, 8, other)) == 0) return SH_DUP_EXACT;
     if (*rc != MDB_NOTFOUND) return SH_DUP_NONE;
-    be64(kb, d->canon_fp);
+    sh_store_be64(kb, d->canon_fp);
     if ((*rc = first_dup(t, ix->db[D_CANON], kb, 8, other)) == 0) return SH_DUP_LEXICAL;
     if (*rc == MDB_NOTFOUND) *rc = 0;
     return SH_DUP_NONE;
@@ -531,21 +511,21 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
         h.n_values = (uint32_t)sk->n;
         h.url_len = (uint32_t)d->url_len;
         h.cls = sk->p.kind == SH_SKETCH_MOD ? sh_mod_steps(a->p.m, sk->p.m) : sk->p.cls;
-        be32(kb, id);
+        sh_store_be32(kb, id);
         v.mv_size = docrec_size(&h);
         if ((rc = mdb_put(t, ix->db[D_DOCS], &k, &v, MDB_RESERVE)) != 0) break;
         memcpy(v.mv_data, &h, sizeof h);
         memcpy((char *)v.mv_data + sizeof h, sk->v, 8 * sk->n);
         memcpy((char *)v.mv_data + sizeof h + 8 * sk->n, d->url, d->url_len);
-        be64(kb, h.url_fp);
+        sh_store_be64(kb, h.url_fp);
         if ((rc = put_dup(t, ix->db[D_URLS], kb, 8, id)) != 0) break;
-        be64(kb, d->raw_fp);
+        sh_store_be64(kb, d->raw_fp);
         if ((rc = put_dup(t, ix->db[D_RAW], kb, 8, id)) != 0) break;
-        be64(kb, d->canon_fp);
+        sh_store_be64(kb, d->canon_fp);
         if ((rc = put_dup(t, ix->db[D_CANON], kb, 8, id)) != 0) break;
-        be32(sb, a->sweep);
+        sh_store_be32(sb, a->sweep);
         if ((rc = put_dup(t, ix->db[D_SWEEPDOCS], sb, 4, id)) != 0) break;
-        be32(kb, id);
+        sh_store_be32(kb, id);
         if ((rc = put_dup(t, ix->db[D_MEMBERS], kb, 4, id)) != 0) break;
         if ((rc = set_cluster(t, ix, id, id)) != 0) break;
         ids[i] = id;
@@ -562,13 +542,13 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
         if (!recs || !aux) { free(recs); free(aux); s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto out; }
         for (i = 0; i < n; i++)
             for (j = 0; j < docs[i].sketch->n; j++) {
-                be64(recs + 12 * m, docs[i].sketch->v[j]);
-                be32(recs + 12 * m + 8, ids[i]);
+                sh_store_be64(recs + 12 * m, docs[i].sketch->v[j]);
+                sh_store_be32(recs + 12 * m + 8, ids[i]);
                 m++;
             }
         sh_radix_sort(recs, aux, m, 12, 12);
         free(aux);
-        for (j = 0; j < m && rc == 0; j++) rc = put_dup(t, ix->db[D_POST], recs + 12 * j, 8, rd32(recs + 12 * j + 8));
+        for (j = 0; j < m && rc == 0; j++) rc = put_dup(t, ix->db[D_POST], recs + 12 * j, 8, sh_load_be32(recs + 12 * j + 8));
         free(recs);
         if (rc) { s = lmdb_err(err, ix, "add postings", rc); goto out; }
     }
@@ -596,7 +576,7 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
             if ((s = grow_scratch(a, h.n_values > d->sketch->n ? h.n_values : d->sketch->n, err)) != SH_OK) goto out;
             sketch_from(&a->p, &v, a->sb);
             if ((s = sh_sketch_estimate(d->sketch, a->sb, &e, err)) != SH_OK) goto out;
-            if (passes_policy(a->policy, a->threshold, &e)) {
+            if (sh_policy_passes(a->policy, a->threshold, &e)) {
                 a->st.linked++;
                 rc = merge(a, cid, id);
             }
@@ -617,9 +597,9 @@ sh_status sh_index_commit(sh_index_adder *a, sh_index_add_stats *st, sh_error *e
     unsigned char nb[4], sv[8];
     MDB_val k = { strlen(a->sweep_name), a->sweep_name }, v = { 8, sv };
     int rc;
-    be32(nb, a->next);
-    be32(sv, a->sweep);
-    be32(sv + 4, a->sweep_count);
+    sh_store_be32(nb, a->next);
+    sh_store_be32(sv, a->sweep);
+    sh_store_be32(sv + 4, a->sweep_count);
     if ((rc = meta_put(a->txn, ix, "next", nb, 4)) != 0 || (rc = mdb_put(a->txn, ix->db[D_SWEEPS], &k, &v, 0)) != 0) {
         sh_index_abort(a);
         return lmdb_err(err, ix, "commit", rc);
@@ -801,7 +781,7 @@ sh_status sh_index_doc_get(sh_index *ix, uint32_t doc, sh_ixdoc *d, sh_sketch **
         if (mdb_cursor_open(t, ix->db[D_SWEEPS], &cur) == 0) {
             rc = mdb_cursor_get(cur, &k, &sv, MDB_FIRST);
             while (rc == 0) {
-                if (sv.mv_size == 8 && rd32(sv.mv_data) == d->sweep) {
+                if (sv.mv_size == 8 && sh_load_be32(sv.mv_data) == d->sweep) {
                     size_t n = k.mv_size < sweep_cap - 1 ? k.mv_size : sweep_cap - 1;
                     memcpy(sweep, k.mv_data, n);
                     sweep[n] = 0;
@@ -835,7 +815,7 @@ static sh_status list_dups(sh_index *ix, int db, const void *key, size_t klen, u
         rc = mdb_cursor_get(cur, &k, &v, MDB_GET_MULTIPLE);
         while (rc == 0) {
             size_t j;
-            for (j = 0; j < v.mv_size / 4 && m < cnt; j++) (*ids)[m++] = rd32((const char *)v.mv_data + 4 * j);
+            for (j = 0; j < v.mv_size / 4 && m < cnt; j++) (*ids)[m++] = sh_load_be32((const char *)v.mv_data + 4 * j);
             rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_MULTIPLE);
         }
     }
@@ -849,14 +829,14 @@ static sh_status list_dups(sh_index *ix, int db, const void *key, size_t klen, u
 sh_status sh_index_url_docs(sh_index *ix, const char *url, size_t len, uint32_t **ids, size_t *n, sh_error *err)
 {
     unsigned char kb[8];
-    be64(kb, sh_index_url_fp(ix, url, len));
+    sh_store_be64(kb, sh_index_url_fp(ix, url, len));
     return list_dups(ix, D_URLS, kb, 8, ids, n, err);
 }
 
 sh_status sh_index_cluster_docs(sh_index *ix, uint32_t cluster, uint32_t **ids, size_t *n, sh_error *err)
 {
     unsigned char kb[4];
-    be32(kb, cluster);
+    sh_store_be32(kb, cluster);
     return list_dups(ix, D_MEMBERS, kb, 4, ids, n, err);
 }
 
@@ -902,7 +882,7 @@ sh_status sh_index_sweeps(sh_index *ix, char **names, uint32_t **counts, size_t 
         memcpy(*names + off, k.mv_data, k.mv_size);
         off += k.mv_size;
         (*names)[off++] = 0;
-        (*counts)[m++] = v.mv_size == 8 ? rd32((const char *)v.mv_data + 4) : 0;
+        (*counts)[m++] = v.mv_size == 8 ? sh_load_be32((const char *)v.mv_data + 4) : 0;
     }
     mdb_cursor_close(cur);
     mdb_txn_abort(t);

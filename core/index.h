@@ -28,19 +28,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "cluster.h"
+#include "formats.h"
+#include "policy.h"
 #include "sketch.h"
 
 typedef struct sh_index sh_index;
 
-/* What is stored for each document */
-typedef struct sh_ixdoc {
-    uint64_t url_fp, raw_fp, canon_fp;
-    uint32_t sweep, cluster;
-    uint32_t n_shingles, n_tokens;
-    uint32_t n_values, url_len;
-    uint32_t cls, dup;          /* size class (CLASS sketches); SH_DUP_* relation to an earlier document */
-} sh_ixdoc;
+/* What is stored for each document: sh_ixdoc (core/formats.h). */
 
 /* Open (creating if create and absent) the index directory path. map_size:
  * the most bytes the index may grow to (0: 64 GiB; sparse, so it costs
@@ -117,8 +111,9 @@ sh_status sh_index_sweeps(sh_index *ix, char **names, uint32_t **counts, size_t 
 /* Number of documents. */
 sh_status sh_index_count(sh_index *ix, uint32_t *n, sh_error *err);
 
-/* The URL fingerprint the index uses: AUG under the fixed polynomial P64b of
- * shared/FINGERPRINTS.md, so it does not depend on the index's seed. */
+/* The URL fingerprint the index uses: AUG under the fixed polynomial
+ * SH_INDEX_URL_POLY (P64b of docs/vectors.md), so it does not depend on the
+ * index's seed. */
 uint64_t sh_index_url_fp(const sh_index *ix, const char *url, size_t len);
 
 #endif

@@ -9,10 +9,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-static void put32(unsigned char *p, uint32_t v) { int i; for (i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i)); }
-static void put64(unsigned char *p, uint64_t v) { int i; for (i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i)); }
-static uint32_t get32(const unsigned char *p) { uint32_t v = 0; int i; for (i = 3; i >= 0; i--) v = (v << 8) | p[i]; return v; }
-static uint64_t get64(const unsigned char *p) { uint64_t v = 0; int i; for (i = 7; i >= 0; i--) v = (v << 8) | p[i]; return v; }
+#include "byteorder.h"
 
 static char *dupstr(const char *a, const char *b)
 {
@@ -20,6 +17,34 @@ static char *dupstr(const char *a, const char *b)
     char *s = (char *)malloc(na + nb + 1);
     if (s) { memcpy(s, a, na); memcpy(s + na, b, nb + 1); }
     return s;
+}
+
+/* core/formats.h: records are little-endian structs mapped in place */
+static sh_status big_endian(sh_error *err, const char *path)
+{
+    return sh_error_set(err, SH_EINVAL, 0, "%s: this host is big-endian, and record files are little-endian structs "
+                        "read in place; use a little-endian host (docs/formats.md, \"Byte order\")", path);
+}
+
+/* The checks every reader makes on the header and trailer: SH_OK, or
+ * SH_EFORMAT naming path and the place. */
+static sh_status check_frame(const unsigned char *h, const unsigned char *t, uint64_t size, const char *path,
+                             const char magic[8], uint32_t record_size, sh_error *err)
+{
+    uint32_t rs = sh_load_le32(h + 12), ms = sh_load_le32(h + 16);
+    uint64_t count = sh_load_le64(t), body = size - SH_RECFILE_HEADER - SH_RECFILE_TRAILER;
+    if (memcmp(h, magic, 8) != 0)
+        return sh_error_set(err, SH_EFORMAT, 0, "%s is not a %.6s file (wrong magic at byte 0)", path, magic);
+    if (sh_load_le32(h + 8) != SH_RECFILE_VERSION)
+        return sh_error_set(err, SH_EFORMAT, 8, "%s has format version %u; this build reads version %u", path,
+                            sh_load_le32(h + 8), SH_RECFILE_VERSION);
+    if (memcmp(t + 16, SH_RECFILE_END, 8) != 0 || rs == 0 || ms > body || (body - ms) / rs != count || (body - ms) % rs != 0)
+        return sh_error_set(err, SH_EFORMAT, (size_t)(size - SH_RECFILE_TRAILER), "%s is truncated or corrupt (its trailer "
+                            "does not match its size): delete it and run the phase that writes it again", path);
+    if (record_size && rs != record_size)
+        return sh_error_set(err, SH_EFORMAT, 12, "%s holds records of %u bytes where this build reads %u: it was written "
+                            "by another version; run the phase that writes it again", path, rs, record_size);
+    return SH_OK;
 }
 
 static sh_status io_error(sh_error *err, const char *what, const char *path)
@@ -36,6 +61,7 @@ sh_status sh_recwriter_open(sh_recwriter *w, const char *path, const char magic[
     unsigned char h[SH_RECFILE_HEADER];
     uint32_t padded;
     memset(w, 0, sizeof *w);
+    if (!sh_host_little_endian()) return big_endian(err, path);
     w->path = dupstr(path, "");
     w->tmp = dupstr(path, ".tmp");
     if (!w->path || !w->tmp) { sh_recwriter_abort(w); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
@@ -45,10 +71,10 @@ sh_status sh_recwriter_open(sh_recwriter *w, const char *path, const char magic[
      * aligned and a reader may map them straight onto C structs */
     padded = (meta_size + 7u) & ~7u;
     memcpy(h, magic, 8);
-    put32(h + 8, 1);
-    put32(h + 12, record_size);
-    put32(h + 16, padded);
-    put32(h + 20, 0);
+    sh_store_le32(h + 8, SH_RECFILE_VERSION);
+    sh_store_le32(h + 12, record_size);
+    sh_store_le32(h + 16, padded);
+    sh_store_le32(h + 20, 0);
     w->hcrc = (uint32_t)crc32(0L, h, SH_RECFILE_HEADER);
     w->record_size = record_size;
     if (meta_size) /* crc32 with a NULL buffer would return the initial value */
@@ -86,10 +112,10 @@ sh_status sh_recwriter_commit(sh_recwriter *w, sh_error *err)
 {
     unsigned char t[SH_RECFILE_TRAILER];
     sh_status st = SH_OK;
-    put64(t, w->count);
-    put32(t + 8, w->crc);
-    put32(t + 12, w->hcrc);
-    memcpy(t + 16, "SHEND\0\0\0", 8);
+    sh_store_le64(t, w->count);
+    sh_store_le32(t + 8, w->crc);
+    sh_store_le32(t + 12, w->hcrc);
+    memcpy(t + 16, SH_RECFILE_END, 8);
     if (fwrite(t, 1, sizeof t, w->f) != sizeof t || fflush(w->f) != 0 || fsync(fileno(w->f)) != 0)
         st = io_error(err, "write", w->tmp);
     if (fclose(w->f) != 0 && st == SH_OK) st = io_error(err, "close", w->tmp);
@@ -111,14 +137,17 @@ void sh_recwriter_abort(sh_recwriter *w)
     memset(w, 0, sizeof *w);
 }
 
-sh_status sh_recfile_open(sh_recfile *r, const char *path, const char magic[8], int verify, sh_error *err)
+sh_status sh_recfile_open(sh_recfile *r, const char *path, const char magic[8], uint32_t record_size, int verify,
+                          sh_error *err)
 {
     struct stat stt;
     const unsigned char *m, *t;
     uint32_t rs, ms;
-    uint64_t count, body;
+    uint64_t count;
+    sh_status st;
     int fd;
     memset(r, 0, sizeof *r);
+    if (!sh_host_little_endian()) return big_endian(err, path);
     fd = open(path, O_RDONLY);
     if (fd < 0) return io_error(err, "open", path);
     if (fstat(fd, &stt) != 0) { close(fd); return io_error(err, "stat", path); }
@@ -132,26 +161,15 @@ sh_status sh_recfile_open(sh_recfile *r, const char *path, const char magic[8], 
     if (m == (const unsigned char *)MAP_FAILED) return io_error(err, "map", path);
     r->map = (void *)(uintptr_t)m;
     r->map_size = (size_t)stt.st_size;
-    if (memcmp(m, magic, 8) != 0) {
-        sh_recfile_close(r);
-        return sh_error_set(err, SH_EFORMAT, 0, "%s is not a %.6s file (wrong magic at byte 0)", path, magic);
-    }
-    if (get32(m + 8) != 1) {
-        uint32_t v = get32(m + 8);
-        sh_recfile_close(r);
-        return sh_error_set(err, SH_EFORMAT, 8, "%s has format version %u; this build reads version 1", path, v);
-    }
-    rs = get32(m + 12);
-    ms = get32(m + 16);
     t = m + r->map_size - SH_RECFILE_TRAILER;
-    count = get64(t);
-    body = (uint64_t)r->map_size - SH_RECFILE_HEADER - SH_RECFILE_TRAILER;
-    if (memcmp(t + 16, "SHEND\0\0\0", 8) != 0 || rs == 0 || ms > body || (body - ms) / rs != count || (body - ms) % rs != 0) {
+    if ((st = check_frame(m, t, r->map_size, path, magic, record_size, err)) != SH_OK) {
         sh_recfile_close(r);
-        return sh_error_set(err, SH_EFORMAT, (size_t)(t - m), "%s is truncated or corrupt (its trailer does not match its size): "
-                            "delete it and run the phase that writes it again", path);
+        return st;
     }
-    if ((uint32_t)crc32(0L, m, SH_RECFILE_HEADER + ms) != get32(t + 12)) {
+    rs = sh_load_le32(m + 12);
+    ms = sh_load_le32(m + 16);
+    count = sh_load_le64(t);
+    if ((uint32_t)crc32(0L, m, SH_RECFILE_HEADER + ms) != sh_load_le32(t + 12)) {
         sh_recfile_close(r);
         return sh_error_set(err, SH_EFORMAT, 0, "%s has a corrupt header (checksum mismatch)", path);
     }
@@ -169,7 +187,7 @@ sh_status sh_recfile_open(sh_recfile *r, const char *path, const char magic[8], 
             off += n;
             left -= n;
         }
-        if (c != get32(t + 8)) {
+        if (c != sh_load_le32(t + 8)) {
             sh_recfile_close(r);
             return sh_error_set(err, SH_EFORMAT, SH_RECFILE_HEADER + ms, "%s has corrupt records (checksum mismatch): "
                                 "delete it and run the phase that writes it again", path);
@@ -201,16 +219,17 @@ static sh_status pread_all(int fd, void *buf, size_t n, uint64_t off, const char
     return SH_OK;
 }
 
-sh_status sh_recstream_open(sh_recstream *r, const char *path, const char magic[8], sh_error *err)
+sh_status sh_recstream_open(sh_recstream *r, const char *path, const char magic[8], uint32_t record_size, sh_error *err)
 {
     unsigned char h[SH_RECFILE_HEADER], t[SH_RECFILE_TRAILER];
     struct stat st;
     uint32_t ms, crc, hcrc;
-    uint64_t size, body, left, off;
+    uint64_t size, left, off;
     unsigned char *buf;
     sh_status s;
     memset(r, 0, sizeof *r);
     r->fd = -1;
+    if (!sh_host_little_endian()) return big_endian(err, path);
     snprintf(r->path, sizeof r->path, "%s", path);
     if ((r->fd = open(path, O_RDONLY)) < 0) return io_error(err, "open", path);
     if (fstat(r->fd, &st) != 0) { s = io_error(err, "stat", path); goto fail; }
@@ -222,18 +241,10 @@ sh_status sh_recstream_open(sh_recstream *r, const char *path, const char magic[
     }
     if ((s = pread_all(r->fd, h, sizeof h, 0, path, err)) != SH_OK) goto fail;
     if ((s = pread_all(r->fd, t, sizeof t, size - SH_RECFILE_TRAILER, path, err)) != SH_OK) goto fail;
-    if (memcmp(h, magic, 8) != 0) { s = sh_error_set(err, SH_EFORMAT, 0, "%s is not a %.6s file (wrong magic at byte 0)", path, magic); goto fail; }
-    if (get32(h + 8) != 1) { s = sh_error_set(err, SH_EFORMAT, 8, "%s has format version %u; this build reads version 1", path, get32(h + 8)); goto fail; }
-    r->record_size = get32(h + 12);
-    ms = get32(h + 16);
-    r->count = get64(t);
-    body = size - SH_RECFILE_HEADER - SH_RECFILE_TRAILER;
-    if (memcmp(t + 16, "SHEND\0\0\0", 8) != 0 || r->record_size == 0 || ms > body || (body - ms) / r->record_size != r->count ||
-        (body - ms) % r->record_size != 0) {
-        s = sh_error_set(err, SH_EFORMAT, (size_t)(size - SH_RECFILE_TRAILER), "%s is truncated or corrupt (its trailer does not match its size): "
-                         "delete it and run the phase that writes it again", path);
-        goto fail;
-    }
+    if ((s = check_frame(h, t, size, path, magic, record_size, err)) != SH_OK) goto fail;
+    r->record_size = sh_load_le32(h + 12);
+    ms = sh_load_le32(h + 16);
+    r->count = sh_load_le64(t);
     r->records_off = SH_RECFILE_HEADER + (uint64_t)ms;
     buf = (unsigned char *)malloc(1 << 20);
     if (!buf) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto fail; }
@@ -253,8 +264,8 @@ sh_status sh_recstream_open(sh_recstream *r, const char *path, const char magic[
         left -= n;
     }
     free(buf);
-    if (hcrc != get32(t + 12)) { s = sh_error_set(err, SH_EFORMAT, 0, "%s has a corrupt header (checksum mismatch)", path); goto fail; }
-    if (crc != get32(t + 8)) {
+    if (hcrc != sh_load_le32(t + 12)) { s = sh_error_set(err, SH_EFORMAT, 0, "%s has a corrupt header (checksum mismatch)", path); goto fail; }
+    if (crc != sh_load_le32(t + 8)) {
         s = sh_error_set(err, SH_EFORMAT, (size_t)r->records_off, "%s has corrupt records (checksum mismatch): "
                          "delete it and run the phase that writes it again", path);
         goto fail;

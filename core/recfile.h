@@ -8,11 +8,14 @@
  *   records  count * record_size bytes
  *   trailer  u64 count | u32 crc32(records) | u32 crc32(header + meta) | "SHEND\0\0\0"
  *
- * All integers little-endian. The trailer comes last so a writer streams
+ * All integers little-endian (core/formats.h has the constants and the
+ * records of every file, and says why a big-endian host is refused). The
+ * trailer comes last so a writer streams
  * without seeking back; a writer writes NAME.tmp and renames it to NAME only
  * when everything is written and flushed, so a file with the final name is
  * complete, and a killed run leaves at most a .tmp behind. A reader checks
- * the magic, version, sizes and both checksums before handing out records. */
+ * the magic, version, record size and both checksums before handing out
+ * records. */
 #ifndef SHINGLE_RECFILE_H
 #define SHINGLE_RECFILE_H
 
@@ -20,9 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "error.h"
-
-#define SH_RECFILE_HEADER 24
-#define SH_RECFILE_TRAILER 24
+#include "formats.h"
 
 typedef struct sh_recwriter {
     FILE *f;
@@ -54,11 +55,13 @@ typedef struct sh_recfile {
     uint64_t count;
 } sh_recfile;
 
-/* Map and verify path: magic, version, sizes, checksums. SH_EIO if it cannot
- * be opened; SH_EFORMAT (naming the file and the byte offset) if it is
- * truncated, corrupt or of another kind. verify = 0 skips the record checksum
- * (for files this process just wrote). */
-sh_status sh_recfile_open(sh_recfile *r, const char *path, const char magic[8], int verify, sh_error *err);
+/* Map and verify path: magic, version, record size (record_size; 0 takes
+ * any), sizes, checksums. SH_EIO if it cannot be opened; SH_EFORMAT (naming
+ * the file and the byte offset) if it is truncated, corrupt, of another kind
+ * or of other records. verify = 0 skips the record checksum (for files this
+ * process just wrote). */
+sh_status sh_recfile_open(sh_recfile *r, const char *path, const char magic[8], uint32_t record_size, int verify,
+                          sh_error *err);
 void sh_recfile_close(sh_recfile *r);
 
 /* The same file read with pread rather than mapped, for large files read in
@@ -73,7 +76,7 @@ typedef struct sh_recstream {
     char path[1024];
 } sh_recstream;
 
-sh_status sh_recstream_open(sh_recstream *r, const char *path, const char magic[8], sh_error *err);
+sh_status sh_recstream_open(sh_recstream *r, const char *path, const char magic[8], uint32_t record_size, sh_error *err);
 /* Read records [first, first + n) into out. SH_EIO or SH_EFORMAT naming the file. */
 sh_status sh_recstream_read(const sh_recstream *r, uint64_t first, uint64_t n, void *out, sh_error *err);
 void sh_recstream_close(sh_recstream *r);

@@ -1,5 +1,7 @@
 #include "shingler.h"
 
+#include "byteorder.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,22 +50,6 @@ sh_status sh_shingler_init(sh_shingler *s, const sh_shingler_config *cfg, sh_err
     return SH_OK;
 }
 
-static inline uint64_t load_be(const unsigned char *p, size_t n)
-{
-    uint64_t v = 0;
-    size_t i;
-    for (i = 0; i < n; i++) v = (v << 8) | p[i];
-    return v;
-}
-
-/* The 8 bytes at p as a big-endian word; compilers make this one load and a
- * byte swap, where the loop above costs a branch per byte. */
-static inline uint64_t load_be8(const unsigned char *p)
-{
-    return (uint64_t)p[0] << 56 | (uint64_t)p[1] << 48 | (uint64_t)p[2] << 40 | (uint64_t)p[3] << 32
-         | (uint64_t)p[4] << 24 | (uint64_t)p[5] << 16 | (uint64_t)p[6] << 8 | (uint64_t)p[7];
-}
-
 /* AUG under P_id (degree 64) eight bytes at a time: appending an 8-byte chunk
  * C gives (f xor C) * x^64; a tail of t < 8 bytes gives
  * (f_lo << 8t) xor ((f_hi xor T) * x^64), f_hi being the t bytes shifted out. */
@@ -73,14 +59,14 @@ uint64_t sh_token_id(const sh_shingler *s, const void *bytes, size_t n)
     uint64_t f = 0;
     size_t t;
     while (n >= 8) {
-        f = sh_mulx_apply(&s->id64, f ^ load_be8(b));
+        f = sh_mulx_apply(&s->id64, f ^ sh_load_be64(b));
         b += 8;
         n -= 8;
     }
     if ((t = n) > 0) {
         unsigned sh = (unsigned)(64 - 8 * t);
         uint64_t hi = f >> sh, lo = f & ((1ULL << sh) - 1);
-        f = (lo << (8 * t)) ^ sh_mulx_apply(&s->id64, hi ^ load_be(b, t));
+        f = (lo << (8 * t)) ^ sh_mulx_apply(&s->id64, hi ^ sh_load_be(b, t));
     }
     return f;
 }
@@ -96,8 +82,7 @@ uint64_t sh_window_slow(const sh_shingler *s, const uint64_t *ids, size_t n)
     size_t i;
     for (i = 0; i < n; i++) {
         unsigned char be[8];
-        int j;
-        for (j = 0; j < 8; j++) be[j] = (unsigned char)(ids[i] >> (56 - 8 * j));
+        sh_store_be64(be, ids[i]);
         f = sh_rabin_extend(&s->win, f, be, 8);
     }
     return f;
@@ -216,7 +201,7 @@ static void ids_hw(const sh_shingler *s, const sh_token *tok, size_t nt, const u
     for (i = 0; i < nt; i++) {
         const size_t off = tok[i].off, len = tok[i].len;
         if (len - 1 < 8 && off + 8 <= txt_len) {
-            __m128i v = _mm_cvtsi64_si128((long long)(load_be8(txt + off) >> (64 - 8 * len)));
+            __m128i v = _mm_cvtsi64_si128((long long)(sh_load_be64(txt + off) >> (64 - 8 * len)));
             _mm_storel_epi64((__m128i *)(void *)&ids[i], xm_x64(v, mu, p));
         } else if (off + len + 8 <= txt_len) {
             /* longer tokens 8 bytes at a time, as sh_token_id */
@@ -224,13 +209,13 @@ static void ids_hw(const sh_shingler *s, const sh_token *tok, size_t nt, const u
             size_t r = len;
             uint64_t f = 0;
             while (r >= 8) {
-                f = hw_x64(&s->cid, f ^ load_be8(b));
+                f = hw_x64(&s->cid, f ^ sh_load_be64(b));
                 b += 8;
                 r -= 8;
             }
             if (r > 0) {
                 unsigned sh = (unsigned)(64 - 8 * r);
-                f = ((f & ((1ULL << sh) - 1)) << (8 * r)) ^ hw_x64(&s->cid, (f >> sh) ^ (load_be8(b) >> sh));
+                f = ((f & ((1ULL << sh) - 1)) << (8 * r)) ^ hw_x64(&s->cid, (f >> sh) ^ (sh_load_be64(b) >> sh));
             }
             ids[i] = f;
         } else {
@@ -336,7 +321,7 @@ sh_status sh_shingle_text(const sh_shingler *s, sh_work *w, const char *text, si
              * id64(its big-endian bytes). Read them with one 8-byte load where
              * 8 bytes of canonical text remain, and drop the ones past it. */
             if (len - 1 < 8 && off + 8 <= txt_len)
-                ids[i] = sh_mulx_apply(&s->id64, load_be8(txt + off) >> (64 - 8 * len));
+                ids[i] = sh_mulx_apply(&s->id64, sh_load_be64(txt + off) >> (64 - 8 * len));
             else
                 ids[i] = sh_token_id(s, txt + off, len);
         }
@@ -351,7 +336,7 @@ sh_status sh_shingle_text(const sh_shingler *s, sh_work *w, const char *text, si
             size_t len = tok[i].len;
             while (len > 0) {
                 size_t c = len < 8 ? len : 8;
-                w->ids[nid] = load_be(b, c) << (8 * (8 - c)); /* NUL-padded on the right */
+                w->ids[nid] = sh_load_be(b, c) << (8 * (8 - c)); /* NUL-padded on the right */
                 w->id_tok[nid++] = (uint32_t)i;
                 b += c;
                 len -= c;

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "byteorder.h"
+#include "formats.h"
 #include "sort.h"
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -402,12 +404,7 @@ sh_status sh_sketch_reduce(const sh_sketch *a, uint32_t j, sh_sketch **out, sh_e
 
 /* ---- serialization (docs/formats.md, "Sketch") ---------------------------- */
 
-#define HEADER 84
-
-static void put32(unsigned char *p, uint32_t v) { int i; for (i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i)); }
-static void put64(unsigned char *p, uint64_t v) { int i; for (i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i)); }
-static uint32_t get32(const unsigned char *p) { uint32_t v = 0; int i; for (i = 3; i >= 0; i--) v = (v << 8) | p[i]; return v; }
-static uint64_t get64(const unsigned char *p) { uint64_t v = 0; int i; for (i = 7; i >= 0; i--) v = (v << 8) | p[i]; return v; }
+#define HEADER SH_SKETCH_HEADER_SIZE
 
 size_t sh_sketch_serialized_size(const sh_sketch *a)
 {
@@ -417,8 +414,8 @@ size_t sh_sketch_serialized_size(const sh_sketch *a)
 void sh_sketch_serialize(const sh_sketch *a, unsigned char *out)
 {
     size_t i;
-    memcpy(out, "SHSK", 4);
-    out[4] = 1;
+    memcpy(out, SH_SKETCH_MAGIC, 4);
+    out[4] = SH_SKETCH_VERSION;
     out[5] = a->p.kind;
     out[6] = a->p.option;
     out[7] = a->p.k;
@@ -426,19 +423,19 @@ void sh_sketch_serialize(const sh_sketch *a, unsigned char *out)
     out[9] = 0;
     out[10] = (unsigned char)(a->p.floor & 0xff);
     out[11] = (unsigned char)(a->p.floor >> 8);
-    put32(out + 12, a->p.w);
-    put32(out + 16, a->p.s);
-    put32(out + 20, a->p.cls);
-    put64(out + 24, a->p.m);
-    put64(out + 32, a->p.seed);
-    put64(out + 40, a->p.poly);
-    put64(out + 48, a->p.idpoly);
-    put64(out + 56, a->p.rules);
-    put64(out + 64, a->n_shingles);
-    put64(out + 72, a->n_tokens);
-    put32(out + 80, (uint32_t)a->n);
-    for (i = 0; i < a->n; i++) put64(out + HEADER + 8 * i, a->v[i]);
-    put32(out + HEADER + 8 * a->n, (uint32_t)crc32(0L, out, (uInt)(HEADER + 8 * a->n)));
+    sh_store_le32(out + 12, a->p.w);
+    sh_store_le32(out + 16, a->p.s);
+    sh_store_le32(out + 20, a->p.cls);
+    sh_store_le64(out + 24, a->p.m);
+    sh_store_le64(out + 32, a->p.seed);
+    sh_store_le64(out + 40, a->p.poly);
+    sh_store_le64(out + 48, a->p.idpoly);
+    sh_store_le64(out + 56, a->p.rules);
+    sh_store_le64(out + 64, a->n_shingles);
+    sh_store_le64(out + 72, a->n_tokens);
+    sh_store_le32(out + 80, (uint32_t)a->n);
+    for (i = 0; i < a->n; i++) sh_store_le64(out + HEADER + 8 * i, a->v[i]);
+    sh_store_le32(out + HEADER + 8 * a->n, (uint32_t)crc32(0L, out, (uInt)(HEADER + 8 * a->n)));
 }
 
 sh_status sh_sketch_deserialize(const unsigned char *in, size_t n, sh_sketch **out, sh_error *err)
@@ -446,17 +443,18 @@ sh_status sh_sketch_deserialize(const unsigned char *in, size_t n, sh_sketch **o
     sh_sketch *a;
     uint32_t count, i;
     *out = NULL;
-    if (n < 4 || memcmp(in, "SHSK", 4) != 0)
+    if (n < 4 || memcmp(in, SH_SKETCH_MAGIC, 4) != 0)
         return sh_error_set(err, SH_EFORMAT, 0, "not a shingle sketch: it does not start with the magic \"SHSK\"");
     if (n < HEADER + 4)
         return sh_error_set(err, SH_EFORMAT, n, "truncated sketch: %zu bytes, the header alone takes %d", n, HEADER + 4);
-    if (in[4] != 1)
-        return sh_error_set(err, SH_EFORMAT, 4, "sketch format version %u is not supported (this build reads version 1)", in[4]);
-    count = get32(in + 80);
+    if (in[4] != SH_SKETCH_VERSION)
+        return sh_error_set(err, SH_EFORMAT, 4, "sketch format version %u is not supported (this build reads version %u)", in[4],
+                            SH_SKETCH_VERSION);
+    count = sh_load_le32(in + 80);
     if ((uint64_t)count * 8 + HEADER + 4 != n)
         return sh_error_set(err, SH_EFORMAT, 80, "sketch of %u values should take %llu bytes, got %zu: truncated or corrupt",
                             count, (unsigned long long)count * 8 + HEADER + 4, n);
-    if (get32(in + n - 4) != (uint32_t)crc32(0L, in, (uInt)(n - 4)))
+    if (sh_load_le32(in + n - 4) != (uint32_t)crc32(0L, in, (uInt)(n - 4)))
         return sh_error_set(err, SH_EFORMAT, n - 4, "sketch checksum mismatch: the string is corrupt");
     if (in[5] < SH_SKETCH_MIN || in[5] > SH_SKETCH_FULL || in[6] > 1 || in[8] > 1 || in[7] < 16 || in[7] > 64)
         return sh_error_set(err, SH_EFORMAT, 5, "sketch header has an unknown kind, option, token mode or degree");
@@ -468,19 +466,19 @@ sh_status sh_sketch_deserialize(const unsigned char *in, size_t n, sh_sketch **o
     a->p.k = in[7];
     a->p.tokens = in[8];
     a->p.floor = (uint32_t)in[10] | (uint32_t)in[11] << 8;
-    a->p.w = get32(in + 12);
-    a->p.s = get32(in + 16);
-    a->p.cls = get32(in + 20);
-    a->p.m = get64(in + 24);
-    a->p.seed = get64(in + 32);
-    a->p.poly = get64(in + 40);
-    a->p.idpoly = get64(in + 48);
-    a->p.rules = get64(in + 56);
-    a->n_shingles = get64(in + 64);
-    a->n_tokens = get64(in + 72);
+    a->p.w = sh_load_le32(in + 12);
+    a->p.s = sh_load_le32(in + 16);
+    a->p.cls = sh_load_le32(in + 20);
+    a->p.m = sh_load_le64(in + 24);
+    a->p.seed = sh_load_le64(in + 32);
+    a->p.poly = sh_load_le64(in + 40);
+    a->p.idpoly = sh_load_le64(in + 48);
+    a->p.rules = sh_load_le64(in + 56);
+    a->n_shingles = sh_load_le64(in + 64);
+    a->n_tokens = sh_load_le64(in + 72);
     a->n = count;
     for (i = 0; i < count; i++) {
-        a->v[i] = get64(in + HEADER + 8 * (size_t)i);
+        a->v[i] = sh_load_le64(in + HEADER + 8 * (size_t)i);
         if (i > 0 && a->v[i] <= a->v[i - 1]) {
             free(a);
             return sh_error_set(err, SH_EFORMAT, HEADER + 8 * (size_t)i, "sketch values are not strictly ascending at value %u", i);

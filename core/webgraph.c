@@ -6,16 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "byteorder.h"
 #include "chunks.h"
+#include "clock.h"
 #include "extsort.h"
 #include "links.h"
 #include "rabin.h"
 #include "recfile.h"
-
-double sh_now(void); /* cluster.c */
-
-static const char M_PAGES[8] = "SHCPAGE\0", M_URLS[8] = "SHCURLS\0", M_SITES[8] = "SHCSITE\0",
-                  M_LINKS[8] = "SHCLINK\0", M_CHUNKS[8] = "SHCCHNK\0";
 
 /* ---- hashing and URL tables ------------------------------------------------ */
 
@@ -142,7 +139,7 @@ struct sh_webgraph {
     size_t buf_cap;
     char *norm;                /* a normalized URL */
     size_t norm_cap;
-    uint32_t *cbuf;            /* chunk records for one page */
+    sh_chunkrec *cbuf;         /* chunk records for one page */
     size_t cbuf_cap;
     sh_webgraph_stats st;
 };
@@ -211,12 +208,12 @@ sh_status sh_webgraph_new(sh_webgraph **out, const sh_webgraph_config *cfg, sh_e
     g->cfg.temp_dir = g->temp_dir;
     sh_chunker_init(&g->chunker, cfg->seed, cfg->anchored);
     path_of(path, sizeof path, g->dir, "urls.bin");
-    if ((st = sh_recwriter_open(&g->w_urls, path, M_URLS, 1, NULL, 0, err)) != SH_OK) { sh_webgraph_free(g); return st; }
+    if ((st = sh_recwriter_open(&g->w_urls, path, SH_MAGIC_URLS, 1, NULL, 0, err)) != SH_OK) { sh_webgraph_free(g); return st; }
     for (s = 0; s < SH_CHUNK_SCHEMES; s++) {
         char name[64];
         snprintf(name, sizeof name, "chunks-%s.bin", sh_chunk_scheme_name(s));
         path_of(path, sizeof path, g->dir, name);
-        if ((st = sh_recwriter_open(&g->w_chunks[s], path, M_CHUNKS, 8, NULL, 0, err)) != SH_OK) {
+        if ((st = sh_recwriter_open(&g->w_chunks[s], path, SH_MAGIC_CHUNKS, sizeof(sh_chunkrec), NULL, 0, err)) != SH_OK) {
             sh_webgraph_free(g);
             return st;
         }
@@ -330,13 +327,13 @@ static sh_status write_chunks(sh_webgraph *g, uint32_t id, sh_error *err)
     for (s = 0; s < SH_CHUNK_SCHEMES; s++) {
         size_t i, n = g->ch.n[s];
         sh_status st;
-        if (g->cbuf_cap < 2 * n) {
-            uint32_t *p = (uint32_t *)realloc(g->cbuf, 2 * n * sizeof *p);
+        if (g->cbuf_cap < n) {
+            sh_chunkrec *p = (sh_chunkrec *)realloc(g->cbuf, n * sizeof *p);
             if (!p) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
             g->cbuf = p;
-            g->cbuf_cap = 2 * n;
+            g->cbuf_cap = n;
         }
-        for (i = 0; i < n; i++) { g->cbuf[2 * i] = id; g->cbuf[2 * i + 1] = g->ch.fp[s][i]; }
+        for (i = 0; i < n; i++) { g->cbuf[i].page = id; g->cbuf[i].fp = g->ch.fp[s][i]; }
         if ((st = sh_recwriter_append(&g->w_chunks[s], g->cbuf, n, err)) != SH_OK) return st;
         g->st.chunks[s] += n;
     }
@@ -477,32 +474,23 @@ nomem:
     return set_fail(g, st, err);
 }
 
-static void be32(unsigned char *p, uint32_t v) { p[0] = (unsigned char)(v >> 24); p[1] = (unsigned char)(v >> 16); p[2] = (unsigned char)(v >> 8); p[3] = (unsigned char)v; }
-static uint32_t rd_be32(const unsigned char *p) { return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]; }
 
 #define CHUNK 65536
 
 /* Read links-found.tmp, resolve both ends, sort <src, dst> unique, write links.bin. */
 static sh_status resolve_links(sh_webgraph *g, sh_error *err)
 {
-    sh_extsort_config c;
     sh_extsort *s = NULL;
     sh_recwriter w;
     uint64_t *in = (uint64_t *)malloc((size_t)CHUNK * 16);
     unsigned char *rec = (unsigned char *)malloc((size_t)CHUNK * 8);
-    uint32_t *outv = (uint32_t *)malloc((size_t)CHUNK * 8);
+    sh_weblinkrec *outv = (sh_weblinkrec *)malloc((size_t)CHUNK * sizeof *outv);
     char path[4096];
     size_t n, i, k;
     sh_status st;
     memset(&w, 0, sizeof w);
     if (!in || !rec || !outv) { st = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
-    memset(&c, 0, sizeof c);
-    c.record_size = 8;
-    c.key_size = 8;
-    c.memory_budget = g->cfg.memory < SH_EXTSORT_MIN_BUDGET ? SH_EXTSORT_MIN_BUDGET : g->cfg.memory;
-    c.temp_dir = g->temp_dir;
-    c.combine = sh_extsort_keep_first;
-    if ((st = sh_extsort_new(&s, &c, err)) != SH_OK) goto done;
+    if ((st = sh_extsort_open(&s, 8, 8, g->cfg.memory, g->temp_dir, sh_extsort_keep_first, err)) != SH_OK) goto done;
     if (fflush(g->raw) != 0 || fseek(g->raw, 0, SEEK_SET) != 0) {
         st = sh_error_set(err, SH_EIO, 0, "cannot read back %s: %s", g->raw_path, strerror(errno));
         goto done;
@@ -517,8 +505,8 @@ static sh_status resolve_links(sh_webgraph *g, sh_error *err)
             if (a == UINT32_MAX) { g->st.edges_unknown_source++; continue; }
             if (b == UINT32_MAX) { g->st.links_nowhere++; continue; }
             if (a == b) { g->st.self_links++; continue; }
-            be32(rec + 8 * k, a);
-            be32(rec + 8 * k + 4, b);
+            sh_store_be32(rec + 8 * k, a);
+            sh_store_be32(rec + 8 * k + 4, b);
             k++;
         }
         if (k && (st = sh_extsort_add(s, rec, k, err)) != SH_OK) goto done;
@@ -526,14 +514,14 @@ static sh_status resolve_links(sh_webgraph *g, sh_error *err)
     if (ferror(g->raw)) { st = sh_error_set(err, SH_EIO, 0, "cannot read back %s: %s", g->raw_path, strerror(errno)); goto done; }
     if ((st = sh_extsort_finish(s, err)) != SH_OK) goto done;
     path_of(path, sizeof path, g->dir, "links.bin");
-    if ((st = sh_recwriter_open(&w, path, M_LINKS, 8, NULL, 0, err)) != SH_OK) goto done;
+    if ((st = sh_recwriter_open(&w, path, SH_MAGIC_WEBLINKS, sizeof(sh_weblinkrec), NULL, 0, err)) != SH_OK) goto done;
     for (;;) {
         if ((st = sh_extsort_read(s, rec, CHUNK, &n, err)) != SH_OK) goto done;
         if (n == 0) break;
         for (i = 0; i < n; i++) {
-            uint32_t a = rd_be32(rec + 8 * i), b = rd_be32(rec + 8 * i + 4);
-            outv[2 * i] = a;
-            outv[2 * i + 1] = b;
+            uint32_t a = sh_load_be32(rec + 8 * i), b = sh_load_be32(rec + 8 * i + 4);
+            outv[i].src = a;
+            outv[i].dst = b;
             g->pages[a].out_links++;
             g->pages[b].in_links++;
             if (g->pages[a].site != g->pages[b].site) g->pages[b].ext_in++;
@@ -574,18 +562,18 @@ sh_status sh_webgraph_finish(sh_webgraph *g, sh_webgraph_stats *out, sh_error *e
     for (s = 0; s < SH_CHUNK_SCHEMES; s++)
         if ((st = sh_recwriter_commit(&g->w_chunks[s], err)) != SH_OK) return set_fail(g, st, err);
     path_of(path, sizeof path, g->dir, "sites.bin");
-    if ((st = sh_recwriter_open(&w, path, M_SITES, 1, NULL, 0, err)) != SH_OK ||
+    if ((st = sh_recwriter_open(&w, path, SH_MAGIC_SITES, 1, NULL, 0, err)) != SH_OK ||
         (st = sh_recwriter_append(&w, g->site_names, g->site_len, err)) != SH_OK ||
         (st = sh_recwriter_commit(&w, err)) != SH_OK) {
         sh_recwriter_abort(&w);
         return set_fail(g, st, err);
     }
     {
-        uint32_t meta[2];
-        meta[0] = (uint32_t)g->cfg.site_depth;
-        meta[1] = (uint32_t)(g->cfg.anchored != 0);
+        unsigned char meta[SH_PAGES_META_SIZE];
+        sh_store_le32(meta, (uint32_t)g->cfg.site_depth);
+        sh_store_le32(meta + 4, (uint32_t)(g->cfg.anchored != 0));
         path_of(path, sizeof path, g->dir, "pages.bin");
-        if ((st = sh_recwriter_open(&w, path, M_PAGES, sizeof(sh_pagerec), meta, sizeof meta, err)) != SH_OK ||
+        if ((st = sh_recwriter_open(&w, path, SH_MAGIC_PAGES, sizeof(sh_pagerec), meta, sizeof meta, err)) != SH_OK ||
             (st = sh_recwriter_append(&w, g->pages, g->n_pages, err)) != SH_OK ||
             (st = sh_recwriter_commit(&w, err)) != SH_OK) {
             sh_recwriter_abort(&w);

@@ -8,7 +8,8 @@
  *   links.bin        <src u32, dst u32> little-endian, sorted, unique, no self-links
  *   chunks-S.bin     <page u32, fp u32> for S = whole, lines4, lines2 (core/chunks.h)
  *
- * (record files, core/recfile.h; docs/collections.md has the layouts.)
+ * (record files, core/recfile.h; the records are in core/formats.h, and
+ * docs/collections.md has the layouts.)
  *
  * Links: extracted from every HTML page (core/links.h: relative URLs, <base>,
  * "..", fragments dropped, normalized), or given as URL pairs. A link is kept
@@ -30,29 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "error.h"
-
-/* What became of a page. */
-enum {
-    SH_PAGE_OK = 0,         /* fingerprinted, links extracted */
-    SH_PAGE_EMPTY = 1,      /* no text (no tokens): no fingerprint, never similar */
-    SH_PAGE_UNREADABLE = 2, /* the file could not be read, or is over max_bytes */
-    SH_PAGE_DUPLICATE = 3   /* its URL was already a page: links kept, no fingerprint */
-};
-
-/* pages.bin record, 48 bytes, little-endian */
-typedef struct sh_pagerec {
-    uint64_t url_off;        /* offset in urls.bin */
-    uint64_t bytes;          /* size of the page */
-    uint32_t url_len;
-    uint32_t site;           /* index in sites.bin */
-    uint32_t n_tokens, n_lines;
-    uint32_t out_links;      /* distinct links to other pages of the graph */
-    uint32_t in_links;
-    uint32_t ext_in;         /* of those, from pages of other sites (Figure 7's start point) */
-    uint8_t status;          /* SH_PAGE_* */
-    uint8_t html;
-    uint16_t pad;
-} sh_pagerec;
+#include "formats.h"
 
 typedef struct sh_webgraph_config {
     const char *dir;         /* output directory (must exist) */

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <lua.h>
 #include <lauxlib.h>
+#include "byteorder.h"
 
 #if LUA_VERSION_NUM >= 503
 #define SHL_INT64 1            /* fingerprints are Lua integers */
@@ -48,8 +49,7 @@ static inline void shl_pushu64(lua_State *L, uint64_t v)
     lua_pushinteger(L, (lua_Integer)v);
 #else
     char b[8];
-    int i;
-    for (i = 0; i < 8; i++) b[i] = (char)(v >> (56 - 8 * i));
+    sh_store_be64(b, v);
     lua_pushlstring(L, b, 8);
 #endif
 }
@@ -60,12 +60,9 @@ static inline uint64_t shl_checku64(lua_State *L, int i)
 {
     if (lua_type(L, i) == LUA_TSTRING) {
         size_t n;
-        const unsigned char *s = (const unsigned char *)lua_tolstring(L, i, &n);
-        uint64_t v = 0;
-        size_t j;
+        const char *s = lua_tolstring(L, i, &n);
         if (n != 8) luaL_argerror(L, i, "a fingerprint string must be 8 bytes (most significant first)");
-        for (j = 0; j < 8; j++) v = (v << 8) | s[j];
-        return v;
+        return sh_load_be64(s);
     }
 #if SHL_INT64
     if (lua_isinteger(L, i)) return (uint64_t)lua_tointeger(L, i);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lshingle.h"
+#include "clock.h"
 #include "cluster.h"
 
 #define SHL_POOL "shingle.Pool"
@@ -524,7 +525,7 @@ static int c_read_clusters(lua_State *L)
     sh_error err;
     uint64_t i;
     snprintf(path, sizeof path, "%s/clusters.bin", luaL_checkstring(L, 1));
-    if (sh_recfile_open(&f, path, "SHCLUST\0", 1, &err) != SH_OK) return shl_fail(L, &err);
+    if (sh_recfile_open(&f, path, SH_MAGIC_CLUSTERS, sizeof(sh_clusterrec), 1, &err) != SH_OK) return shl_fail(L, &err);
     lua_createtable(L, (int)f.count, 0);
     lua_createtable(L, (int)f.count, 0);
     for (i = 0; i < f.count; i++) {
@@ -546,7 +547,7 @@ static int c_read_links(lua_State *L)
     sh_error err;
     uint64_t i;
     snprintf(path, sizeof path, "%s/links.bin", luaL_checkstring(L, 1));
-    if (sh_recfile_open(&f, path, "SHLINKS\0", 1, &err) != SH_OK) return shl_fail(L, &err);
+    if (sh_recfile_open(&f, path, SH_MAGIC_LINKS, sizeof(sh_linkrec), 1, &err) != SH_OK) return shl_fail(L, &err);
     lua_createtable(L, (int)f.count, 0);
     for (i = 0; i < f.count; i++) {
         sh_linkrec r;
@@ -576,7 +577,7 @@ static int c_read_docs(lua_State *L)
     sh_error err;
     uint64_t i;
     snprintf(path, sizeof path, "%s/docs.bin", luaL_checkstring(L, 1));
-    if (sh_recfile_open(&f, path, "SHDOCS\0\0", 1, &err) != SH_OK) return shl_fail(L, &err);
+    if (sh_recfile_open(&f, path, SH_MAGIC_DOCS, sizeof(sh_docrec), 1, &err) != SH_OK) return shl_fail(L, &err);
     lua_createtable(L, (int)f.count, 0);
     lua_createtable(L, (int)f.count, 0);
     lua_createtable(L, (int)f.count, 0);
