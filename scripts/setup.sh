@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 PACKAGES=(build-essential cmake pkg-config zlib1g-dev libutf8proc-dev liblmdb-dev libxxhash-dev
           lua5.4 liblua5.4-dev lua5.3 liblua5.3-dev luajit2 libluajit2-5.1-dev
           lua-busted lua-argparse lua-cjson lua-filesystem luarocks
-          libxml2-doc)  # libxml2-doc: the HTML manual mirrored by spec/collections_spec.lua
+          libxml2-doc   # libxml2-doc: the HTML manual mirrored by spec/collections_spec.lua
+          libxml2-utils # xmllint: spec/report_spec.lua parses the reports' SVG
+          chromium)     # headless, for the reports in a real browser (scripts/browser/check.sh)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -20,6 +22,21 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The browser check drives Debian's chromium with playwright-core (no browser
+# download), installed from scripts/browser/package-lock.json with the
+# machine's Node.js and npm, or Debian's when it has none.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "setup: installing nodejs npm" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
+if [ ! -f scripts/browser/node_modules/playwright-core/package.json ]; then
+  (cd scripts/browser && npm ci --no-audit --no-fund >/dev/null 2>&1) ||
+    echo "setup: npm ci in scripts/browser failed: the browser check will fail" >&2
 fi
 
 build() { # build DIR LUA [extra cmake args]

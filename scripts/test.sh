@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up (scripts/setup.sh) and runs every test: the C unit tests, the busted
-# specs under Lua 5.4, 5.3 and LuaJIT, the C tests and the 5.4 specs again under
+# specs under Lua 5.4, 5.3 and LuaJIT, the HTML reports in headless Chromium
+# (scripts/browser/check.sh), the C tests and the 5.4 specs again under
 # AddressSanitizer + UndefinedBehaviorSanitizer, and a LuaRocks install into a
 # scratch tree. Ends with one line "N passed, N failed" (test functions and
 # specs added up) and exits non-zero if anything failed.
@@ -50,6 +51,9 @@ count_c "C" build/5.4/test_*
 count_busted "lua5.4" lua5.4
 count_busted "lua5.3" lua5.3
 count_busted "luajit" luajit
+
+# The reports in headless Chromium: no console error, phone width, print, no JavaScript.
+count_c "browser" scripts/browser/check.sh
 
 # Sanitizers: the core and its tests instrumented; the specs through an
 # instrumented module loaded into the stock interpreter (runtime preloaded).

@@ -54,5 +54,11 @@ describe("docs/api.md", function()
     check(require("shingle.extractors"), { "extractors." }, "extractors")
     check(require("shingle.explain"), { "explain." }, "explain")
     check(require("shingle.sketcher"), { "sketcher.", "sk:" }, "sketcher")
+    check(require("shingle.report"), { "report." }, "report")
+    check(require("shingle.plot"), { "plot." }, "plot")
+    check(require("shingle.html"), { "html." }, "html")
+    for _, kind in ipairs({ "cluster", "collections", "sweeps" }) do
+      check(require("shingle.report." .. kind), { ('require("shingle.report.%s").'):format(kind), "." }, "report." .. kind)
+    end
   end)
 end)

@@ -216,7 +216,8 @@ end
 --- How pages changed between two sweeps: for URLs in both, the resemblance of
 -- the new version to the old (identical, small change at resemblance >= small,
 -- large change); pages that moved (same canonical content at a new URL,
--- within a server or between servers); pages born and pages that died.
+-- within a server or between servers); pages born and pages that died
+-- (r.gone: their URLs).
 function Index:changes(from, to, opts)
   opts = opts or {}
   local small = opts.small or 0.5
@@ -224,29 +225,32 @@ function Index:changes(from, to, opts)
   if not a then return nil, aerr end
   local b, berr = self.ix:sweep_docs(to)
   if not b then return nil, berr end
+  -- only what the comparison needs stays in memory; sketches are read again
+  -- for the URLs whose bytes changed
   local function load(ids)
     local by_url, by_content = {}, {}
     for _, id in ipairs(ids) do
-      local d, sk = self.ix:doc(id)
-      d.sketch = sk
-      by_url[d.url] = d
-      local key = shingle.tohex(d.canonical)
+      local d = self.ix:doc(id)
+      local e = { id = id, url = d.url, raw = d.raw, canonical = d.canonical }
+      by_url[d.url] = e
+      local key = e.canonical
       by_content[key] = by_content[key] or {}
-      table.insert(by_content[key], d)
+      table.insert(by_content[key], e)
     end
     return by_url, by_content
   end
+  local function sketch(id) local _, sk = self.ix:doc(id) return sk end
   local old, old_content = load(a)
   local new, new_content = load(b)
   local r = { from = from, to = to, identical = 0, small_change = 0, large_change = 0,
     moved_within_server = 0, moved_between_servers = 0, born = 0, died = 0,
-    histogram = {}, moves = {}, changed = {} }
+    histogram = {}, moves = {}, changed = {}, gone = {} }
   for i = 0, 9 do r.histogram[i + 1] = 0 end
   local moved_to = {}
   for url, d in pairs(old) do
     local n = new[url]
     if n then
-      local res = (d.raw == n.raw) and 1 or d.sketch:resemblance(n.sketch)
+      local res = (d.raw == n.raw) and 1 or sketch(d.id):resemblance(sketch(n.id))
       if d.raw == n.raw then r.identical = r.identical + 1
       elseif res >= small then r.small_change = r.small_change + 1
       else r.large_change = r.large_change + 1 end
@@ -255,7 +259,7 @@ function Index:changes(from, to, opts)
       if d.raw ~= n.raw then r.changed[#r.changed + 1] = { url = url, resemblance = res } end
     else
       local target
-      for _, cand in ipairs(new_content[shingle.tohex(d.canonical)] or {}) do
+      for _, cand in ipairs(new_content[d.canonical] or {}) do
         if not old[cand.url] and not moved_to[cand.url] then target = cand; break end
       end
       if target then
@@ -266,6 +270,7 @@ function Index:changes(from, to, opts)
         r.moves[#r.moves + 1] = { from = url, to = target.url, within_server = within }
       else
         r.died = r.died + 1
+        r.gone[#r.gone + 1] = url
       end
     end
   end
@@ -274,6 +279,7 @@ function Index:changes(from, to, opts)
   end
   table.sort(r.moves, function(x, y) return x.from < y.from end)
   table.sort(r.changed, function(x, y) return x.url < y.url end)
+  table.sort(r.gone)
   return r
 end
 
