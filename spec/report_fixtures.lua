@@ -22,7 +22,7 @@ local function write(path, s)
   assert(f:close())
 end
 
-local function mkdir(p) assert(require("shingle.pipeline").mkdir_p(p)) end
+local function mkdir(p) assert(require("shingle.util").mkdir_p(p)) end
 
 local function words(doc_text, n)
   local w = {}

@@ -99,6 +99,17 @@ function M.each_line(path, fn, what)
   return true
 end
 
+--- A whole number stored under key in a JSON Lines record, read without
+-- decoding the line: a string value cannot hold an unescaped quote, so the
+-- pattern matches keys only. nil when the key is absent or appears more than
+-- once (a nested object has it too): decode the line then.
+function M.field(line, key)
+  local pat = '[{,]"' .. key .. '":(%d+)'
+  local v = line:match(pat)
+  if not v or select(2, line:gsub(pat, "")) ~= 1 then return nil end
+  return tonumber(v)
+end
+
 --- Decode the records at the places each_line gave: recs = { { offset,
 -- length, lineno } }; check(rec) tells a record of the right kind.
 function M.read_at(path, recs, check)
@@ -350,7 +361,7 @@ end
 
 --- Write a page atomically (a temporary file, then rename).
 function M.write(path, page)
-  return require("shingle.pipeline").atomic_write(path, function(f) assert(f:write(page)) end)
+  return require("shingle.util").atomic_write(path, function(f) assert(f:write(page)) end)
 end
 
 return M

@@ -48,9 +48,9 @@ function M.scan_clusters(dir, o)
   local top = report.top(o.top, function(x, y) return x.size > y.size end)
   local bands = {} -- per log2 band of sizes: a reservoir
   local ok, err = report.each_line(path, function(line, offset, lineno)
-    -- the size and the representatives without decoding the members: a
-    -- string value cannot hold an unescaped quote, so these match only keys
-    local size = tonumber(line:match('[{,]"size":(%d+)'))
+    -- the size and the representatives without decoding the members (a
+    -- relation is a key of members only)
+    local size = report.field(line, "size")
     local reps, loose
     if size then
       reps = select(2, line:gsub('"relation":"similar"', ""))

@@ -8,6 +8,7 @@
 -- collections.jsonl (every URL of every collection) and avoid.jsonl are
 -- streamed: cardinality and size are read from each line without decoding
 -- it, and only the clusters shown are decoded.
+local cjson = require "cjson"
 local html = require "shingle.html"
 local plot = require "shingle.plot"
 local report = require "shingle.report"
@@ -39,11 +40,14 @@ function M.scan(dir, o)
   local sample = report.reservoir(o.top + o.sample, rand)
   local points, n, collections = {}, 0, 0
   local ok, err = report.each_line(path, function(line, offset, lineno)
-    local card = tonumber(line:match('[{,]"cardinality":(%d+)'))
-    local size = tonumber(line:match('[{,]"size":(%d+)'))
+    local card, size = report.field(line, "cardinality"), report.field(line, "size")
     if not card or not size then
-      return nil, ("%s line %d: not a cluster of collections (no cardinality or size); run shingle collections again")
-        :format(path, lineno)
+      local ok, c = pcall(cjson.decode, line)
+      if ok and type(c) == "table" then card, size = tonumber(c.cardinality), tonumber(c.size) end
+      if not card or not size then
+        return nil, ("%s line %d: not a cluster of collections (no cardinality or size); run shingle collections again")
+          :format(path, lineno)
+      end
     end
     n = n + 1
     collections = collections + card
@@ -237,7 +241,6 @@ end
 local function avoid_section(dir, o)
   local top = report.top(o.top * 2, function(x, y) return (x.bytes or 0) > (y.bytes or 0) end)
   local n = 0
-  local cjson = require "cjson"
   local ok, err = report.each_line(dir .. "/avoid.jsonl", function(line)
     local dok, e = pcall(cjson.decode, line)
     if dok and type(e) == "table" then
