@@ -471,6 +471,29 @@ static size_t utf8_decode(const unsigned char *p, size_t avail, utf8proc_int32_t
     return 4;
 }
 
+sh_status sh_utf8_check(const char *in, size_t n, sh_error *err)
+{
+    const unsigned char *p = (const unsigned char *)in;
+    size_t i = 0;
+    while (i < n) {
+        utf8proc_int32_t cp;
+        size_t len;
+        /* ASCII a word at a time: no byte with its top bit set */
+        while (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, p + i, 8);
+            if (w & 0x8080808080808080ULL) break;
+            i += 8;
+        }
+        if (i >= n) break;
+        if (p[i] < 0x80) { i++; continue; }
+        if ((len = utf8_decode(p + i, n - i, &cp)) == 0)
+            return sh_error_set(err, SH_EUTF8, i, "invalid UTF-8 at byte %zu (0x%02x)", i, p[i]);
+        i += len;
+    }
+    return SH_OK;
+}
+
 static int is_alpha(unsigned char b)
 {
     return byte_class[b] == C_L;

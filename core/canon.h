@@ -63,4 +63,8 @@ sh_status sh_canon_tokenize(const sh_canon_opts *opts, const char *in, size_t n,
 
 void sh_tokens_free(sh_tokens *t);
 
+/* Whether in[0..n) is well-formed UTF-8 (shortest forms, no surrogates, at
+ * most U+10FFFF): SH_OK, or SH_EUTF8 with err->offset the first bad byte. */
+sh_status sh_utf8_check(const char *in, size_t n, sh_error *err);
+
 #endif

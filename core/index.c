@@ -21,6 +21,8 @@ static const int dupsort[D_N] = { 0, 0, 1, 1, 1, 1, 0, 1, 0, 1 };
 struct sh_index {
     MDB_env *env;
     MDB_dbi db[D_N];
+    MDB_txn *rtxn;             /* the pinned read transaction (sh_index_read_begin), kept for renewal */
+    int pinned;                /* depth of sh_index_read_begin */
     int readonly;
     char path[1024];
     sh_rabin urlr;
@@ -51,6 +53,35 @@ static sh_status lmdb_err(sh_error *err, const sh_index *ix, const char *what, i
     sh_error_set(err, code, 0, "%s: %s: %s%s", ix ? ix->path : "index", what, mdb_strerror(rc), hint);
     if (err && code == SH_EIO) err->sys_errno = rc;
     return code;
+}
+
+/* A read transaction for one query: the pinned one, or a fresh one. */
+static int rbegin(sh_index *ix, MDB_txn **t)
+{
+    if (ix->pinned) { *t = ix->rtxn; return 0; }
+    return mdb_txn_begin(ix->env, NULL, MDB_RDONLY, t);
+}
+
+static void rend(sh_index *ix, MDB_txn *t)
+{
+    if (!ix->pinned || t != ix->rtxn) mdb_txn_abort(t);
+}
+
+sh_status sh_index_read_begin(sh_index *ix, sh_error *err)
+{
+    int rc;
+    if (ix->pinned++) return SH_OK;
+    rc = ix->rtxn ? mdb_txn_renew(ix->rtxn) : mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &ix->rtxn);
+    if (rc) {
+        ix->pinned = 0;
+        return lmdb_err(err, ix, "begin reading", rc);
+    }
+    return SH_OK;
+}
+
+void sh_index_read_end(sh_index *ix)
+{
+    if (ix->pinned && --ix->pinned == 0) mdb_txn_reset(ix->rtxn);
 }
 
 uint64_t sh_index_url_fp(const sh_index *ix, const char *url, size_t len)
@@ -138,6 +169,7 @@ sh_status sh_index_open(sh_index **out, const char *path, int readonly, int crea
 void sh_index_close(sh_index *ix)
 {
     if (!ix) return;
+    if (ix->rtxn) mdb_txn_abort(ix->rtxn);
     if (ix->env) mdb_env_close(ix->env);
     free(ix);
 }
@@ -179,10 +211,10 @@ sh_status sh_index_params(sh_index *ix, sh_sketch_params *p, int *present, sh_po
 {
     MDB_txn *t;
     sh_status s;
-    int rc = mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &t);
+    int rc = rbegin(ix, &t);
     if (rc) return lmdb_err(err, ix, "begin", rc);
     s = read_params(t, ix, p, present, pol, threshold, err);
-    mdb_txn_abort(t);
+    rend(ix, t);
     return s;
 }
 
@@ -627,16 +659,16 @@ sh_status sh_index_meta_get(sh_index *ix, const char *key, char **data, size_t *
     int rc;
     *data = NULL;
     *n = 0;
-    if ((rc = mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
+    if ((rc = rbegin(ix, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
     rc = meta_get(t, ix, key, &v);
     if (rc == 0) {
         *data = (char *)malloc(v.mv_size + 1);
-        if (!*data) { mdb_txn_abort(t); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
+        if (!*data) { rend(ix, t); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
         memcpy(*data, v.mv_data, v.mv_size);
         (*data)[v.mv_size] = 0;
         *n = v.mv_size;
     }
-    mdb_txn_abort(t);
+    rend(ix, t);
     if (rc && rc != MDB_NOTFOUND) return lmdb_err(err, ix, "read meta", rc);
     return SH_OK;
 }
@@ -653,17 +685,28 @@ void sh_index_abort(sh_index_adder *a)
 
 /* ---- queries -------------------------------------------------------------- */
 
-static int cmp_hit(const void *x, const void *y)
+static double max_containment(const sh_index_hit *h) { return h->cab > h->cba ? h->cab : h->cba; }
+
+static int by_doc(const sh_index_hit *a, const sh_index_hit *b) { return a->doc < b->doc ? -1 : a->doc > b->doc; }
+
+static int cmp_resemblance(const void *x, const void *y)
 {
     const sh_index_hit *a = (const sh_index_hit *)x, *b = (const sh_index_hit *)y;
-    double ka = a->r, kb = b->r;
+    if (a->r != b->r) return a->r < b->r ? 1 : -1;
+    return by_doc(a, b);
+}
+
+static int cmp_containment(const void *x, const void *y)
+{
+    const sh_index_hit *a = (const sh_index_hit *)x, *b = (const sh_index_hit *)y;
+    double ka = max_containment(a), kb = max_containment(b);
     if (ka != kb) return ka < kb ? 1 : -1;
-    return a->doc < b->doc ? -1 : a->doc > b->doc;
+    return cmp_resemblance(x, y);
 }
 
 /* "On the fly resemblance": the paper's algorithm over the postings. */
-sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, int by_containment, uint32_t top,
-                           uint32_t max_df, sh_index_hit **hits, size_t *n, sh_error *err)
+sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, sh_policy policy, int by_containment,
+                           uint32_t top, uint32_t max_df, sh_index_hit **hits, size_t *n, sh_error *err)
 {
     MDB_txn *t;
     sh_sketch_params p;
@@ -677,7 +720,7 @@ sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, i
     sh_status s = SH_OK;
     *hits = NULL;
     *n = 0;
-    if ((rc = mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
+    if ((rc = rbegin(ix, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
     if ((s = read_params(t, ix, &p, &present, &pol, &thr, err)) != SH_OK) goto done;
     if (!present) goto done; /* an empty index has no similar documents */
     {
@@ -699,7 +742,6 @@ sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, i
         MDB_val v;
         sh_ixdoc d;
         sh_estimate e;
-        double score;
         if ((rc = get_doc(t, ix, cand[c], &v)) != 0) { s = lmdb_err(err, ix, "read document", rc); goto done; }
         memcpy(&d, v.mv_data, sizeof d);
         if (!sb || sb->n < d.n_values) {
@@ -709,31 +751,21 @@ sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, i
         }
         sketch_from(&p, &v, sb);
         if ((s = sh_sketch_estimate(q, sb, &e, err)) != SH_OK) goto done;
-        score = by_containment ? (e.contain_ab > e.contain_ba ? e.contain_ab : e.contain_ba) : e.resemblance;
-        if (score < threshold || e.both == 0) continue;
+        if (e.both == 0 || !sh_policy_passes(policy, threshold, &e)) continue;
         h[nh].doc = cand[c];
         h[nh].shared = (uint32_t)e.both;
-        h[nh].r = by_containment ? score : e.resemblance;
+        h[nh].r = e.resemblance;
         h[nh].cab = e.contain_ab;
         h[nh].cba = e.contain_ba;
         nh++;
     }
-    qsort(h, nh, sizeof *h, cmp_hit);
-    if (by_containment) /* sorted by the score; report resemblance in r again */
-        for (c = 0; c < nh; c++) {
-            MDB_val v;
-            sh_estimate e;
-            if (get_doc(t, ix, h[c].doc, &v) == 0) {
-                sketch_from(&p, &v, sb);
-                if (sh_sketch_estimate(q, sb, &e, err) == SH_OK) h[c].r = e.resemblance;
-            }
-        }
+    qsort(h, nh, sizeof *h, by_containment ? cmp_containment : cmp_resemblance);
     if (top && nh > top) nh = top;
     *hits = h;
     *n = nh;
     h = NULL;
 done:
-    mdb_txn_abort(t);
+    rend(ix, t);
     free(cand);
     free(h);
     free(sb);
@@ -748,10 +780,10 @@ sh_status sh_index_doc_get(sh_index *ix, uint32_t doc, sh_ixdoc *d, sh_sketch **
     int rc;
     sh_status s = SH_OK;
     if (sk) *sk = NULL;
-    if ((rc = mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
+    if ((rc = rbegin(ix, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
     rc = get_doc(t, ix, doc, &v);
-    if (rc == MDB_NOTFOUND) { mdb_txn_abort(t); return sh_error_set(err, SH_EINVAL, 0, "%s has no document %u", ix->path, doc + 1); }
-    if (rc) { mdb_txn_abort(t); return lmdb_err(err, ix, "read document", rc); }
+    if (rc == MDB_NOTFOUND) { rend(ix, t); return sh_error_set(err, SH_EINVAL, 0, "%s has no document %u", ix->path, doc + 1); }
+    if (rc) { rend(ix, t); return lmdb_err(err, ix, "read document", rc); }
     memcpy(d, v.mv_data, sizeof *d);
     if (url && url_cap) {
         size_t n = d->url_len < url_cap - 1 ? d->url_len : url_cap - 1;
@@ -792,7 +824,7 @@ sh_status sh_index_doc_get(sh_index *ix, uint32_t doc, sh_ixdoc *d, sh_sketch **
             mdb_cursor_close(cur);
         }
     }
-    mdb_txn_abort(t);
+    rend(ix, t);
     return s;
 }
 
@@ -805,13 +837,13 @@ static sh_status list_dups(sh_index *ix, int db, const void *key, size_t klen, u
     int rc;
     *ids = NULL;
     *n = 0;
-    if ((rc = mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
-    if ((rc = mdb_cursor_open(t, ix->db[db], &cur)) != 0) { mdb_txn_abort(t); return lmdb_err(err, ix, "cursor", rc); }
+    if ((rc = rbegin(ix, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
+    if ((rc = mdb_cursor_open(t, ix->db[db], &cur)) != 0) { rend(ix, t); return lmdb_err(err, ix, "cursor", rc); }
     rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
     if (rc == 0) {
         mdb_cursor_count(cur, &cnt);
         *ids = (uint32_t *)malloc(cnt * 4 + 4);
-        if (!*ids) { mdb_cursor_close(cur); mdb_txn_abort(t); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
+        if (!*ids) { mdb_cursor_close(cur); rend(ix, t); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
         rc = mdb_cursor_get(cur, &k, &v, MDB_GET_MULTIPLE);
         while (rc == 0) {
             size_t j;
@@ -820,7 +852,7 @@ static sh_status list_dups(sh_index *ix, int db, const void *key, size_t klen, u
         }
     }
     mdb_cursor_close(cur);
-    mdb_txn_abort(t);
+    rend(ix, t);
     if (rc != MDB_NOTFOUND && rc != 0) { free(*ids); *ids = NULL; return lmdb_err(err, ix, "read list", rc); }
     *n = m;
     return SH_OK;
@@ -846,10 +878,10 @@ sh_status sh_index_sweep_docs(sh_index *ix, const char *sweep, uint32_t **ids, s
     MDB_val k = { strlen(sweep), (void *)(uintptr_t)sweep }, v;
     unsigned char kb[4];
     int rc;
-    if ((rc = mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
+    if ((rc = rbegin(ix, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
     rc = mdb_get(t, ix->db[D_SWEEPS], &k, &v);
     if (rc == 0) memcpy(kb, v.mv_data, 4);
-    mdb_txn_abort(t);
+    rend(ix, t);
     if (rc == MDB_NOTFOUND) return sh_error_set(err, SH_EINVAL, 0, "%s has no sweep named '%s'", ix->path, sweep);
     if (rc) return lmdb_err(err, ix, "read sweep", rc);
     return list_dups(ix, D_SWEEPDOCS, kb, 4, ids, n, err);
@@ -866,15 +898,15 @@ sh_status sh_index_sweeps(sh_index *ix, char **names, uint32_t **counts, size_t 
     *names = NULL;
     *counts = NULL;
     *n = 0;
-    if ((rc = mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
+    if ((rc = rbegin(ix, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
     mdb_stat(t, ix->db[D_SWEEPS], &ms);
-    if ((rc = mdb_cursor_open(t, ix->db[D_SWEEPS], &cur)) != 0) { mdb_txn_abort(t); return lmdb_err(err, ix, "cursor", rc); }
+    if ((rc = mdb_cursor_open(t, ix->db[D_SWEEPS], &cur)) != 0) { rend(ix, t); return lmdb_err(err, ix, "cursor", rc); }
     for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) bytes += k.mv_size + 1;
     *names = (char *)malloc(bytes + 1);
     *counts = (uint32_t *)malloc(ms.ms_entries * 4 + 4);
     if (!*names || !*counts) {
         mdb_cursor_close(cur);
-        mdb_txn_abort(t);
+        rend(ix, t);
         free(*names); free(*counts);
         return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
     }
@@ -885,7 +917,7 @@ sh_status sh_index_sweeps(sh_index *ix, char **names, uint32_t **counts, size_t 
         (*counts)[m++] = v.mv_size == 8 ? sh_load_be32((const char *)v.mv_data + 4) : 0;
     }
     mdb_cursor_close(cur);
-    mdb_txn_abort(t);
+    rend(ix, t);
     *n = m;
     return SH_OK;
 }
@@ -895,9 +927,9 @@ sh_status sh_index_count(sh_index *ix, uint32_t *n, sh_error *err)
     MDB_txn *t;
     MDB_stat ms;
     int rc;
-    if ((rc = mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
+    if ((rc = rbegin(ix, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
     mdb_stat(t, ix->db[D_DOCS], &ms);
-    mdb_txn_abort(t);
+    rend(ix, t);
     *n = (uint32_t)ms.ms_entries;
     return SH_OK;
 }

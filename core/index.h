@@ -79,7 +79,14 @@ sh_status sh_index_meta_get(sh_index *ix, const char *key, char **data, size_t *
 /* Abandon the sweep: the index is left as it was. */
 void sh_index_abort(sh_index_adder *a);
 
-/* ---- queries (each in its own read transaction) --------------------------- */
+/* ---- queries ------------------------------------------------------------------
+ * Each query reads in its own read transaction, unless the caller pinned one:
+ * between sh_index_read_begin and sh_index_read_end every query of this
+ * handle reads the same snapshot (a web request sees one state of the index
+ * whatever a writer commits meanwhile; the handle is renewed, not allocated,
+ * each time). The pair nests; a pinned handle must not be shared by threads. */
+sh_status sh_index_read_begin(sh_index *ix, sh_error *err);
+void sh_index_read_end(sh_index *ix);
 
 typedef struct sh_index_hit {
     uint32_t doc, shared;
@@ -88,11 +95,12 @@ typedef struct sh_index_hit {
 
 /* On-the-fly resemblance: look up each value of q in the postings, count the
  * shared values per document, estimate resemblance and containment against
- * the stored sketches, keep those with r, or max containment when
- * by_containment, at least threshold, best first, at most top. *hits is
+ * the stored sketches, keep those that pass policy at threshold (resemblance,
+ * the larger containment, either or both), best first by resemblance or, when
+ * by_containment, by the larger containment; at most top (0: all). *hits is
  * malloc'ed. */
-sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, int by_containment, uint32_t top,
-                           uint32_t max_df, sh_index_hit **hits, size_t *n, sh_error *err);
+sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, sh_policy policy, int by_containment,
+                           uint32_t top, uint32_t max_df, sh_index_hit **hits, size_t *n, sh_error *err);
 
 /* A document: its record, a malloc'ed copy of its sketch (if sk), its URL and sweep name copied into
  * caller buffers (truncated to cap). SH_EINVAL if there is no such document. */

@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(build-essential cmake pkg-config zlib1g-dev libutf8proc-dev liblmdb-dev libxxhash-dev
           lua5.4 liblua5.4-dev lua5.3 liblua5.3-dev luajit2 libluajit2-5.1-dev
           lua-busted lua-argparse lua-cjson lua-filesystem luarocks
+          nginx libnginx-mod-http-lua curl lmdb-utils wrk  # shingle serve, its spec (curl, mdb_load) and bench/serve_bench.lua (wrk)
           libxml2-doc   # libxml2-doc: the HTML manual mirrored by spec/collections_spec.lua
           libxml2-utils # xmllint: spec/report_spec.lua parses the reports' SVG
           chromium)     # headless, for the reports in a real browser (scripts/browser/check.sh)
@@ -22,6 +23,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Debian starts the nginx service it installs (port 80, all addresses); shingle runs
+  # its own nginx (shingle serve), so a service this script brought in is stopped again
+  if [[ " ${missing[*]} " == *" nginx "* ]] && command -v systemctl >/dev/null && systemctl is-active --quiet nginx 2>/dev/null; then
+    echo "setup: stopping and disabling the nginx service the package started (shingle serve runs its own)" >&2
+    $SUDO systemctl disable --now nginx >/dev/null 2>&1 || true
+  fi
 fi
 
 # The browser check drives Debian's chromium with playwright-core (no browser

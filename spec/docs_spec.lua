@@ -60,5 +60,7 @@ describe("docs/api.md", function()
     for _, kind in ipairs({ "cluster", "collections", "sweeps" }) do
       check(require("shingle.report." .. kind), { ('require("shingle.report.%s").'):format(kind), "." }, "report." .. kind)
     end
+    check(require("shingle.http"), { "http." }, "http")
+    check(require("shingle.serve"), { "serve." }, "serve")
   end)
 end)

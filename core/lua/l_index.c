@@ -215,14 +215,17 @@ static int adder_abort(lua_State *L)
     return 0;
 }
 
-/* ix:similar(sketch [, { threshold, top, containment, max_df }]) -> hits */
+/* ix:similar(sketch [, { threshold, top, policy, containment, max_df }]) -> hits.
+ * policy (resemblance, containment, either, both) decides which documents
+ * pass threshold, containment ranks by the larger containment; without a
+ * policy, containment also filters by it. */
 static int ix_similar(lua_State *L)
 {
     shl_index *u = check_ix(L, 1);
     sh_sketch *q = shl_checksketch(L, 2);
     double thr = 0.5;
     lua_Integer top = 10, max_df = 0;
-    int by_c = 0;
+    int by_c = 0, pol = -1;
     sh_index_hit *h;
     size_t n, i;
     sh_error err;
@@ -230,10 +233,13 @@ static int ix_similar(lua_State *L)
         lua_getfield(L, 3, "threshold"); if (!lua_isnil(L, -1)) thr = luaL_checknumber(L, -1); lua_pop(L, 1);
         lua_getfield(L, 3, "top"); if (!lua_isnil(L, -1)) top = luaL_checkinteger(L, -1); lua_pop(L, 1);
         lua_getfield(L, 3, "containment"); by_c = lua_toboolean(L, -1); lua_pop(L, 1);
+        lua_getfield(L, 3, "policy"); if (!lua_isnil(L, -1)) pol = luaL_checkoption(L, -1, NULL, policies); lua_pop(L, 1);
         lua_getfield(L, 3, "max_df"); if (!lua_isnil(L, -1)) max_df = luaL_checkinteger(L, -1); lua_pop(L, 1);
     }
     luaL_argcheck(L, top >= 0 && max_df >= 0, 3, "top and max_df are not negative");
-    if (sh_index_similar(u->ix, q, thr, by_c, (uint32_t)top, (uint32_t)max_df, &h, &n, &err) != SH_OK) return shl_fail(L, &err);
+    if (pol < 0) pol = by_c ? SH_POLICY_CONTAINMENT : SH_POLICY_RESEMBLANCE;
+    if (sh_index_similar(u->ix, q, thr, (sh_policy)pol, by_c, (uint32_t)top, (uint32_t)max_df, &h, &n, &err) != SH_OK)
+        return shl_fail(L, &err);
     lua_createtable(L, (int)n, 0);
     for (i = 0; i < n; i++) {
         lua_createtable(L, 0, 5);
@@ -341,6 +347,22 @@ static int ix_sweeps(lua_State *L)
     return 1;
 }
 
+/* ix:read_begin() -> true, or nil, err: the queries until ix:read_end() read one snapshot */
+static int ix_read_begin(lua_State *L)
+{
+    shl_index *u = check_ix(L, 1);
+    sh_error err;
+    if (sh_index_read_begin(u->ix, &err) != SH_OK) return shl_fail(L, &err);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+static int ix_read_end(lua_State *L)
+{
+    sh_index_read_end(check_ix(L, 1)->ix);
+    return 0;
+}
+
 static int ix_count(lua_State *L)
 {
     shl_index *u = check_ix(L, 1);
@@ -356,7 +378,8 @@ void shl_open_index(lua_State *L)
     static const luaL_Reg ixm[] = {
         { "params", ix_params }, { "begin", ix_begin }, { "similar", ix_similar }, { "doc", ix_doc },
         { "url_docs", ix_url_docs }, { "cluster_docs", ix_cluster_docs }, { "sweep_docs", ix_sweep_docs },
-        { "sweeps", ix_sweeps }, { "count", ix_count }, { "get", ix_get }, { "close", ix_close }, { NULL, NULL }
+        { "sweeps", ix_sweeps }, { "count", ix_count },
+        { "read_begin", ix_read_begin }, { "read_end", ix_read_end }, { "get", ix_get }, { "close", ix_close }, { NULL, NULL }
     };
     static const luaL_Reg am[] = { { "add", adder_add }, { "set", adder_set }, { "commit", adder_commit }, { "abort", adder_abort }, { NULL, NULL } };
     static const luaL_Reg funcs[] = { { "index", ix_open }, { NULL, NULL } };

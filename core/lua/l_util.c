@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "lshingle.h"
+#include "canon.h"
 
 static int check_degree(lua_State *L, int i, lua_Integer def)
 {
@@ -99,6 +100,22 @@ static int u_tohex(lua_State *L)
     return 1;
 }
 
+/* core.utf8_check(s) -> true, or nil, message, byte offset (1-based) of the first bad byte */
+static int u_utf8_check(lua_State *L)
+{
+    size_t n;
+    const char *s = luaL_checklstring(L, 1, &n);
+    sh_error err;
+    if (sh_utf8_check(s, n, &err) == SH_OK) {
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    lua_pushnil(L);
+    lua_pushstring(L, err.msg);
+    lua_pushinteger(L, (lua_Integer)err.offset + 1);
+    return 3;
+}
+
 /* core.isatty(fd): whether fd (0, 1, 2) is a terminal, for progress output */
 static int u_isatty(lua_State *L)
 {
@@ -121,6 +138,7 @@ void shl_open_util(lua_State *L)
         { "rabin", u_rabin }, { "irreducible", u_irreducible }, { "random_poly", u_random_poly },
         { "mix", u_mix }, { "confidence", u_confidence }, { "error_probability", u_error_probability },
         { "size_class", u_size_class }, { "tohex", u_tohex }, { "isatty", u_isatty }, { "cpus", u_cpus },
+        { "utf8_check", u_utf8_check },
         { NULL, NULL }
     };
     shl_setfuncs(L, funcs);

@@ -28,6 +28,7 @@ void shl_open_cluster(lua_State *L);
 void shl_open_io(lua_State *L);
 void shl_open_index(lua_State *L);    /* the LMDB index */       /* WARC reader, link extraction */  /* the pipeline: pool, phases */      /* rabin, mix, confidence ... into the module table on top */
 void shl_open_collections(lua_State *L); /* web graph, trivial clusters, growing, view */
+void shl_open_proc(lua_State *L);       /* exec */
 
 /* Raise a Lua error carrying the message of err. */
 int shl_raise(lua_State *L, const sh_error *err);

@@ -45,6 +45,22 @@ end
 
 function Index:close() self.ix:close() end
 
+local function read_done(self, ok, ...)
+  self.ix:read_end()
+  if not ok then error((...), 0) end
+  return ...
+end
+
+--- Index:read(f, ...): f(...) with every query of this index reading one
+-- snapshot (one LMDB read transaction), whatever writers commit meanwhile;
+-- returns what f returns. f must not yield (a web handler calls it after
+-- reading the request body), and reads nest.
+function Index:read(f, ...)
+  local ok, err = self.ix:read_begin()
+  if not ok then return nil, err end
+  return read_done(self, pcall(f, ...))
+end
+
 --- The shinglers (text, HTML) the index's sketches were made with: those of
 -- its stored configuration (shingle.sketcher.shinglers), made once per handle.
 function Index:shinglers()
@@ -55,18 +71,12 @@ function Index:shinglers()
   return self.text, self.html
 end
 
---- Add the documents of inputs as one sweep, all or nothing. opts: sweep
--- (required), threads, batch, format, html, fields, strict, progress (a
--- function of the count added so far), and for a new index the shingler
--- options and policy, threshold, max_df (M.defaults). Problems follow
--- shingle.input's one policy: an unreadable input, a broken record or a
--- document that cannot be sketched is skipped, counted in stats.skipped and
--- described in stats.errors; with strict the first one abandons the add.
--- Returns stats, or nil, err.
-function Index:add(inputs, opts)
-  opts = opts or {}
+-- Begin one sweep's write transaction: checks and records the
+-- configuration; returns the adder, a sketcher and the function that
+-- abandons the add (or nil, err).
+local function begin_add(self, opts, level)
   if type(opts.sweep) ~= "string" or opts.sweep == "" then
-    error("index add needs a sweep name (e.g. the crawl date: --sweep 2026-11-01)", 2)
+    error("index add needs a sweep name (e.g. the crawl date: --sweep 2026-11-01)", level + 1)
   end
   local fresh = self.config == nil
   if fresh then
@@ -76,7 +86,7 @@ function Index:add(inputs, opts)
       if M.defaults[k] ~= nil or k == "seed" or k == "canon" or k == "extractor" then c[k] = v end
     end
     if (c.canon ~= nil and type(c.canon) ~= "string") or (c.extractor ~= nil and type(c.extractor) ~= "string") then
-      error("an index stores its rule set and extractor by name or path: give canon and extractor as strings", 2)
+      error("an index stores its rule set and extractor by name or path: give canon and extractor as strings", level + 1)
     end
     self.config = c
   else
@@ -94,37 +104,96 @@ function Index:add(inputs, opts)
   if not adder then if fresh then self.config = nil end return nil, err end
   if fresh then adder:set("user.config", cjson.encode(c)) end
   local sk = require("shingle.sketcher").new(text, html, { threads = opts.threads, extractor = self.extractor })
-  local stats = { documents = 0, skipped = 0, errors = {} }
-  local function fail(msg)
+  local function abandon()
     adder:abort()
     if fresh then self.config, self.text, self.html = nil, nil, nil end
-    return nil, msg
   end
+  return adder, sk, abandon
+end
+
+-- Sketch docs and add them with adder. Returns, in the order of docs, the new
+-- id of each document or the message why it could not be sketched (out[i] =
+-- { id = n } or { error = msg }); nil, err when the add itself failed.
+local function add_batch(adder, sk, docs)
+  local res = sk:batch(docs)
+  local out, batch, slot = {}, {}, {}
+  for i, d in ipairs(res) do
+    if d.error then
+      out[i] = { error = d.error }
+    else
+      batch[#batch + 1] = { url = docs[i].url, sketch = d.sketch, raw = d.raw, canonical = d.canonical }
+      slot[#batch] = i
+    end
+  end
+  if #batch > 0 then
+    local ids, err = adder:add(batch)
+    if not ids then return nil, err end
+    for k, id in ipairs(ids) do out[slot[k]] = { id = id } end
+  end
+  return out
+end
+
+--- Add the documents of inputs as one sweep, all or nothing. opts: sweep
+-- (required), threads, batch, format, html, fields, strict, progress (a
+-- function of the count added so far), and for a new index the shingler
+-- options and policy, threshold, max_df (M.defaults). Problems follow
+-- shingle.input's one policy: an unreadable input, a broken record or a
+-- document that cannot be sketched is skipped, counted in stats.skipped and
+-- described in stats.errors; with strict the first one abandons the add.
+-- Returns stats, or nil, err.
+function Index:add(inputs, opts)
+  opts = opts or {}
+  local adder, sk, abandon = begin_add(self, opts, 2)
+  if not adder then return nil, sk end
+  local stats = { documents = 0, skipped = 0, errors = {} }
   local r = input.reader{ format = opts.format, html = opts.html, fields = opts.fields, batch = opts.batch,
     strict = opts.strict, warn = function(msg) stats.errors[#stats.errors + 1] = msg end }
   local ok, rerr = r:each(inputs, function(docs)
-    local res = sk:batch(docs)
-    local batch = {}
-    for i, d in ipairs(res) do
+    local out, aerr = add_batch(adder, sk, docs)
+    if not out then return nil, aerr end
+    for _, d in ipairs(out) do
       if d.error then
         local pok, perr = r:problem("documents", d.error)
         if not pok then return nil, perr end
       else
-        batch[#batch + 1] = { url = docs[i].url, sketch = d.sketch, raw = d.raw, canonical = d.canonical }
+        stats.documents = stats.documents + 1
       end
     end
-    local ids, aerr = adder:add(batch)
-    if not ids then return nil, aerr end
-    stats.documents = stats.documents + #ids
     if opts.progress then opts.progress(stats.documents) end
     return true
   end)
-  if not ok then return fail(rerr) end
+  if not ok then abandon() return nil, rerr end
   stats.skipped = r:total_skipped()
   local st, cerr = adder:commit()
   if not st then return nil, cerr end
   for k, v in pairs(st) do stats[k] = v end
   return stats
+end
+
+--- Add documents held in memory, { { url = u, text = s [, html = bool] }, ... },
+-- to a sweep in one write transaction (what a server does with the documents
+-- posted to it in a short while). opts: sweep (required), threads, and for a
+-- new index as for add. Returns the list of { id = n } or { error = msg } in
+-- the order of docs (a document that cannot be sketched is skipped, not the
+-- rest) and the stats of the commit; or nil, err when nothing was added.
+function Index:add_documents(docs, opts)
+  opts = opts or {}
+  local list = {}
+  for i, d in ipairs(docs) do
+    if type(d.url) ~= "string" or type(d.text) ~= "string" then
+      error(("document %d: give { url = string, text = string }"):format(i), 2)
+    end
+    local html = d.html
+    if html == nil then html = input.looks_html(d.text) end
+    list[i] = { url = d.url, text = d.text, html = html }
+  end
+  local adder, sk, abandon = begin_add(self, opts, 2)
+  if not adder then return nil, sk end
+  local out, err = add_batch(adder, sk, list)
+  if not out then abandon() return nil, err end
+  local st, cerr = adder:commit()
+  if not st then return nil, cerr end
+  return out, st
 end
 
 local function with_doc(self, hits)
@@ -137,7 +206,10 @@ end
 
 --- On-the-fly resemblance: documents of the index similar to text (a string
 -- never indexed, or { url = u } for a stored document). opts: threshold
--- (0.5), top (10), containment (rank by containment), html.
+-- (0.5), top (10), policy (which documents pass the threshold: resemblance,
+-- containment (the larger of both directions), either or both; by default
+-- containment with the containment flag, else resemblance), containment
+-- (rank by the larger containment), html.
 function Index:similar(x, opts)
   opts = opts or {}
   local text, html = self:shinglers()
@@ -163,9 +235,30 @@ function Index:similar(x, opts)
     error("similar() takes a text or { url = ... }", 2)
   end
   local hits, herr = self.ix:similar(sk, { threshold = opts.threshold or 0.5, top = opts.top or 10,
-    containment = opts.containment, max_df = opts.max_df })
+    policy = opts.policy, containment = opts.containment, max_df = opts.max_df })
   if not hits then return nil, herr end
   return with_doc(self, hits)
+end
+
+local function by_sweep_then_id(a, b)
+  if a.sweep ~= b.sweep then return a.sweep > b.sweep end
+  return a.id < b.id
+end
+
+-- The members of cluster c, the most recent sweep first; with limit, only
+-- the first limit of them (and the size of the cluster).
+local function members_of(self, c, limit)
+  local ids = self.ix:cluster_docs(c)
+  local members = {}
+  for _, m in ipairs(ids) do
+    local md = self.ix:doc(m)
+    members[#members + 1] = { id = m, url = md.url, sweep = md.sweep, relation = md.relation }
+  end
+  table.sort(members, by_sweep_then_id)
+  if limit and #members > limit then
+    for k = #members, limit + 1, -1 do members[k] = nil end
+  end
+  return members, #ids
 end
 
 --- The cluster of a URL: { cluster = id, members = { { id, url, sweep, relation } } },
@@ -178,16 +271,24 @@ function Index:cluster_of(url)
     local d = self.ix:doc(ids[k])
     if not seen[d.cluster] then
       seen[d.cluster] = true
-      local members = {}
-      for _, m in ipairs(self.ix:cluster_docs(d.cluster)) do
-        local md = self.ix:doc(m)
-        members[#members + 1] = { id = m, url = md.url, sweep = md.sweep, relation = md.relation }
-      end
-      table.sort(members, function(a, b) if a.sweep ~= b.sweep then return a.sweep > b.sweep end return a.id < b.id end)
-      out[#out + 1] = { cluster = d.cluster, of = ids[k], sweep = d.sweep, members = members }
+      out[#out + 1] = { cluster = d.cluster, of = ids[k], sweep = d.sweep, members = (members_of(self, d.cluster)) }
     end
   end
   return out
+end
+
+--- The cluster of document id (as the add returned it): { cluster, size,
+-- relation (of the document to the cluster's earlier copy), members (at most
+-- limit, the most recent sweep first) }.
+function Index:document_cluster(id, limit)
+  local d = self.ix:doc(id)
+  local members, size = members_of(self, d.cluster, limit)
+  return { cluster = d.cluster, relation = d.relation, size = size, members = members }
+end
+
+--- Whether some version of url is stored.
+function Index:has_url(url)
+  return #self.ix:url_docs(url) > 0
 end
 
 --- Lost and found: for a URL that is gone or changed, the URLs of documents in
@@ -205,7 +306,7 @@ function Index:lost(url)
       end
     end
   end
-  table.sort(found, function(a, b) if a.sweep ~= b.sweep then return a.sweep > b.sweep end return a.id < b.id end)
+  table.sort(found, by_sweep_then_id)
   return found
 end
 

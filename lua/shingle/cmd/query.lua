@@ -12,6 +12,9 @@ function M.configure(parser)
   s:flag("--url", "DOC is the URL of an indexed document.")
   s:option("-t --threshold", "Least resemblance (or containment with --containment).", "0.5"):convert(tonumber)
   s:option("--top", "At most this many.", "10"):convert(tonumber)
+  s:option("--policy", "Which documents pass the threshold: by resemblance, containment (either direction), either or both "
+    .. "(default: resemblance, or containment with --containment).")
+    :choices({ "resemblance", "containment", "either", "both" })
   s:flag("--containment", "Rank by containment (either direction) instead of resemblance.")
   s:flag("--html", "The document is HTML (default: by content).")
   s:flag("--json", "JSON Lines output.")
@@ -51,7 +54,8 @@ function M.run(a)
       if not text then io.stderr:write("shingle: ", err, "\n") return 1 end
       q = text
     end
-    local hits, err = ix:similar(q, { threshold = a.threshold, top = a.top, containment = a.containment, html = a.html or nil })
+    local hits, err = ix:similar(q, { threshold = a.threshold, top = a.top, policy = a.policy, containment = a.containment,
+      html = a.html or nil })
     if not hits then io.stderr:write("shingle: ", err, "\n") return 1 end
     for _, h in ipairs(hits) do
       if a.json then out:write(cjson.encode(h), "\n")

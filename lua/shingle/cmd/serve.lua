@@ -1,0 +1,53 @@
+--- shingle serve INDEX: the index over HTTP, on nginx with its Lua module
+-- (docs/serve.md). Checks the index and the workers' access to it, writes
+-- PREFIX/nginx.conf and becomes the nginx master process.
+local serve = require "shingle.serve"
+local size = require("shingle.cmd.cluster").size
+
+local M = {}
+
+function M.configure(parser)
+  local c = parser:command("serve", "Serve an index over HTTP with nginx: similar, documents, cluster, lost, changes, explain, health, stats.")
+  c:argument("db", "The index directory.")
+  c:option("--listen", "Address and port to listen on.", serve.defaults.listen)
+  c:option("--workers", "nginx worker processes.", tostring(serve.defaults.workers)):convert(tonumber)
+  c:option("--prefix", "Directory for nginx.conf, logs/ and tmp/ (default: INDEX.serve).")
+  c:option("--max-body", "Largest request body; larger ones get 413 before they are sketched.", "256K")
+  c:flag("--read-only", "Refuse POST /documents; open the index read-only.")
+  c:option("--sweep", "Sweep of documents added by POST /documents without ?sweep= (default: the UTC date).")
+  c:option("--batch-delay", "Milliseconds a POST /documents waits for others to share its write transaction.", "2")
+    :convert(tonumber)
+  c:option("--invalid", "Bodies that are not UTF-8: read by the index's rule (index), or refused with 400 (error).", "index")
+    :choices({ "index", "error" })
+  c:option("--user", "The workers' user when started as root.", serve.defaults.user)
+  c:option("--lua-cpath", "Directory holding shingle/core.so built for LuaJIT (default: the checkout's build/jit).")
+  c:option("--nginx", "The nginx binary (default: /usr/sbin/nginx).")
+  c:flag("--no-access-log", "Do not write logs/access.log.")
+  c:flag("--check", "Check and write the configuration, print the command that runs it, and exit.")
+end
+
+function M.run(a)
+  local max_body, err = size(a.max_body)
+  if not max_body then io.stderr:write("shingle: --max-body: ", err, "\n") return 2 end
+  if not a.batch_delay or a.batch_delay < 0 or a.batch_delay > 1000 then
+    io.stderr:write("shingle: --batch-delay: give milliseconds from 0 to 1000\n") return 2
+  end
+  local plan, perr = serve.prepare{ index = a.db, listen = a.listen, workers = a.workers, prefix = a.prefix,
+    max_body = max_body, readonly = a.read_only, sweep = a.sweep, invalid = a.invalid, batch_delay = a.batch_delay / 1000, user = a.user,
+    lua_cpath = a.lua_cpath, nginx = a.nginx, access_log = not a.no_access_log,
+    log = function(msg) io.stderr:write("shingle serve: ", msg, "\n") end }
+  if not plan then io.stderr:write("shingle: ", perr, "\n") return 1 end
+  local cmd = table.concat(plan.argv, " ")
+  if a.check then
+    io.stdout:write(("configuration %s is good; run it with:\n  %s\n"):format(plan.conf_path, cmd))
+    return 0
+  end
+  io.stderr:write(("shingle serve: %s (%d documents) on http://%s/ with %d workers%s; logs in %s/logs; stop with Ctrl-C or SIGTERM\n")
+    :format(plan.index, plan.documents, plan.opts.listen, plan.opts.workers, plan.user and (" as " .. plan.user) or "",
+      plan.prefix))
+  local _, xerr = serve.run(plan)
+  io.stderr:write("shingle: ", tostring(xerr), "\n")
+  return 1
+end
+
+return M

@@ -1,0 +1,580 @@
+--- shingle.http: the handlers of `shingle serve`, for nginx with the Lua
+-- module (Debian's libnginx-mod-http-lua or OpenResty; LuaJIT 2.1). Mount
+-- them in your own server (examples/nginx.conf):
+--
+--   lua_shared_dict shingle_stats 1m;             # optional: counters across workers
+--   init_worker_by_lua_block {
+--     require("shingle.http").init{ index = "/srv/crawl.idx", stats = "shingle_stats" }
+--   }
+--   location /dedup/ { content_by_lua_block { require("shingle.http").route{ prefix = "/dedup" } } }
+--   location = /spam-check { content_by_lua_block { require("shingle.http").similar() } }
+--
+-- Each nginx worker opens the LMDB index once (init, in init_worker: an LMDB
+-- environment must not cross a fork) and every request reads in its own read
+-- transaction, so readers never wait for a writer. POST /documents queues the
+-- document in its worker; a timer a few milliseconds later adds everything
+-- queued in one write transaction (LMDB serializes the writers of all
+-- workers). Answers and errors are JSON: { "error": message } with a status
+-- that fits. The endpoints are described in docs/serve.md.
+local cjson = require "cjson.safe"
+local core = require "shingle.core"
+local index = require "shingle.index"
+local input = require "shingle.input"
+
+local ngx = ngx -- luacheck: ignore
+local M = {}
+
+M.defaults = {
+  index = nil,            -- the index directory (required)
+  name = "default",       -- several indexes in one server: one name each, passed to the handlers
+  readonly = false,       -- true: POST /documents answers 403 and the index is opened read-only
+  max_body = 256 * 1024,  -- bytes: a larger body gets 413 before it is sketched
+  sweep = nil,            -- sweep of POST /documents without ?sweep= (nil: the UTC date, YYYY-MM-DD)
+  batch_delay = 0.002,    -- seconds a POST /documents waits for others to share its transaction
+  batch_max = 256,        -- documents in one write transaction at most
+  add_timeout = 30,       -- seconds a POST /documents waits for its transaction
+  max_top = 1000,         -- the largest ?top= of /similar
+  max_members = 1000,     -- members listed per cluster in answers (the size is always given)
+  stats = nil,            -- name of a lua_shared_dict for request counters across workers
+  invalid = "index",      -- bodies that are not UTF-8: "index" reads them by the index's rule (its
+                          -- invalid option: latin1 by default, or refused when it is "error"); "error" refuses them
+}
+
+-- every option, those without a default included
+local known = { index = true, name = true, readonly = true, max_body = true, sweep = true, batch_delay = true,
+  batch_max = true, add_timeout = true, max_top = true, max_members = true, stats = true, invalid = true }
+
+local services = {}
+
+local function check_conf(conf)
+  if type(conf) ~= "table" then error("shingle.http.init expects a table of options", 3) end
+  local c = {}
+  for k, v in pairs(M.defaults) do c[k] = v end
+  for k, v in pairs(conf) do
+    if not known[k] then
+      error(("shingle.http.init: unknown option '%s'"):format(tostring(k)), 3)
+    end
+    c[k] = v
+  end
+  if type(c.index) ~= "string" or c.index == "" then error("shingle.http.init: give the index directory as index = path", 3) end
+  for _, k in ipairs({ "max_body", "batch_delay", "batch_max", "add_timeout", "max_top", "max_members" }) do
+    if type(c[k]) ~= "number" or c[k] < 0 then error(("shingle.http.init: %s must be a number >= 0"):format(k), 3) end
+  end
+  if c.invalid ~= "index" and c.invalid ~= "error" then error("shingle.http.init: invalid is \"index\" or \"error\"", 3) end
+  return c
+end
+
+--- init{ index = path, ... }: in init_worker_by_lua*. Opens the index for
+-- this worker. A failure to open it is logged and answered with 503 by every
+-- handler (`shingle serve` checks the index before it starts nginx).
+function M.init(conf)
+  local c = check_conf(conf)
+  local svc = { conf = c, queue = {}, scheduled = false, started = ngx and ngx.now() or os.time(), counts = {} }
+  local ix, err = index.open(c.index, { readonly = c.readonly, create = false })
+  if ix and not ix.config then
+    ix:close()
+    ix, err = nil, c.index .. " is empty: add documents with `shingle index add` first"
+  end
+  if ix then
+    local ok, e = pcall(ix.shinglers, ix)
+    if not ok then ix:close(); ix, err = nil, tostring(e) end
+  end
+  if not ix then
+    svc.error = err
+    if ngx then ngx.log(ngx.ERR, "shingle: cannot serve ", c.index, ": ", err) end
+  end
+  svc.ix = ix
+  if c.stats and ngx then
+    svc.dict = ngx.shared[c.stats]
+    if not svc.dict then error(("shingle.http.init: no lua_shared_dict named '%s'"):format(c.stats), 2) end
+  end
+  services[c.name] = svc
+  return svc
+end
+
+-- ---- answers ---------------------------------------------------------------
+
+local array_mt = {}
+--- Mark t as a JSON array (an empty Lua table is otherwise an object).
+function M.array(t) return setmetatable(t or {}, array_mt) end
+
+-- JSON as cjson writes it (numbers and strings through cjson itself, so the
+-- answers equal the command line's --json output), with empty arrays as []
+-- and object keys sorted.
+local function encode(v, out)
+  local t = type(v)
+  if t ~= "table" then
+    out[#out + 1] = assert(cjson.encode(v))
+    return
+  end
+  if getmetatable(v) == array_mt or v[1] ~= nil then
+    out[#out + 1] = "["
+    for i = 1, #v do
+      if i > 1 then out[#out + 1] = "," end
+      encode(v[i], out)
+    end
+    out[#out + 1] = "]"
+    return
+  end
+  local keys = {}
+  for k in pairs(v) do keys[#keys + 1] = tostring(k) end
+  table.sort(keys)
+  out[#out + 1] = "{"
+  for i, k in ipairs(keys) do
+    if i > 1 then out[#out + 1] = "," end
+    out[#out + 1] = assert(cjson.encode(k))
+    out[#out + 1] = ":"
+    local x = v[k]
+    if x == nil then x = v[tonumber(k)] end
+    encode(x, out)
+  end
+  out[#out + 1] = "}"
+end
+
+function M.encode(v)
+  local out = {}
+  encode(v, out)
+  return table.concat(out)
+end
+
+local function count(svc, endpoint, status)
+  local key = endpoint .. " " .. status
+  svc.counts[key] = (svc.counts[key] or 0) + 1
+  if svc.dict then svc.dict:incr(key, 1, 0) end
+end
+
+local function tally(svc, key, n)
+  svc.counts[key] = (svc.counts[key] or 0) + n
+  if svc.dict then svc.dict:incr(key, n, 0) end
+end
+
+local function tallied(svc, key)
+  if svc.dict then return svc.dict:get(key) or 0 end
+  return svc.counts[key] or 0
+end
+
+local Abort = {} -- raised by fail() to end a handler with its answer sent
+
+local function send(svc, endpoint, status, body, headers)
+  ngx.status = status
+  ngx.header["Content-Type"] = "application/json"
+  for k, v in pairs(headers or {}) do ngx.header[k] = v end
+  ngx.print(M.encode(body), "\n")
+  if svc then count(svc, endpoint, status) end
+end
+
+local function fail(status, msg, headers)
+  error({ Abort, status = status, msg = msg, headers = headers }, 0)
+end
+
+-- ---- requests --------------------------------------------------------------
+
+local function truthy(name, v)
+  if v == true or v == "1" or v == "true" or v == "yes" or v == "" then return true end
+  if v == "0" or v == "false" or v == "no" then return false end
+  fail(400, ("parameter '%s' is %s; use true or false"):format(name, tostring(v)))
+end
+
+local function number_in(lo, hi, whole)
+  return function(name, v)
+    local x = tonumber(v)
+    if not x or x ~= x or x < lo or x > hi or (whole and x ~= math.floor(x)) then
+      fail(400, ("parameter '%s' is %s; use a %s from %s to %s"):format(name, tostring(v),
+        whole and "whole number" or "number", tostring(lo), tostring(hi)))
+    end
+    return x
+  end
+end
+
+local function one_of(...)
+  local set, list = {}, { ... }
+  for _, v in ipairs(list) do set[v] = true end
+  return function(name, v)
+    if not set[v] then fail(400, ("parameter '%s' is %s; use one of %s"):format(name, tostring(v), table.concat(list, ", "))) end
+    return v
+  end
+end
+
+local function text(maxlen)
+  return function(name, v)
+    if type(v) ~= "string" or v == "" then fail(400, ("parameter '%s' needs a value"):format(name)) end
+    if #v > maxlen then fail(400, ("parameter '%s' is longer than %d bytes"):format(name, maxlen)) end
+    return v
+  end
+end
+
+-- The query parameters of a request, checked against spec: { name = { check, required } }.
+local function params(endpoint, spec)
+  local args, err = ngx.req.get_uri_args(100)
+  if err == "truncated" then fail(400, "too many query parameters") end
+  local names = {}
+  for k in pairs(spec) do names[#names + 1] = k end
+  table.sort(names)
+  local out = {}
+  for k, v in pairs(args) do
+    if not spec[k] then
+      fail(400, ("unknown parameter '%s' for %s; it takes %s"):format(tostring(k), endpoint,
+        #names > 0 and table.concat(names, ", ") or "none"))
+    end
+    if type(v) == "table" then fail(400, ("parameter '%s' is given %d times; give it once"):format(k, #v)) end
+    out[k] = spec[k][1](k, v)
+  end
+  for _, k in ipairs(names) do
+    if spec[k][2] and out[k] == nil then fail(400, ("%s needs the parameter '%s'"):format(endpoint, k)) end
+  end
+  return out
+end
+
+local function method(endpoint, want)
+  local m = ngx.req.get_method()
+  if m ~= want then
+    fail(405, ("%s takes %s, not %s"):format(endpoint, want, m), { Allow = want })
+  end
+end
+
+-- The request body, refused (413) when larger than the limit: nginx's
+-- client_max_body_size refuses it before it is read when the client sends a
+-- Content-Length; this check holds wherever the handlers are mounted.
+local function body(svc)
+  local limit = svc.conf.max_body
+  local declared = tonumber(ngx.var.http_content_length)
+  if declared and declared > limit then
+    fail(413, ("the body has %d bytes; this server takes at most %d (max_body)"):format(declared, limit))
+  end
+  ngx.req.read_body()
+  local data = ngx.req.get_body_data()
+  if not data then
+    local file = ngx.req.get_body_file() -- a body larger than client_body_buffer_size
+    if file then
+      local f = io.open(file, "rb")
+      if f then data = f:read(limit + 1); f:close() end
+    end
+  end
+  if not data or data == "" then fail(400, "the body is empty: send the document as the request body") end
+  if #data > limit then fail(413, ("the body has more than %d bytes, the most this server takes (max_body)"):format(limit)) end
+  return data
+end
+
+-- A document body: refused when it is not UTF-8 and the server says so.
+local function document(svc)
+  local data = body(svc)
+  if svc.conf.invalid == "error" then
+    local ok, msg = core.utf8_check(data)
+    if not ok then fail(400, ("the body is not UTF-8 (%s): this server takes UTF-8 text only"):format(msg)) end
+  end
+  return data
+end
+
+local function html_of(p, data)
+  if p.html ~= nil then return p.html end
+  local ct = ngx.var.content_type
+  if ct and ct:lower():find("text/html", 1, true) then return true end
+  return input.looks_html(data)
+end
+
+local function service(name)
+  local svc = services[name or "default"]
+  if not svc then
+    fail(500, ("shingle.http: no index named '%s' was opened: call shingle.http.init{ name = ..., index = ... } in init_worker_by_lua")
+      :format(tostring(name or "default")))
+  end
+  return svc
+end
+
+local function usable(svc)
+  if not svc.ix then fail(503, "the index cannot be used: " .. tostring(svc.error)) end
+  return svc.ix
+end
+
+-- Run handler f for endpoint: its answer, or the JSON error it failed with;
+-- an unexpected Lua error is logged and answered with 500.
+local function handle(endpoint, name, f)
+  local svc
+  local ok, err = xpcall(function()
+    svc = service(name)
+    local status, answer, headers = f(svc)
+    send(svc, endpoint, status, answer, headers)
+  end, function(e)
+    if type(e) == "table" and e[1] == Abort then return e end
+    return { msg = tostring(e), trace = debug.traceback() }
+  end)
+  if ok then return end
+  if err.status then
+    send(svc, endpoint, err.status, { error = err.msg }, err.headers)
+  else
+    ngx.log(ngx.ERR, "shingle: ", endpoint, ": ", err.msg, "\n", err.trace)
+    send(svc, endpoint, 500, { error = "internal error: " .. err.msg })
+  end
+end
+
+-- ---- the endpoints -----------------------------------------------------------
+
+local function threshold() return number_in(0, 1) end
+
+--- POST /similar?threshold=&top=&policy=&containment=&html=  body: a document.
+function M.similar(name)
+  handle("/similar", name, function(svc)
+    method("/similar", "POST")
+    local p = params("/similar", { threshold = { threshold() }, top = { number_in(1, svc.conf.max_top, true) },
+      policy = { one_of("resemblance", "containment", "either", "both") }, containment = { truthy },
+      html = { truthy } })
+    local ix = usable(svc)
+    local data = document(svc)
+    local hits, err = ix:read(ix.similar, ix, data, { threshold = p.threshold or 0.5, top = p.top or 10,
+      policy = p.policy, containment = p.containment, html = html_of(p, data) })
+    if not hits then fail(400, err) end
+    return 200, { hits = M.array(hits) }
+  end)
+end
+
+local function today()
+  return os.date("!%Y-%m-%d")
+end
+
+local function flush(premature, svc)
+  svc.scheduled = false
+  local queue = svc.queue
+  svc.queue = {}
+  -- one transaction per sweep, in the order of arrival, at most batch_max documents each
+  local groups, order = {}, {}
+  for _, item in ipairs(queue) do
+    local g = groups[item.sweep]
+    if not g or #g >= svc.conf.batch_max then
+      g = {}
+      groups[item.sweep] = g
+      order[#order + 1] = g
+    end
+    g[#g + 1] = item
+  end
+  for _, g in ipairs(order) do
+    local docs = {}
+    for i, item in ipairs(g) do docs[i] = { url = item.url, text = item.text, html = item.html } end
+    local ok, res, st = pcall(svc.ix.add_documents, svc.ix, docs, { sweep = g[1].sweep, threads = 1 })
+    if ok and res then
+      tally(svc, "writes transactions", 1)
+      tally(svc, "writes documents", st.added)
+    end
+    for i, item in ipairs(g) do
+      if not ok then item.status, item.error = 500, tostring(res)
+      elseif not res then item.status, item.error = 503, tostring(st)
+      elseif res[i].error then item.status, item.error = 400, res[i].error
+      else item.id = res[i].id end
+      item.sema:post(1)
+    end
+    if not ok then ngx.log(ngx.ERR, "shingle: adding documents: ", tostring(res)) end
+  end
+  if premature then return end
+end
+
+--- POST /documents?url=&sweep=&html=  body: the document. Adds it to the index
+-- (incremental clustering, as `shingle index add`) and answers with its cluster.
+function M.documents(name)
+  handle("/documents", name, function(svc)
+    method("/documents", "POST")
+    local p = params("/documents", { url = { text(8000), true }, sweep = { text(255) }, html = { truthy } })
+    local ix = usable(svc)
+    if svc.conf.readonly then fail(403, "this server serves the index read-only: start it without --read-only to add documents") end
+    local data = document(svc)
+    local item = { url = p.url, text = data, html = html_of(p, data), sweep = p.sweep or svc.conf.sweep or today(),
+      sema = require("ngx.semaphore").new() }
+    local q = svc.queue
+    q[#q + 1] = item
+    if #q >= svc.conf.batch_max then
+      flush(false, svc)
+    elseif not svc.scheduled then
+      local ok = ngx.timer.at(svc.conf.batch_delay, flush, svc)
+      if ok then svc.scheduled = true else flush(false, svc) end
+    end
+    if not item.id and not item.error then
+      local ok, err = item.sema:wait(svc.conf.add_timeout)
+      if not ok then fail(503, "the write transaction did not finish in time (" .. tostring(err) .. "); the document may still be added") end
+    end
+    if item.error then fail(item.status, item.error) end
+    local c = ix:read(ix.document_cluster, ix, item.id, svc.conf.max_members)
+    c.id, c.url, c.sweep = item.id, item.url, item.sweep
+    c.members = M.array(c.members)
+    return 201, c
+  end)
+end
+
+local function known_url(ix, url)
+  if not ix:has_url(url) then fail(404, ("%s is not in the index"):format(url)) end
+end
+
+--- GET /cluster?url=: the clusters of the stored versions of url (as `shingle cluster-of --json`).
+function M.cluster(name)
+  handle("/cluster", name, function(svc)
+    method("/cluster", "GET")
+    local p = params("/cluster", { url = { text(8000), true } })
+    local ix = usable(svc)
+    local cl, err = ix:read(function()
+      known_url(ix, p.url)
+      return ix:cluster_of(p.url)
+    end)
+    if not cl then fail(500, err) end
+    for _, c in ipairs(cl) do M.array(c.members) end
+    return 200, { url = p.url, clusters = M.array(cl) }
+  end)
+end
+
+--- GET /lost?url=: where the content of a gone or changed URL lives now (as `shingle lost --json`).
+function M.lost(name)
+  handle("/lost", name, function(svc)
+    method("/lost", "GET")
+    local p = params("/lost", { url = { text(8000), true } })
+    local ix = usable(svc)
+    local found, err = ix:read(function()
+      known_url(ix, p.url)
+      return ix:lost(p.url)
+    end)
+    if not found then fail(500, err) end
+    return 200, { url = p.url, found = M.array(found) }
+  end)
+end
+
+--- GET /changes?from=&to=&small=: how pages changed between two sweeps (as `shingle changes --json`).
+function M.changes(name)
+  handle("/changes", name, function(svc)
+    method("/changes", "GET")
+    local p = params("/changes", { from = { text(255), true }, to = { text(255), true }, small = { threshold() } })
+    local ix = usable(svc)
+    local r, err = ix:read(function()
+      local known = {}
+      for _, sw in ipairs(ix:sweeps()) do known[sw.name] = true end
+      for _, k in ipairs({ "from", "to" }) do
+        if not known[p[k]] then fail(404, ("the index has no sweep named '%s'"):format(p[k])) end
+      end
+      return ix:changes(p.from, p.to, { small = p.small })
+    end)
+    if not r then fail(500, err) end
+    M.array(r.moves)
+    M.array(r.changed)
+    return 200, r
+  end)
+end
+
+--- POST /explain?w=  body: { "a": text, "b": text }: resemblance, containment
+-- and shared passages of two documents (as `shingle explain --json`).
+function M.explain(name)
+  handle("/explain", name, function(svc)
+    method("/explain", "POST")
+    local p = params("/explain", { w = { number_in(1, 1024, true) } })
+    local data = body(svc)
+    local doc, err = cjson.decode(data)
+    if type(doc) ~= "table" then
+      fail(400, "the body must be a JSON object { \"a\": text, \"b\": text }" .. (err and (": " .. err) or ""))
+    end
+    for k in pairs(doc) do
+      if k ~= "a" and k ~= "b" then fail(400, ("unknown field '%s' in the body; it takes a and b"):format(tostring(k))) end
+    end
+    if type(doc.a) ~= "string" or type(doc.b) ~= "string" then
+      fail(400, "the body must be a JSON object with two strings, { \"a\": text, \"b\": text }")
+    end
+    local e, xerr = require("shingle.explain").explain(doc.a, doc.b, { w = p.w or 10 })
+    if not e then fail(400, xerr) end
+    M.array(e.passages)
+    return 200, e
+  end)
+end
+
+--- GET /health: 200 { status = "ok", documents } when the index can be read, else 503.
+function M.health(name)
+  handle("/health", name, function(svc)
+    method("/health", "GET")
+    params("/health", {})
+    if not svc.ix then return 503, { status = "unavailable", error = tostring(svc.error) } end
+    local ok, n = pcall(svc.ix.count, svc.ix)
+    if not ok then return 503, { status = "unavailable", error = tostring(n) } end
+    return 200, { status = "ok", documents = n }
+  end)
+end
+
+local function counters(svc)
+  local out = {}
+  local function add(key, n)
+    local endpoint, status = key:match("^(%S+) (%d+)$")
+    if endpoint then
+      local e = out[endpoint] or { total = 0, statuses = {} }
+      out[endpoint] = e
+      e.total = e.total + n
+      e.statuses[status] = (e.statuses[status] or 0) + n
+    end
+  end
+  if svc.dict then
+    for _, k in ipairs(svc.dict:get_keys(0)) do add(k, svc.dict:get(k) or 0) end
+  else
+    for k, n in pairs(svc.counts) do add(k, n) end
+  end
+  local total = 0
+  for _, e in pairs(out) do total = total + e.total end
+  return out, total
+end
+
+--- GET /stats: the index (documents, sweeps, parameters) and the requests served.
+function M.stats(name)
+  handle("/stats", name, function(svc)
+    method("/stats", "GET")
+    params("/stats", {})
+    local ix = usable(svc)
+    local by, total = counters(svc)
+    local size
+    local lfs_ok, lfs = pcall(require, "lfs")
+    if lfs_ok then size = lfs.attributes(svc.conf.index .. "/data.mdb", "size") end
+    local n, sweeps = ix:read(function() return ix:count(), ix:sweeps() end)
+    return 200, {
+      index = { path = svc.conf.index, documents = n, sweeps = M.array(sweeps), parameters = ix.config,
+        bytes = size, readonly = svc.conf.readonly },
+      requests = { total = total, endpoints = by, scope = svc.dict and "all workers" or "this worker" },
+      writes = { transactions = tallied(svc, "writes transactions"), documents = tallied(svc, "writes documents") },
+      limits = { max_body = svc.conf.max_body, max_top = svc.conf.max_top, batch_delay = svc.conf.batch_delay,
+        batch_max = svc.conf.batch_max },
+      worker = { id = ngx.worker.id(), count = ngx.worker.count(), pid = ngx.worker.pid(),
+        uptime = ngx.now() - svc.started },
+    }
+  end)
+end
+
+M.endpoints = {
+  ["/similar"] = M.similar, ["/documents"] = M.documents, ["/cluster"] = M.cluster, ["/lost"] = M.lost,
+  ["/changes"] = M.changes, ["/explain"] = M.explain, ["/health"] = M.health, ["/stats"] = M.stats,
+}
+
+--- route{ name =, prefix = }: every endpoint under one location; the path
+-- after prefix picks the handler; anything else gets 404.
+function M.route(opts)
+  opts = opts or {}
+  local uri = ngx.var.uri
+  local prefix = opts.prefix or ""
+  if prefix ~= "" and uri:sub(1, #prefix) == prefix then uri = uri:sub(#prefix + 1) end
+  local h = M.endpoints[uri]
+  if h then return h(opts.name) end
+  handle(uri, opts.name, function()
+    local names = {}
+    for k in pairs(M.endpoints) do names[#names + 1] = prefix .. k end
+    table.sort(names)
+    fail(404, ("no endpoint %s; this server has %s"):format(ngx.var.uri, table.concat(names, ", ")))
+  end)
+end
+
+local reasons = {
+  [400] = "bad request", [404] = "not found", [405] = "method not allowed", [408] = "the request took too long to arrive",
+  [411] = "a body needs a Content-Length", [414] = "the URL is too long", [494] = "request headers too large",
+  [500] = "internal error", [502] = "bad gateway", [503] = "unavailable", [504] = "gateway timeout",
+}
+
+--- For nginx's own errors (error_page ... @shingle_error): the same JSON
+-- answer as the handlers give, e.g. 413 for a body over client_max_body_size.
+function M.error_page(opts)
+  opts = opts or {}
+  local status = ngx.status
+  local svc = services[opts.name or "default"]
+  local msg
+  if status == 413 then
+    msg = ("the body is larger than this server takes (%s bytes, max_body)"):format(svc and tostring(svc.conf.max_body) or "client_max_body_size")
+  else
+    msg = reasons[status] or ("HTTP " .. tostring(status))
+  end
+  send(svc, "error", status, { error = msg })
+end
+
+return M
