@@ -27,6 +27,7 @@ M.defaults = {
   lua_cpath = nil,        -- a directory holding shingle/core.so built for LuaJIT
   nginx = nil,            -- the nginx binary
   connections = 1024,
+  server_conf = nil,      -- a file of nginx directives included in the server block (more locations, access rules)
 }
 
 local function sh_quote(s)
@@ -274,6 +275,7 @@ function M.config(plan)
   line("    }")
   line("    server {")
   line("        listen %s;", o.listen)
+  if plan.server_conf then line("        include %s;", plan.server_conf) end
   line("        error_page 400 404 405 408 411 413 414 494 500 502 503 504 @shingle_error;")
   line("        location / { content_by_lua_block { require(\"shingle.http\").route() } }")
   line("        location @shingle_error { content_by_lua_block { require(\"shingle.http\").error_page() } }")
@@ -314,6 +316,13 @@ function M.prepare(opts)
   local info, ierr = M.check_index(ipath)
   if not info then return nil, ierr end
   local prefix = absolute(o.prefix or (ipath .. ".serve")):gsub("/+$", "")
+  local server_conf
+  if o.server_conf then
+    server_conf = absolute(o.server_conf)
+    if not exists(server_conf) then return nil, ("--server-conf %s: no such file"):format(o.server_conf) end
+    local ok, perr = plain_path("--server-conf", server_conf)
+    if not ok then return nil, perr end
+  end
   for what, p in pairs({ ["the index"] = ipath, ["the prefix"] = prefix, ["the Lua modules' directory"] = mods.lua,
     ["the C module's directory"] = mods.cpath }) do
     local ok, perr = plain_path(what, p)
@@ -322,7 +331,8 @@ function M.prepare(opts)
   if not (run("mkdir -p " .. sh_quote(prefix .. "/logs")) and run("mkdir -p " .. sh_quote(prefix .. "/tmp"))) then
     return nil, ("cannot make the prefix directory %s: choose another with --prefix"):format(prefix)
   end
-  local plan = { opts = o, index = ipath, prefix = prefix, nginx = ngx, modules = mods, documents = info.documents }
+  local plan = { opts = o, index = ipath, prefix = prefix, nginx = ngx, modules = mods, documents = info.documents,
+    server_conf = server_conf }
   if is_root() then
     plan.user = o.user
     local g = read_cmd("id -gn " .. sh_quote(o.user))

@@ -22,6 +22,7 @@ function M.configure(parser)
   c:option("--user", "The workers' user when started as root.", serve.defaults.user)
   c:option("--lua-cpath", "Directory holding shingle/core.so built for LuaJIT (default: the checkout's build/jit).")
   c:option("--nginx", "The nginx binary (default: /usr/sbin/nginx).")
+  c:option("--server-conf", "A file of nginx directives to include in the server block (more locations, allow/deny, auth).")
   c:flag("--no-access-log", "Do not write logs/access.log.")
   c:flag("--check", "Check and write the configuration, print the command that runs it, and exit.")
 end
@@ -34,7 +35,7 @@ function M.run(a)
   end
   local plan, perr = serve.prepare{ index = a.db, listen = a.listen, workers = a.workers, prefix = a.prefix,
     max_body = max_body, readonly = a.read_only, sweep = a.sweep, invalid = a.invalid, batch_delay = a.batch_delay / 1000, user = a.user,
-    lua_cpath = a.lua_cpath, nginx = a.nginx, access_log = not a.no_access_log,
+    lua_cpath = a.lua_cpath, nginx = a.nginx, access_log = not a.no_access_log, server_conf = a.server_conf,
     log = function(msg) io.stderr:write("shingle serve: ", msg, "\n") end }
   if not plan then io.stderr:write("shingle: ", perr, "\n") return 1 end
   local cmd = table.concat(plan.argv, " ")

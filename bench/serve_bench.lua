@@ -1,0 +1,286 @@
+-- Benchmark of `shingle serve` (not a test): wrk (Debian) posting real 5 KB
+-- documents to POST /similar of a 1M-document index served by 2 nginx
+-- workers, on 127.0.0.1 only, each run bounded in time:
+--   * a bare nginx endpoint (`return 200`) and a bare Lua endpoint (reads the
+--     body, answers {}) in the same nginx, same run: the references;
+--   * /similar: peak requests/s, then p50/p99 latency at 80% of that peak;
+--   * the same with a concurrent writer adding documents (POST /documents)
+--     at a steady rate: how much it slows the readers;
+--   * the largest accepted body (max_body, 256 KiB): how long it holds a worker;
+--   * the FFI path against the classic binding inside nginx (when the server
+--     has both: `shingle serve --binding`).
+-- Every answer must be 2xx (wrk counts the others).
+--
+--   lua5.4 bench/serve_bench.lua [--docs 1000000] [--duration 10] [--connections 16]
+--       [--write-rate 50] [--dir /tmp/shingle-serve-bench] [--rebuild 1]
+--
+-- The corpus (bench/gen.c, 5 GB for 1M documents) and the index are made in
+-- --dir on the first run and reused; the writer's documents go to a sweep of
+-- their own, so the index grows by write-rate x 2 x duration documents a run.
+package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
+package.cpath = "build/5.4/lib/?.so;" .. package.cpath
+local cjson = require "cjson"
+local index = require "shingle.index"
+
+local opt = { docs = 1000000, dir = "/tmp/shingle-serve-bench", duration = 10, connections = 16, threads = 2,
+  write_rate = 50, queries = 2000, rebuild = 0, workers = 2 }
+for i = 1, #arg, 2 do
+  local k = arg[i]:gsub("^%-%-", ""):gsub("%-", "_")
+  if opt[k] == nil then error("unknown option " .. arg[i]) end
+  opt[k] = tonumber(arg[i + 1]) or arg[i + 1]
+end
+
+local function sh(cmd)
+  local ok = os.execute(cmd)
+  if not ok or ok ~= true and ok ~= 0 then error("failed: " .. cmd) end
+end
+
+local function read_cmd(cmd)
+  local p = assert(io.popen(cmd))
+  local s = p:read("*a")
+  p:close()
+  return s
+end
+
+local function exists(p)
+  local f = io.open(p)
+  if f then f:close() return true end
+  return false
+end
+
+local function machine()
+  local f = io.open("/proc/cpuinfo")
+  local model = f and f:read("*a"):match("model name%s*:%s*([^\n]+)") or "?"
+  if f then f:close() end
+  local p = io.popen("uname -sr; nproc; free -g | awk '/Mem:/{print $2}'")
+  local kernel, cores, mem = p:read("*l"), p:read("*l"), p:read("*l")
+  p:close()
+  return ("%s, %s cores, %s GiB, %s"):format(model, cores, mem, kernel)
+end
+
+local function uptime() return (read_cmd("uptime"):gsub("^%s+", ""):gsub("\n", "")) end
+
+-- ---- corpus, index, request bodies ------------------------------------------
+
+local D = opt.dir
+sh("mkdir -p " .. D)
+local gen = D .. "/gen"
+sh(("cc -O2 -std=c99 -o %s bench/gen.c -lm"):format(gen))
+local base = D .. "/base.jsonl"
+if not exists(base) or opt.rebuild == 1 then
+  sh(("%s --docs %d --size 5000 --seed 1 --out %s"):format(gen, opt.docs, base))
+end
+local db = D .. "/db"
+local marker = db .. "/built"
+local built = exists(marker) and tonumber(read_cmd("cat " .. marker)) or nil
+if built ~= opt.docs or opt.rebuild == 1 then
+  sh("rm -rf " .. db)
+  local t0 = os.time()
+  sh(("lua5.4 bin/shingle index add %s %s --sweep 2026-01 -q"):format(db, base))
+  sh(("echo %d > %s"):format(opt.docs, marker))
+  print(("index of %d documents built in %d s"):format(opt.docs, os.time() - t0))
+end
+
+-- /similar bodies: half edited copies of indexed documents (they find their
+-- near-duplicates), half new documents (seed 3), about 5 KB each
+local function bodies(name, seed, n, edit_from)
+  local dir = ("%s/%s"):format(D, name)
+  local list = dir .. ".list"
+  if exists(list) then return list end
+  sh("mkdir -p " .. dir)
+  local names = {}
+  local src = edit_from and io.open(edit_from) or io.popen(("%s --docs %d --size 5000 --seed %d --out /dev/stdout"):format(gen, n, seed))
+  local i = 0
+  for line in src:lines() do
+    i = i + 1
+    local text = cjson.decode(line).text
+    if edit_from then text = text:gsub("(%a+) (%a+) (%a+)", "%3 %2 %1", 3) end
+    local p = ("%s/%05d.txt"):format(dir, i)
+    local f = assert(io.open(p, "wb"))
+    f:write(text)
+    f:close()
+    names[#names + 1] = p
+    if i >= n then break end
+  end
+  src:close()
+  local f = assert(io.open(list, "w"))
+  f:write(table.concat(names, "\n"), "\n")
+  f:close()
+  return list
+end
+
+local edited = bodies("edited", nil, opt.queries // 2, base)
+local fresh = bodies("fresh", 3, opt.queries // 2)
+local queries = D .. "/queries.list"
+sh(("cat %s %s > %s"):format(edited, fresh, queries))
+local writes = bodies("writes", 4, 2000)
+-- the largest body the default limit takes: 256 KiB of documents
+local big = D .. "/big.list"
+if not exists(big) then
+  local parts, n = {}, 0
+  for line in io.lines(fresh) do
+    local f = assert(io.open(line, "rb"))
+    local s = f:read("*a")
+    f:close()
+    if n + #s + 1 > 262144 then break end
+    parts[#parts + 1] = s
+    n = n + #s + 1
+  end
+  local p = D .. "/big.txt"
+  local f = assert(io.open(p, "wb"))
+  f:write(table.concat(parts, "\n"))
+  f:close()
+  f = assert(io.open(big, "w"))
+  f:write(p, "\n")
+  f:close()
+end
+local body_sizes = {}
+for line in io.lines(queries) do
+  local f = io.open(line, "rb"); body_sizes[#body_sizes + 1] = f:seek("end"); f:close()
+end
+table.sort(body_sizes)
+local ix = assert(index.open(db, { readonly = true }))
+local ndocs = ix:count()
+ix:close()
+
+-- ---- the server ---------------------------------------------------------------
+
+local bare = D .. "/bare.conf"
+local f = assert(io.open(bare, "w"))
+f:write([[
+location = /bare { return 200 '{"hits":[]}\n'; }
+location = /bare-lua { content_by_lua_block { ngx.req.read_body(); ngx.print('{"hits":[]}\n') } }
+]])
+f:close()
+
+local function free_port()
+  local used = read_cmd("ss -Htln")
+  for _ = 1, 100 do
+    local p = 20000 + math.random(40000)
+    if not used:find(":" .. p .. " ", 1, true) then return p end
+  end
+  error("no free port")
+end
+math.randomseed(os.time())
+
+local function start(binding)
+  local port = free_port()
+  local extra = binding and ("--binding " .. binding) or ""
+  local pid = read_cmd(("lua5.4 bin/shingle serve %s --listen 127.0.0.1:%d --workers %d --prefix %s/srv --no-access-log "
+    .. "--server-conf %s %s > %s/serve.log 2>&1 & echo $!"):format(db, port, opt.workers, D, bare, extra, D)):match("%d+")
+  local url = "http://127.0.0.1:" .. port
+  for _ = 1, 100 do
+    if read_cmd(("curl -s -o /dev/null -w '%%{http_code}' %s/health"):format(url)) == "200" then
+      return { pid = pid, url = url }
+    end
+    os.execute("sleep 0.1")
+  end
+  os.execute("kill " .. pid)
+  error("the server did not start: " .. read_cmd("cat " .. D .. "/serve.log"))
+end
+
+local function stop(srv)
+  os.execute("kill -TERM " .. srv.pid)
+  for _ = 1, 100 do
+    if not os.execute("kill -0 " .. srv.pid .. " 2>/dev/null") then return end
+    os.execute("sleep 0.1")
+  end
+  os.execute("kill -KILL " .. srv.pid)
+end
+
+local function wrk(srv, list, path, o)
+  o = o or {}
+  local threads, conns = o.threads or opt.threads, o.connections or opt.connections
+  local rate = o.rate and (o.rate / threads) or 0
+  local cmd = ("wrk -t%d -c%d -d%ds --timeout 10s -s bench/serve_wrk.lua %s -- %s '%s' %s %s"):format(
+    threads, conns, o.duration or opt.duration, srv.url, list, path, tostring(rate), o.urls and "url" or "")
+  local p = assert(io.popen(cmd .. " 2>&1"))
+  return p
+end
+
+local function result(p)
+  local out = p:read("*a")
+  p:close()
+  local line = out:match("(%b{})%s*$")
+  if not line then error("wrk said:\n" .. out) end
+  local r = cjson.decode(line)
+  r.bad = r.non2xx + r.connect_errors + r.read_errors + r.write_errors + r.timeouts
+  return r
+end
+
+local function run(srv, list, path, o) return result(wrk(srv, list, path, o)) end
+
+-- ---- the measurements ------------------------------------------------------------
+
+print("# shingle serve benchmark, " .. os.date("!%Y-%m-%d %H:%M UTC"))
+print("machine: " .. machine())
+print("load before: " .. uptime())
+print(("index: %d documents (%s); /similar bodies: %d, median %d bytes; %d workers; wrk %d threads x %d connections, %d s a run")
+  :format(ndocs, db, #body_sizes, body_sizes[#body_sizes // 2 + 1], opt.workers, opt.threads, opt.connections, opt.duration))
+
+local rows = {}
+local function report(name, r, note)
+  rows[#rows + 1] = { name = name, r = r, note = note }
+  print(("%-44s %9.0f req/s  p50 %7.3f ms  p99 %7.3f ms  non-2xx/errors %d%s"):format(name, r.rps, r.p50_ms, r.p99_ms, r.bad,
+    note and ("  " .. note) or ""))
+end
+
+local function measure(binding)
+  local srv = start(binding)
+  local tag = binding and (" [" .. binding .. "]") or ""
+  local ok, res = pcall(function()
+    run(srv, queries, "/similar", { duration = 3 }) -- warm the page cache and the workers
+    local out = {}
+    out.bare = run(srv, queries, "/bare")
+    report("bare nginx endpoint (return 200)" .. tag, out.bare)
+    out.bare_lua = run(srv, queries, "/bare-lua")
+    report("bare Lua endpoint (read body, answer {})" .. tag, out.bare_lua)
+    out.peak = run(srv, queries, "/similar")
+    report("/similar, peak" .. tag, out.peak, ("%.2f of bare nginx, %.2f of bare Lua"):format(out.peak.rps / out.bare.rps,
+      out.peak.rps / out.bare_lua.rps))
+    out.at80 = run(srv, queries, "/similar", { rate = 0.8 * out.peak.rps })
+    report("/similar at 80% of its peak" .. tag, out.at80)
+    if not binding or binding == "ffi" then
+      -- a writer at a steady rate during the readers' runs
+      local wp = wrk(srv, writes, "/documents?sweep=bench-" .. os.date("!%Y%m%d%H%M%S"), { threads = 1, connections = 2,
+        rate = opt.write_rate, urls = true, duration = opt.duration * 2 + 2 })
+      os.execute("sleep 1")
+      out.peak_w = run(srv, queries, "/similar")
+      report("/similar, peak, with a writer" .. tag, out.peak_w, ("%.1f%% slower than without"):format(
+        100 * (1 - out.peak_w.rps / out.peak.rps)))
+      out.at80_w = run(srv, queries, "/similar", { rate = 0.8 * out.peak.rps })
+      report("/similar at 80% of peak, with a writer" .. tag, out.at80_w)
+      out.writer = result(wp)
+      report(("writer: POST /documents at %d/s"):format(opt.write_rate) .. tag, out.writer)
+      out.big = run(srv, big, "/similar", { threads = 1, connections = 1, duration = 5 })
+      report("/similar, the largest body (256 KiB), one at a time" .. tag, out.big)
+    end
+    return out
+  end)
+  stop(srv)
+  if not ok then error(res, 0) end
+  return res
+end
+
+local has_binding = read_cmd("lua5.4 bin/shingle serve --help"):find("--binding", 1, true) ~= nil
+local main = measure(has_binding and "ffi" or nil)
+local classic
+if has_binding then classic = measure("classic") end
+print("load after: " .. uptime())
+
+local bad = 0
+for _, r in ipairs(rows) do bad = bad + r.r.bad end
+print()
+print("## summary")
+print(("/similar peak / bare nginx: %.3f (target >= 0.25); / bare Lua: %.3f"):format(main.peak.rps / main.bare.rps,
+  main.peak.rps / main.bare_lua.rps))
+print(("/similar p99 at 80%% of peak: %.3f ms (target < 5 ms); with a writer: %.3f ms"):format(main.at80.p99_ms, main.at80_w.p99_ms))
+print(("the writer (%d docs/s) slows the readers' peak by %.1f%% (target < 20%%)"):format(opt.write_rate,
+  100 * (1 - main.peak_w.rps / main.peak.rps)))
+print(("the largest body: p50 %.2f ms, p99 %.2f ms per request"):format(main.big.p50_ms, main.big.p99_ms))
+if classic then
+  print(("FFI / classic binding inside nginx: peak %.3f, p50 at 80%% %.3f vs %.3f ms"):format(main.peak.rps / classic.peak.rps,
+    main.at80.p50_ms, classic.at80.p50_ms))
+end
+print(("answers that were not 2xx, or errors: %d"):format(bad))
+if bad > 0 then os.exit(1) end
