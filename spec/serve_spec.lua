@@ -6,14 +6,19 @@
 local support = require "support"
 local cjson = require "cjson"
 
+-- Every command without the sanitizer preload of the asan run (curl and ps
+-- deadlock in setlocale under it, and nginx need not carry it).
+local function run(cmd) return support.run("unset LD_PRELOAD; " .. cmd) end
+local function exec(cmd) return os.execute("unset LD_PRELOAD; " .. cmd) end
+
 local LUA = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
--- the server must not inherit a sanitizer preload from the asan run
-local SHINGLE = "env -u LD_PRELOAD " .. LUA .. " bin/shingle "
+local SHINGLE = LUA .. " bin/shingle "
+local CURL = "curl --max-time 60 "
 
 local function tmpdir()
-  local out = support.run("mktemp -d")
+  local out = run("mktemp -d")
   local d = out:match("%S+")
-  assert(os.execute("chmod 755 " .. d)) -- nginx's workers run as nobody and must enter it
+  assert(exec("chmod 755 " .. d)) -- nginx's workers run as nobody and must enter it
   return d
 end
 
@@ -33,12 +38,12 @@ end
 
 local function alive(pid)
   if not pid then return false end
-  local r = os.execute("kill -0 " .. pid .. " 2>/dev/null")
+  local r = exec("kill -0 " .. pid .. " 2>/dev/null")
   return r == true or r == 0 -- Lua 5.2+ or 5.1
 end
 
 local function children(pid)
-  local out = support.run("ps -o pid= --ppid " .. pid)
+  local out = run("ps -o pid= --ppid " .. pid)
   local t = {}
   for p in out:gmatch("%d+") do t[#t + 1] = p end
   return t
@@ -49,14 +54,14 @@ local function request(base, method, path, opts)
   opts = opts or {}
   local dir = opts.dir
   local bodyfile = dir .. "/req.body"
-  local cmd = { "curl -s -S -o", dir .. "/resp.body", "-D", dir .. "/resp.head", "-w '%{http_code}'", "-X", method }
+  local cmd = { CURL .. "-s -S -o", dir .. "/resp.body", "-D", dir .. "/resp.head", "-w '%{http_code}'", "-X", method }
   if opts.body then
     write(bodyfile, opts.body)
     cmd[#cmd + 1] = "--data-binary @" .. bodyfile
   end
   for _, h in ipairs(opts.headers or {}) do cmd[#cmd + 1] = "-H '" .. h .. "'" end
   cmd[#cmd + 1] = "'" .. base .. path .. "'"
-  local out, code = support.run(table.concat(cmd, " "))
+  local out, code = run(table.concat(cmd, " "))
   assert(code == 0, "curl failed: " .. out)
   local raw = read(dir .. "/resp.body") or ""
   local ok, json = pcall(cjson.decode, raw)
@@ -80,7 +85,7 @@ local function same(a, b, path)
 end
 
 local function cli_json(args)
-  local out, code = support.run(SHINGLE .. args)
+  local out, code = run(SHINGLE .. args)
   assert(code == 0, out)
   return out
 end
@@ -99,17 +104,17 @@ local function launch(dir, command, health)
   for _ = 1, 8 do
     local port = 20000 + rand(40000)
     local log = dir .. "/serve.log"
-    local out = support.run(command(port, log) .. " > " .. log .. " 2>&1 & echo $!")
+    local out = run(command(port, log) .. " > " .. log .. " 2>&1 & echo $!")
     local pid = out:match("(%d+)")
     local base = "http://127.0.0.1:" .. port
     for _ = 1, 100 do
       if not alive(pid) then break end
-      local s = support.run(("curl -s -o /dev/null -w '%%{http_code}' %s%s"):format(base, health))
+      local s = run((CURL .. "-s -o /dev/null -w '%%{http_code}' %s%s"):format(base, health))
       if s:match("200") then return { pid = pid, base = base, port = port, log = log } end
-      support.run("sleep 0.1")
+      run("sleep 0.1")
     end
     local text = (read(log) or "") .. (read(dir .. "/srv/logs/error.log") or "")
-    if alive(pid) then os.execute("kill " .. pid) end
+    if alive(pid) then exec("kill " .. pid) end
     if not text:find("Address already in use", 1, true) then error("the server did not start:\n" .. text) end
   end
   error("no free port found")
@@ -128,20 +133,20 @@ end
 local function stop(srv, signal)
   if not srv or not alive(srv.pid) then return true end
   local workers = children(srv.pid)
-  os.execute(("kill -%s %s"):format(signal or "TERM", srv.pid))
+  exec(("kill -%s %s"):format(signal or "TERM", srv.pid))
   for _ = 1, 100 do
     local any = alive(srv.pid)
     for _, w in ipairs(workers) do any = any or alive(w) end
     if not any then return true end
-    support.run("sleep 0.1")
+    run("sleep 0.1")
   end
-  os.execute("kill -KILL " .. srv.pid)
-  for _, w in ipairs(workers) do os.execute("kill -KILL " .. w .. " 2>/dev/null") end
+  exec("kill -KILL " .. srv.pid)
+  for _, w in ipairs(workers) do exec("kill -KILL " .. w .. " 2>/dev/null") end
   return false
 end
 
 local function is_root()
-  return support.run("id -u"):match("^0") ~= nil
+  return run("id -u"):match("^0") ~= nil
 end
 
 -- Two sweeps: sweep 2 keeps, edits, moves and adds pages of sweep 1.
@@ -180,9 +185,9 @@ describe("shingle serve", function()
     dir = tmpdir()
     db = dir .. "/idx"
     texts = corpus(dir)
-    local out, code = support.run(SHINGLE .. "index add " .. db .. " samples/docs " .. dir .. "/s1.jsonl --sweep 2026-11-01 -q")
+    local out, code = run(SHINGLE .. "index add " .. db .. " samples/docs " .. dir .. "/s1.jsonl --sweep 2026-11-01 -q")
     assert(code == 0, out)
-    out, code = support.run(SHINGLE .. "index add " .. db .. " " .. dir .. "/s2.jsonl --sweep 2026-11-08 -q")
+    out, code = run(SHINGLE .. "index add " .. db .. " " .. dir .. "/s2.jsonl --sweep 2026-11-08 -q")
     assert(code == 0, out)
     local ok, err = pcall(function()
       srv = start(db, dir, "--max-body 64K --invalid error --batch-delay 300")
@@ -192,7 +197,7 @@ describe("shingle serve", function()
 
   teardown(function()
     local ok = stop(srv)
-    os.execute("rm -rf " .. dir)
+    exec("rm -rf " .. dir)
     assert(ok, "nginx did not stop on SIGTERM")
   end)
 
@@ -210,7 +215,7 @@ describe("shingle serve", function()
 
     it("runs its workers unprivileged, or as the user who started it", function()
       for _, w in ipairs(children(srv.pid)) do
-        local user = support.run("ps -o user= -p " .. w):match("%S+")
+        local user = run("ps -o user= -p " .. w):match("%S+")
         if is_root() then assert.are.equal("nobody", user) else assert.are_not.equal("root", user) end
       end
     end)
@@ -340,7 +345,7 @@ describe("shingle serve", function()
         parts[#parts + 1] = ("-o /dev/null -w '%%{http_code}\\n' --data-binary @%s '%s/documents?url=http://e.example/%d&sweep=2026-11-22'")
           :format(f, srv.base, i)
       end
-      local out, code = support.run("curl -s -Z --parallel-immediate --parallel-max 12 " .. table.concat(parts, " --next "))
+      local out, code = run(CURL .. "-s -Z --parallel-immediate --parallel-max 12 " .. table.concat(parts, " --next "))
       assert.are.equal(0, code, out)
       local created = 0
       for s in out:gmatch("%d%d%d") do if s == "201" then created = created + 1 end end
@@ -413,10 +418,10 @@ end)
 describe("shingle serve refuses to start", function()
   local dir
   setup(function() dir = tmpdir() end)
-  teardown(function() os.execute("rm -rf " .. dir) end)
+  teardown(function() exec("rm -rf " .. dir) end)
 
   local function check(db, extra)
-    local out, code = support.run(SHINGLE .. "serve " .. db .. " --check --prefix " .. dir .. "/srv " .. (extra or ""))
+    local out, code = run(SHINGLE .. "serve " .. db .. " --check --prefix " .. dir .. "/srv " .. (extra or ""))
     return out, code
   end
 
@@ -427,14 +432,14 @@ describe("shingle serve refuses to start", function()
   end)
 
   it("on a directory that holds no index", function()
-    os.execute("mkdir -p " .. dir .. "/plain")
+    exec("mkdir -p " .. dir .. "/plain")
     local out, code = check(dir .. "/plain")
     assert.are.equal(1, code)
     assert.is_truthy(out:find("holds no index (no data.mdb)", 1, true), out)
   end)
 
   it("on a corrupt index", function()
-    os.execute("mkdir -p " .. dir .. "/corrupt")
+    exec("mkdir -p " .. dir .. "/corrupt")
     write(dir .. "/corrupt/data.mdb", ("not an LMDB file\n"):rep(1000))
     local out, code = check(dir .. "/corrupt")
     assert.are.equal(1, code)
@@ -442,8 +447,8 @@ describe("shingle serve refuses to start", function()
   end)
 
   it("on another program's LMDB environment", function()
-    os.execute("mkdir -p " .. dir .. "/foreign")
-    local out, code = support.run("printf 'VERSION=3\\nformat=bytevalue\\ntype=btree\\nHEADER=END\\n 666f6f\\n 626172\\nDATA=END\\n' | mdb_load "
+    exec("mkdir -p " .. dir .. "/foreign")
+    local out, code = run("printf 'VERSION=3\\nformat=bytevalue\\ntype=btree\\nHEADER=END\\n 666f6f\\n 626172\\nDATA=END\\n' | mdb_load "
       .. dir .. "/foreign")
     assert.are.equal(0, code, out)
     out, code = check(dir .. "/foreign")
@@ -471,28 +476,28 @@ describe("shingle serve, the workers' access to the index", function()
   setup(function()
     dir = tmpdir()
     db = dir .. "/idx"
-    local out, code = support.run(SHINGLE .. "index add " .. db .. " samples/docs --sweep s -q")
+    local out, code = run(SHINGLE .. "index add " .. db .. " samples/docs --sweep s -q")
     assert(code == 0, out)
-    os.execute("chmod 600 " .. db .. "/data.mdb " .. db .. "/lock.mdb; chmod 700 " .. db)
+    exec("chmod 600 " .. db .. "/data.mdb " .. db .. "/lock.mdb; chmod 700 " .. db)
   end)
-  teardown(function() os.execute("rm -rf " .. dir) end)
+  teardown(function() exec("rm -rf " .. dir) end)
 
   local function mode(path)
-    return support.run("stat -c '%A %G' " .. path):match("^(%S+ %S+)")
+    return run("stat -c '%A %G' " .. path):match("^(%S+ %S+)")
   end
 
   it("is given through the group of the index files when started as root, or needs nothing", function()
-    local out, code = support.run(SHINGLE .. "serve " .. db .. " --check --prefix " .. dir .. "/srv")
+    local out, code = run(SHINGLE .. "serve " .. db .. " --check --prefix " .. dir .. "/srv")
     assert.are.equal(0, code, out)
     if is_root() then
-      local g = support.run("id -gn nobody"):match("%S+")
+      local g = run("id -gn nobody"):match("%S+")
       assert.are.equal("-rw-rw---- " .. g, mode(db .. "/data.mdb"))
       assert.are.equal("-rw-rw---- " .. g, mode(db .. "/lock.mdb"))
       assert.are.equal("drwx--x--- " .. g, mode(db))
       assert.is_truthy(out:find("the workers run as nobody: gave group " .. g .. " rw access to " .. db .. "/lock.mdb", 1, true), out)
       -- read-only serving asks for no more than reading data.mdb
-      os.execute("chmod 600 " .. db .. "/data.mdb")
-      out, code = support.run(SHINGLE .. "serve " .. db .. " --read-only --check --prefix " .. dir .. "/srv")
+      exec("chmod 600 " .. db .. "/data.mdb")
+      out, code = run(SHINGLE .. "serve " .. db .. " --read-only --check --prefix " .. dir .. "/srv")
       assert.are.equal(0, code, out)
       assert.are.equal("-rw-r----- " .. g, mode(db .. "/data.mdb"))
     else
@@ -502,12 +507,12 @@ describe("shingle serve, the workers' access to the index", function()
 
   it("is refused with the exact change to make when a parent directory is closed to the workers", function()
     if not is_root() then
-      local out, code = support.run(SHINGLE .. "serve " .. db .. " --check --prefix " .. dir .. "/srv")
+      local out, code = run(SHINGLE .. "serve " .. db .. " --check --prefix " .. dir .. "/srv")
       assert.are.equal(0, code, out) -- the workers are this user: nothing to change
       return
     end
-    os.execute("mkdir -p " .. dir .. "/closed && chmod 700 " .. dir .. "/closed && cp -r " .. db .. " " .. dir .. "/closed/idx")
-    local out, code = support.run(SHINGLE .. "serve " .. dir .. "/closed/idx --check --prefix " .. dir .. "/srv2")
+    exec("mkdir -p " .. dir .. "/closed && chmod 700 " .. dir .. "/closed && cp -r " .. db .. " " .. dir .. "/closed/idx")
+    local out, code = run(SHINGLE .. "serve " .. dir .. "/closed/idx --check --prefix " .. dir .. "/srv2")
     assert.are.equal(1, code, out)
     assert.is_truthy(out:find("nginx's workers run as nobody and cannot enter " .. dir .. "/closed (mode rwx------)", 1, true), out)
     assert.is_truthy(out:find("run `chmod o+x " .. dir .. "/closed`", 1, true), out)
@@ -519,7 +524,7 @@ describe("shingle serve stops", function()
     local dir = tmpdir()
     local srv
     local ok, err = pcall(function()
-      local out, code = support.run(SHINGLE .. "index add " .. dir .. "/idx samples/docs --sweep s -q")
+      local out, code = run(SHINGLE .. "index add " .. dir .. "/idx samples/docs --sweep s -q")
       assert(code == 0, out)
       write(dir .. "/extra.conf", "location = /ping { return 200 'pong'; }\n")
       srv = start(dir .. "/idx", dir, "--read-only --no-access-log --server-conf " .. dir .. "/extra.conf")
@@ -535,7 +540,7 @@ describe("shingle serve stops", function()
       assert.is_nil(read(srv.prefix .. "/logs/access.log"))
     end)
     stop(srv, "KILL")
-    os.execute("rm -rf " .. dir)
+    exec("rm -rf " .. dir)
     assert(ok, err)
   end)
 end)
@@ -545,14 +550,14 @@ describe("examples/nginx.conf", function()
     local dir = tmpdir()
     local srv
     local ok, err = pcall(function()
-      local out, code = support.run(SHINGLE .. "index add " .. dir .. "/idx samples/docs --sweep s -q")
+      local out, code = run(SHINGLE .. "index add " .. dir .. "/idx samples/docs --sweep s -q")
       assert(code == 0, out)
       -- what docs/serve.md tells users: --check sets up the workers' access to the index
-      out, code = support.run(SHINGLE .. "serve " .. dir .. "/idx --check --prefix " .. dir .. "/srv")
+      out, code = run(SHINGLE .. "serve " .. dir .. "/idx --check --prefix " .. dir .. "/srv")
       assert(code == 0, out)
-      local root = support.run("pwd"):match("[^\n]+")
+      local root = run("pwd"):match("[^\n]+")
       local conf = assert(read("examples/nginx.conf"))
-      os.execute("mkdir -p " .. dir .. "/ex/logs " .. dir .. "/ex/tmp")
+      exec("mkdir -p " .. dir .. "/ex/logs " .. dir .. "/ex/tmp")
       srv = launch(dir, function(port)
         local c = conf:gsub("/opt/shingle", root):gsub("/srv/crawl%.idx", dir .. "/idx"):gsub("127%.0%.0%.1:8080", "127.0.0.1:" .. port)
         write(dir .. "/ex/nginx.conf", c)
@@ -571,7 +576,7 @@ describe("examples/nginx.conf", function()
       assert.is_true(stop(srv), "nginx did not stop")
     end)
     stop(srv, "KILL")
-    os.execute("rm -rf " .. dir)
+    exec("rm -rf " .. dir)
     assert(ok, err)
   end)
 end)
