@@ -307,37 +307,6 @@ static sh_status form(sh_extsort *keys, sh_extsort *pairs, uint32_t max_df, sh_u
     return s;
 }
 
-/* Write the merged <a, b, count> pairs of a sorter as pairs.bin (LE). */
-static sh_status write_pairs(const char *dir, sh_extsort *pairs, sh_pairs_stats *st, sh_error *err)
-{
-    char path[4096];
-    sh_recwriter w;
-    unsigned char *buf = (unsigned char *)malloc((size_t)CHUNK * SH_PAIR_RECORD);
-    sh_pairrec *o = (sh_pairrec *)malloc((size_t)CHUNK * sizeof *o);
-    size_t n, i;
-    sh_status s;
-    if (!buf || !o) { free(buf); free(o); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
-    path_of(path, sizeof path, dir, "pairs.bin");
-    if ((s = sh_recwriter_open(&w, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), NULL, 0, err)) != SH_OK) goto done;
-    for (;;) {
-        if ((s = sh_extsort_read(pairs, buf, CHUNK, &n, err)) != SH_OK) { sh_recwriter_abort(&w); goto done; }
-        if (n == 0) break;
-        for (i = 0; i < n; i++) {
-            const unsigned char *rec = buf + SH_PAIR_RECORD * i;
-            o[i].a = sh_pair_a(rec);
-            o[i].b = sh_pair_b(rec);
-            o[i].shared = sh_pair_count(rec);
-        }
-        st->pairs += n;
-        if ((s = sh_recwriter_append(&w, o, n, err)) != SH_OK) { sh_recwriter_abort(&w); goto done; }
-    }
-    s = sh_recwriter_commit(&w, err);
-done:
-    free(buf);
-    free(o);
-    return s;
-}
-
 static void add_disk(sh_pairs_stats *st, sh_extsort *s)
 {
     sh_extsort_stats x;
@@ -356,6 +325,7 @@ sh_status sh_pairs(const char *dir, const sh_pairs_config *cfg, sh_pairs_stats *
     sh_extsort *keys = NULL, *pairs = NULL;
     unsigned char *buf = NULL;
     const char *tmp = cfg->temp_dir ? cfg->temp_dir : dir;
+    char path[4096];
     size_t nb = 0;
     uint32_t i;
     double t0;
@@ -394,7 +364,8 @@ sh_status sh_pairs(const char *dir, const sh_pairs_config *cfg, sh_pairs_stats *
     t0 = sh_now();
     if ((s = sh_extsort_finish(pairs, err)) != SH_OK) goto done;
     add_disk(st, pairs);
-    s = write_pairs(dir, pairs, st, err);
+    path_of(path, sizeof path, dir, "pairs.bin");
+    s = sh_pairs_write(path, pairs, &st->pairs, err);
     st->t_pairmerge = sh_now() - t0;
 done:
     sh_extsort_free(keys);
@@ -520,13 +491,14 @@ static sh_status decide_pair(decider *x, uint32_t a, uint32_t b, sh_error *err)
 }
 
 /* Identical documents join their representative's cluster; clusters.bin lists
- * the members of clusters of two or more documents, by cluster and doc. */
-static sh_status decider_finish(decider *x, const char *dir, sh_error *err)
+ * the members of clusters of two or more documents, by cluster and doc. The
+ * union-find holds the links; its cluster counts go into st. */
+static sh_status write_clusters(const run *r, sh_unionfind *uf, const char *dir, sh_decide_stats *st, sh_error *err)
 {
-    uint32_t n = x->r.n, i;
+    uint32_t n = r->n, i;
     uint32_t *label = (uint32_t *)malloc(((size_t)n + 1) * 4), *size = (uint32_t *)calloc((size_t)n + 1, 4);
     unsigned char *mixed = (unsigned char *)calloc((size_t)n + 1, 1);
-    sh_clusterrec *recs = (sh_clusterrec *)malloc(((size_t)n + 1) * sizeof *recs), *aux = NULL;
+    sh_clusterrec *recs = (sh_clusterrec *)malloc(((size_t)n + 1) * sizeof *recs);
     sh_recwriter w;
     char path[4096];
     size_t m = 0;
@@ -534,13 +506,13 @@ static sh_status decider_finish(decider *x, const char *dir, sh_error *err)
     memset(&w, 0, sizeof w);
     if (!label || !size || !mixed || !recs) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
     for (i = 0; i < n; i++)
-        if (x->r.d[i].rep != i) sh_uf_union(x->uf, i, x->r.d[i].rep);
-    sh_uf_labels(x->uf, label, SH_UF_LABEL_MIN);
+        if (r->d[i].rep != i) sh_uf_union(uf, i, r->d[i].rep);
+    sh_uf_labels(uf, label, SH_UF_LABEL_MIN);
     for (i = 0; i < n; i++) size[label[i]]++;
     /* a cluster is "identical only" when no member differs from its
      * representative by more than exact identity and no link was needed */
     for (i = 0; i < n; i++) {
-        const sh_docrec *d = &x->r.d[i];
+        const sh_docrec *d = &r->d[i];
         if (d->rep == i && label[i] != i) mixed[label[i]] = 1;
         if (d->dup != SH_DUP_NONE && d->dup != SH_DUP_EXACT) mixed[label[i]] = 1;
     }
@@ -549,11 +521,11 @@ static sh_status decider_finish(decider *x, const char *dir, sh_error *err)
         recs[m].cluster = label[i];
         recs[m].doc = i;
         m++;
-        x->st->clustered_docs++;
+        st->clustered_docs++;
         if (label[i] == i) {
-            x->st->clusters++;
-            if (mixed[i]) x->st->mixed_clusters++;
-            else x->st->identical_only_clusters++;
+            st->clusters++;
+            if (mixed[i]) st->mixed_clusters++;
+            else st->identical_only_clusters++;
         }
     }
     /* members are added in doc order, and a cluster's label is its smallest
@@ -568,7 +540,6 @@ static sh_status decider_finish(decider *x, const char *dir, sh_error *err)
         free(k);
         free(ka);
     }
-    if ((s = sh_recwriter_commit(&x->links, err)) != SH_OK) goto done;
     path_of(path, sizeof path, dir, "clusters.bin");
     if ((s = sh_recwriter_open(&w, path, SH_MAGIC_CLUSTERS, sizeof(sh_clusterrec), NULL, 0, err)) != SH_OK) goto done;
     if ((s = sh_recwriter_append(&w, recs, m, err)) != SH_OK) goto done;
@@ -579,8 +550,14 @@ done:
     free(size);
     free(mixed);
     free(recs);
-    free(aux);
     return s;
+}
+
+static sh_status decider_finish(decider *x, const char *dir, sh_error *err)
+{
+    sh_status s = sh_recwriter_commit(&x->links, err);
+    if (s != SH_OK) return s;
+    return write_clusters(&x->r, x->uf, dir, x->st, err);
 }
 
 static void decider_close(decider *x)
@@ -623,6 +600,93 @@ sh_status sh_decide(const char *dir, const sh_decide_config *cfg, sh_decide_stat
     sh_recfile_close(&pf);
     if (s == SH_OK) s = decider_finish(&x, dir, err);
     decider_close(&x);
+    return s;
+}
+
+/* The clusters of a decision made elsewhere (by the ranks of a distributed
+ * run): the links of links.bin and the extra joins, each identical document
+ * with its representative, as phase 4 forms them. */
+sh_status sh_finish_clusters(const char *dir, const uint32_t *joins, size_t n_joins, sh_decide_stats *st, size_t *joined,
+                             sh_error *err)
+{
+    run r;
+    sh_recfile lf;
+    sh_unionfind *uf = NULL;
+    char path[4096];
+    sh_status s;
+    uint64_t i;
+    size_t j, k = 0;
+    st->clusters = st->clustered_docs = st->identical_only_clusters = st->mixed_clusters = 0;
+    if ((s = run_open_files(&r, dir, 0, 0, 0, err)) != SH_OK) return s;
+    path_of(path, sizeof path, dir, "links.bin");
+    if ((s = sh_recfile_open(&lf, path, SH_MAGIC_LINKS, sizeof(sh_linkrec), 1, err)) != SH_OK) { run_close(&r); return s; }
+    if ((s = sh_uf_new(&uf, r.n, err)) != SH_OK) goto done;
+    for (i = 0; i < lf.count; i++) {
+        const sh_linkrec *l = (const sh_linkrec *)(const void *)(lf.records + i * sizeof(sh_linkrec));
+        if (l->a >= r.n || l->b >= r.n) {
+            s = sh_error_set(err, SH_EFORMAT, (size_t)(i * sizeof(sh_linkrec)), "%s names document %u of only %u: it belongs to another run",
+                             path, l->a > l->b ? l->a : l->b, r.n);
+            goto done;
+        }
+        sh_uf_union(uf, l->a, l->b);
+    }
+    for (j = 0; j < n_joins; j++) {
+        if (joins[2 * j] >= r.n || joins[2 * j + 1] >= r.n) {
+            s = sh_error_set(err, SH_EINVAL, 0, "a join names document %u of only %u", joins[2 * j] > joins[2 * j + 1] ? joins[2 * j] : joins[2 * j + 1], r.n);
+            goto done;
+        }
+        if (sh_uf_union(uf, joins[2 * j], joins[2 * j + 1]) == 1) k++;
+    }
+    if (joined) *joined = k;
+    s = write_clusters(&r, uf, dir, st, err);
+done:
+    sh_uf_free(uf);
+    sh_recfile_close(&lf);
+    run_close(&r);
+    return s;
+}
+
+/* The documents exact verification would read: both ends of every pair of
+ * pairs.bin whose estimate passes cfg's candidate score (every pair with a
+ * caller's policy, which decides on exact values). */
+sh_status sh_candidates(const char *dir, const sh_decide_config *cfg, unsigned char *mark, uint64_t *n_pairs, sh_error *err)
+{
+    run r;
+    sh_recfile pf;
+    sh_sketch *sa = NULL, *sb = NULL;
+    char path[4096];
+    sh_status s;
+    uint64_t i, k = 0;
+    size_t m;
+    if ((s = run_open(&r, dir, 0, 0, err)) != SH_OK) return s;
+    path_of(path, sizeof path, dir, "pairs.bin");
+    if ((s = sh_recfile_open(&pf, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), 1, err)) != SH_OK) { run_close(&r); return s; }
+    m = max_len(&r, 0);
+    sa = (sh_sketch *)malloc(sizeof(sh_sketch) + m * 8);
+    sb = (sh_sketch *)malloc(sizeof(sh_sketch) + m * 8);
+    if (!sa || !sb) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
+    memset(mark, 0, r.n);
+    for (i = 0; i < pf.count; i++) {
+        const sh_pairrec *p = (const sh_pairrec *)(const void *)(pf.records + i * sizeof(sh_pairrec));
+        sh_estimate e;
+        if (p->a >= r.n || p->b >= r.n) {
+            s = sh_error_set(err, SH_EFORMAT, (size_t)(i * sizeof(sh_pairrec)), "%s names document %u of only %u: it belongs to another run",
+                             path, p->a > p->b ? p->a : p->b, r.n);
+            goto done;
+        }
+        if (!cfg->accept) {
+            if ((s = sh_sketch_estimate(view(&r, p->a, sa, 0), view(&r, p->b, sb, 0), &e, err)) != SH_OK) goto done;
+            if (!sh_policy_passes(cfg->policy, cfg->candidate, &e)) continue;
+        }
+        mark[p->a] = mark[p->b] = 1;
+        k++;
+    }
+    if (n_pairs) *n_pairs = k;
+done:
+    free(sa);
+    free(sb);
+    sh_recfile_close(&pf);
+    run_close(&r);
     return s;
 }
 

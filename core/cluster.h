@@ -93,6 +93,23 @@ typedef struct sh_decide_stats {
 /* Decide the pairs of pairs.bin; write links.bin and clusters.bin. */
 sh_status sh_decide(const char *dir, const sh_decide_config *cfg, sh_decide_stats *st, sh_error *err);
 
+/* What phase 4 does after deciding, for a decision made elsewhere (the ranks
+ * of a distributed run, core/dist.h): clusters.bin from the links of
+ * links.bin plus n_joins extra joins (pairs of ids, linked without a
+ * links.bin record, as the alternatives do without a check), each identical
+ * document with its representative (docs.bin). Sets st's cluster counts
+ * (clusters, clustered_docs, identical_only_clusters, mixed_clusters) and
+ * *joined (may be NULL) to the extra joins that joined two clusters. */
+sh_status sh_finish_clusters(const char *dir, const uint32_t *joins, size_t n_joins, sh_decide_stats *st, size_t *joined,
+                             sh_error *err);
+
+/* The documents exact verification reads in sh_decide: mark[i] = 1 (mark has
+ * a byte per document) for both ends of every pair of pairs.bin whose
+ * estimate passes cfg's policy at cfg->candidate (every pair when cfg->accept
+ * is set); *n_pairs (may be NULL) = those pairs. Reads docs.bin,
+ * sketches.bin and pairs.bin. */
+sh_status sh_candidates(const char *dir, const sh_decide_config *cfg, unsigned char *mark, uint64_t *n_pairs, sh_error *err);
+
 /* ---- alternatives to phases 2-4 (same inputs, same outputs) --------------- */
 typedef struct sh_alt_config {
     size_t memory;

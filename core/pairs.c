@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats.h"
+#include "recfile.h"
+
 #define CHUNK 65536
 
 static void add_count(void *acc, const void *rec, void *ud)
@@ -119,5 +122,33 @@ done:
     free(in);
     free(f.out);
     free(f.group);
+    return s;
+}
+
+sh_status sh_pairs_write(const char *path, sh_extsort *pairs, uint64_t *count, sh_error *err)
+{
+    sh_recwriter w;
+    unsigned char *buf = (unsigned char *)malloc((size_t)CHUNK * SH_PAIR_RECORD);
+    sh_pairrec *o = (sh_pairrec *)malloc((size_t)CHUNK * sizeof *o);
+    size_t n, i;
+    sh_status s;
+    if (!buf || !o) { free(buf); free(o); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
+    if ((s = sh_recwriter_open(&w, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), NULL, 0, err)) != SH_OK) goto done;
+    for (;;) {
+        if ((s = sh_extsort_read(pairs, buf, CHUNK, &n, err)) != SH_OK) { sh_recwriter_abort(&w); goto done; }
+        if (n == 0) break;
+        for (i = 0; i < n; i++) {
+            const unsigned char *rec = buf + SH_PAIR_RECORD * i;
+            o[i].a = sh_pair_a(rec);
+            o[i].b = sh_pair_b(rec);
+            o[i].shared = sh_pair_count(rec);
+        }
+        *count += n;
+        if ((s = sh_recwriter_append(&w, o, n, err)) != SH_OK) { sh_recwriter_abort(&w); goto done; }
+    }
+    s = sh_recwriter_commit(&w, err);
+done:
+    free(buf);
+    free(o);
     return s;
 }
