@@ -231,6 +231,32 @@ static void progress(const sh_dist *d, const char *step, uint64_t done, uint64_t
     if (d->progress) d->progress(d->progress_ud, step, done, total);
 }
 
+/* Steps: what each exchange of a phase moved, for the phase table. */
+typedef struct step_mark { double t; uint64_t sent, received; } step_mark;
+
+static step_mark step_begin(const sh_dist *d)
+{
+    step_mark m;
+    m.t = sh_now();
+    m.sent = d->comm->sent;
+    m.received = d->comm->received;
+    return m;
+}
+
+static void step_end(sh_dist *d, const char *name, step_mark m)
+{
+    sh_dist_step *s;
+    if (d->n_steps == SH_DIST_MAX_STEPS) {
+        memmove(d->steps, d->steps + 1, (SH_DIST_MAX_STEPS - 1) * sizeof *d->steps);
+        d->n_steps--;
+    }
+    s = &d->steps[d->n_steps++];
+    s->name = name;
+    s->seconds = sh_now() - m.t;
+    s->sent = d->comm->sent - m.sent;
+    s->received = d->comm->received - m.received;
+}
+
 /* ---- open ------------------------------------------------------------------ */
 
 sh_status sh_dist_open(sh_dist *d, sh_comm *c, const char *dir, const sh_dist_config *cfg, sh_error *err)
@@ -594,6 +620,7 @@ sh_status sh_dist_dedupe(sh_dist *d, sh_dedupe_stats *st, sh_error *err)
     unsigned char *buf = NULL;
     size_t nw = 0, i;
     char path[4096];
+    step_mark mark;
     sh_status s;
     memset(st, 0, sizeof *st);
     if ((s = local_open(&l, d->dir, 0, 0, err)) != SH_OK) return s;
@@ -606,7 +633,9 @@ sh_status sh_dist_dedupe(sh_dist *d, sh_dedupe_stats *st, sh_error *err)
     if ((s = sh_extsort_open(&sorter, DD_REC, DD_KEY, sorter_budget(d, 1), d->temp, NULL, err)) != SH_OK) goto done;
     prod.l = &l; prod.first = d->first; prod.i = 0; prod.kind = 0;
     ts.s = sorter; ts.record_size = DD_REC;
+    mark = step_begin(d);
     if ((s = sh_comm_shuffle(c, DD_REC, dd_produce, &prod, dd_owner, c, sort_sink, &ts, err)) != SH_OK) goto done;
+    step_end(d, "fingerprints", mark);
     if ((s = sh_extsort_finish(sorter, err)) != SH_OK) goto done;
     {
         unsigned char last[DD_KEY];
@@ -638,6 +667,7 @@ sh_status sh_dist_dedupe(sh_dist *d, sh_dedupe_stats *st, sh_error *err)
     {
         sh_buffer_source b;
         b.data = links.p; b.size = links.len; b.pos = 0;
+        mark = step_begin(d);
         if ((s = sh_comm_gather(c, 0, 8, sh_buffer_produce, &b, vec_sink, &all, err)) != SH_OK) goto done;
     }
     if (c->rank == 0) {
@@ -653,6 +683,7 @@ sh_status sh_dist_dedupe(sh_dist *d, sh_dedupe_stats *st, sh_error *err)
         rep_ctx rc;
         rc.first = d->first; rc.n = l.n; rc.rep = rep;
         if ((s = sh_comm_exchange(c, reps.p, counts, 8, rep_sink, &rc, err)) != SH_OK) goto done;
+        step_end(d, "groups", mark);
     }
     /* representatives on earlier ranks: their fingerprints, to name the relation */
     want = (uint32_t *)malloc(((size_t)l.n + 1) * sizeof *want);
@@ -666,7 +697,9 @@ sh_status sh_dist_dedupe(sh_dist *d, sh_dedupe_stats *st, sh_error *err)
     {
         fp_ctx f;
         f.l = &l; f.first = d->first; f.ids = want; f.n = nw; f.raw = raw; f.canon = canon;
+        mark = step_begin(d);
         if ((s = ask(d, want, nw, answer_fps, &f, got_fps, &f, err)) != SH_OK) goto done;
+        step_end(d, "relations", mark);
     }
     /* as sh_dedupe names them: the relation to the representative */
     out = (sh_docrec *)malloc(((size_t)l.n + 1) * sizeof *out);
@@ -771,6 +804,7 @@ sh_status sh_dist_pairs(sh_dist *d, const sh_pairs_config *cfg, sh_pairs_stats *
     uint64_t sums[6];
     char path[4096];
     double t0 = sh_now();
+    step_mark mark;
     sh_status s;
     memset(st, 0, sizeof *st);
     if ((s = local_open(&l, d->dir, 1, 0, err)) != SH_OK) return s;
@@ -779,7 +813,9 @@ sh_status sh_dist_pairs(sh_dist *d, const sh_pairs_config *cfg, sh_pairs_stats *
     if ((s = sh_extsort_open(&keys, 12, 12, sorter_budget(d, 2), d->temp, NULL, err)) != SH_OK) goto done;
     prod.l = &l; prod.first = d->first; prod.i = 0; prod.j = 0;
     ts.s = keys; ts.record_size = 12;
+    mark = step_begin(d);
     if ((s = sh_comm_shuffle(c, 12, sk_produce, &prod, sh_owner_by_key64, c, sort_sink, &ts, err)) != SH_OK) goto done;
+    step_end(d, "shingles", mark);
     if ((s = sh_extsort_finish(keys, err)) != SH_OK) goto done;
     {
         sh_extsort_stats x;
@@ -818,7 +854,9 @@ sh_status sh_dist_pairs(sh_dist *d, const sh_pairs_config *cfg, sh_pairs_stats *
         to_sorter from, to;
         from.s = mine; from.record_size = SH_PAIR_RECORD;
         to.s = pairs; to.record_size = SH_PAIR_RECORD;
+        mark = step_begin(d);
         if ((s = sh_comm_shuffle(c, SH_PAIR_RECORD, sorter_produce, &from, pair_owner, d, sort_sink, &to, err)) != SH_OK) goto done;
+        step_end(d, "pairs", mark);
     }
     sh_extsort_free(mine);
     mine = NULL;
@@ -956,6 +994,7 @@ sh_status sh_dist_decide(sh_dist *d, const sh_decide_config *cfg, sh_decide_stat
     size_t m = 0, nr = 0, i;
     uint64_t k, sums[3];
     char path[4400];
+    step_mark sm;
     sh_status s;
     memset(st, 0, sizeof *st);
     memset(&h, 0, sizeof h);
@@ -1002,7 +1041,9 @@ sh_status sh_dist_decide(sh_dist *d, const sh_decide_config *cfg, sh_decide_stat
         if ((s = sh_recwriter_append(&h.vals, l.v + r->sketch_off, r->sketch_n, err)) != SH_OK) goto done;
         h.nvals += r->sketch_n;
     }
+    sm = step_begin(d);
     if ((s = ask(d, remote, nr, answer_sketch, &oc, got_sketch, &h, err)) != SH_OK) goto done;
+    step_end(d, "sketches", sm);
     if ((s = sh_recwriter_commit(&h.vals, err)) != SH_OK) goto done;
     for (i = 0; i < m; i++) {
         h.docs[i].rep = (uint32_t)i;
@@ -1057,7 +1098,9 @@ sh_status sh_dist_decide(sh_dist *d, const sh_decide_config *cfg, sh_decide_stat
                 h.nfull += r->full_n;
             }
         }
+        sm = step_begin(d);
         if ((s = ask(d, remote, nm, answer_full, &oc, got_full, &h, err)) != SH_OK) goto done;
+        step_end(d, "full sets", sm);
         if ((s = sh_recwriter_commit(&h.full, err)) != SH_OK) goto done;
         path_of(path, sizeof path, h.dir, "docs.bin");
         if ((s = write_docs(path, &l, h.docs, m, err)) != SH_OK) goto done;
@@ -1143,16 +1186,19 @@ static sh_status collect_file(sh_dist *d, int root, const char *outdir, const ch
     sh_recwriter w;
     sh_buffer_source b;
     char path[4096];
+    step_mark mark;
     sh_status s;
     memset(&w, 0, sizeof w);
     path_of(path, sizeof path, d->dir, name);
     if ((s = sh_recfile_open(&f, path, magic, (uint32_t)record_size, 0, err)) != SH_OK) return s;
     b.data = f.records; b.size = (size_t)(f.count * record_size); b.pos = 0;
+    mark = step_begin(d);
     if (d->comm->rank == root) {
         path_of(path, sizeof path, outdir, name);
         if ((s = sh_recwriter_open(&w, path, magic, (uint32_t)record_size, NULL, 0, err)) != SH_OK) { sh_recfile_close(&f); return s; }
     }
     s = sh_comm_gather(d->comm, root, record_size, sh_buffer_produce, &b, writer_sink, &w, err);
+    step_end(d, name, mark);
     sh_recfile_close(&f);
     if (d->comm->rank != root) return s;
     if (s == SH_OK) return sh_recwriter_commit(&w, err);
@@ -1166,6 +1212,7 @@ sh_status sh_dist_collect(sh_dist *d, int root, const char *outdir, unsigned wha
     sh_recwriter w;
     docs_prod dp;
     char path[4096];
+    step_mark mark;
     sh_status s;
     memset(&w, 0, sizeof w);
     if ((s = local_open(&l, d->dir, 0, 0, err)) != SH_OK) return s;
@@ -1179,7 +1226,9 @@ sh_status sh_dist_collect(sh_dist *d, int root, const char *outdir, unsigned wha
     dp.l = &l; dp.i = 0;
     dp.vbase = d->values_at[d->comm->rank];
     dp.fbase = d->full_at[d->comm->rank];
+    mark = step_begin(d);
     s = sh_comm_gather(d->comm, root, sizeof(sh_docrec), docs_produce, &dp, writer_sink, &w, err);
+    step_end(d, "documents", mark);
     local_close(&l);
     if (d->comm->rank == root) {
         if (s == SH_OK) s = sh_recwriter_commit(&w, err);
@@ -1238,4 +1287,56 @@ sh_status sh_dist_gather_file(sh_comm *c, int root, const char *path, const char
     if (s != SH_OK) unlink(tmp);
     else if (bytes) *bytes = fs.bytes;
     return s;
+}
+
+/* ---- splitting an input -------------------------------------------------------- */
+
+sh_status sh_dist_line_start(const char *path, uint64_t offset, uint64_t *pos, sh_error *err)
+{
+    unsigned char buf[65536];
+    int fd;
+    struct stat sb;
+    uint64_t at;
+    if (offset == 0) { *pos = 0; return SH_OK; }
+    if ((fd = open(path, O_RDONLY)) < 0) return io_fail(err, "read", path);
+    if (fstat(fd, &sb) != 0) { sh_status s = io_fail(err, "read", path); close(fd); return s; }
+    /* the line starting at offset if the byte before it ends one, else the next */
+    at = offset - 1;
+    *pos = (uint64_t)sb.st_size;
+    while (at < (uint64_t)sb.st_size) {
+        ssize_t k = pread(fd, buf, sizeof buf, (off_t)at);
+        const unsigned char *nl;
+        if (k < 0) { sh_status s = io_fail(err, "read", path); close(fd); return s; }
+        if (k == 0) break;
+        if ((nl = (const unsigned char *)memchr(buf, '\n', (size_t)k)) != NULL) {
+            *pos = at + (uint64_t)(nl - buf) + 1;
+            break;
+        }
+        at += (uint64_t)k;
+    }
+    close(fd);
+    return SH_OK;
+}
+
+sh_status sh_dist_count_lines(const char *path, uint64_t start, uint64_t stop, uint64_t *lines, sh_error *err)
+{
+    static const size_t cap = 1 << 20;
+    unsigned char *buf = (unsigned char *)malloc(cap);
+    uint64_t at = start, n = 0;
+    int fd;
+    if (!buf) return nomem(err);
+    if ((fd = open(path, O_RDONLY)) < 0) { free(buf); return io_fail(err, "read", path); }
+    while (at < stop) {
+        size_t want = stop - at < cap ? (size_t)(stop - at) : cap;
+        ssize_t k = pread(fd, buf, want, (off_t)at);
+        const unsigned char *p, *e;
+        if (k < 0) { sh_status s = io_fail(err, "read", path); close(fd); free(buf); return s; }
+        if (k == 0) break;
+        for (p = buf, e = buf + k; (p = (const unsigned char *)memchr(p, '\n', (size_t)(e - p))) != NULL; p++) n++;
+        at += (uint64_t)k;
+    }
+    close(fd);
+    free(buf);
+    *lines = n;
+    return SH_OK;
 }

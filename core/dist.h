@@ -53,6 +53,17 @@ typedef struct sh_dist_config {
     void *progress_ud;
 } sh_dist_config;
 
+/* A step of a distributed phase, as measured on this rank: what moved
+ * between ranks (not counting a rank's records to itself) and how long the
+ * step took here. */
+typedef struct sh_dist_step {
+    const char *name;         /* "fingerprints", "shingles", "pairs", ... (static) */
+    double seconds;
+    uint64_t sent, received;  /* bytes to and from the other ranks */
+} sh_dist_step;
+
+#define SH_DIST_MAX_STEPS 64
+
 typedef struct sh_dist {
     sh_comm *comm;
     char *dir;                /* this rank's run directory (phase 1's files) */
@@ -67,6 +78,8 @@ typedef struct sh_dist {
     uint64_t *full_at;        /* size + 1: the same for shingles.bin */
     uint32_t sig_k;
     uint32_t meta_crc;        /* of docs.bin's meta: every rank's must agree */
+    sh_dist_step steps[SH_DIST_MAX_STEPS];  /* the steps so far, in order (the last ones kept) */
+    int n_steps;
 } sh_dist;
 
 /* Open this rank's part of a run: dir holds its phase 1 (docs.bin,
@@ -101,5 +114,13 @@ sh_status sh_dist_collect(sh_dist *d, int root, const char *outdir, unsigned wha
  * order, atomically (root_path.tmp, then renamed). A rank whose path is NULL
  * sends nothing. *bytes (may be NULL) is set at root to the bytes written. */
 sh_status sh_dist_gather_file(sh_comm *c, int root, const char *path, const char *root_path, uint64_t *bytes, sh_error *err);
+
+/* Splitting one large input at record boundaries (JSON Lines: lines).
+ * sh_dist_line_start: the offset of the first line that starts at or after
+ * offset (0 for 0; the file's size when no line starts there).
+ * sh_dist_count_lines: the newlines in bytes [start, stop). Errors: SH_EIO
+ * naming the file. */
+sh_status sh_dist_line_start(const char *path, uint64_t offset, uint64_t *pos, sh_error *err);
+sh_status sh_dist_count_lines(const char *path, uint64_t start, uint64_t stop, uint64_t *lines, sh_error *err);
 
 #endif

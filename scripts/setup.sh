@@ -9,6 +9,7 @@ PACKAGES=(build-essential cmake pkg-config zlib1g-dev libutf8proc-dev liblmdb-de
           lua5.4 liblua5.4-dev lua5.3 liblua5.3-dev luajit2 libluajit2-5.1-dev
           lua-busted lua-argparse lua-cjson lua-filesystem luarocks
           nginx libnginx-mod-http-lua curl lmdb-utils wrk  # shingle serve, its spec (curl, mdb_load) and bench/serve_bench.lua (wrk)
+          openmpi-bin libopenmpi-dev  # shingle cluster --mpi (shingle/mpi.so, docs/scale-out.md)
           libxml2-doc   # libxml2-doc: the HTML manual mirrored by spec/collections_spec.lua
           libxml2-utils # xmllint: spec/report_spec.lua parses the reports' SVG
           chromium)     # headless, for the reports in a real browser (scripts/browser/check.sh)

@@ -72,7 +72,10 @@ end
 --- A source over one input argument; src:batch(n) returns up to n documents,
 -- the messages for skipped ones, and whether the source is exhausted. opts: format, fields = { id, url, text,
 -- date }, html (true: everything is HTML; false: nothing; nil: by name or
--- content), list (the argument is a file of paths).
+-- content), list (the argument is a file of paths). A piece of a JSON Lines
+-- file (the distributed run's split, shingle.dist): start and stop (byte
+-- offsets; start at a line's first byte) and line (the number of the line at
+-- start). src.paths is the list of documents of a directory, list or file.
 function M.source(spec, opts)
   opts = opts or {}
   local format = M.detect(spec, opts.list and "list" or opts.format)
@@ -96,18 +99,9 @@ function M.source(spec, opts)
       f:close()
       paths = { spec }
     end
-    src.total = #paths
-    local i = 0
-    function src:batch(n)
-      local docs = {}
-      while #docs < n and i < #paths do
-        i = i + 1
-        local p = paths[i]
-        docs[#docs + 1] = { path = p, url = p, html = M.is_html(p, nil, opts.html) }
-      end
-      return docs, {}, i >= #paths
-    end
-    return src
+    local ps = M.paths_source(paths, opts)
+    ps.spec, ps.format = spec, format
+    return ps
   end
 
   if format == "jsonl" then
@@ -120,12 +114,18 @@ function M.source(spec, opts)
     if not f then return nil, ("cannot read %s: %s"):format(spec, err) end
     local name = spec == "-" and "standard input" or spec
     if spec ~= "-" then src.total_bytes = f:seek("end"); f:seek("set", 0) end
-    local lineno, done = 0, false
+    local lineno, done, limit = 0, false, nil
+    if opts.start then  -- a piece of the file: whole lines from start to stop
+      f:seek("set", opts.start)
+      limit = opts.stop - opts.start
+      src.total_bytes = limit
+      lineno = (opts.line or 1) - 1
+    end
     src.bytes = 0
     function src:batch(n)
       local docs, errors = {}, {}
       while #docs < n and not done do
-        local line = f:read("*l")
+        local line = (not limit or src.bytes < limit) and f:read("*l") or nil
         if not line then done = true; if spec ~= "-" then f:close() end; break end
         lineno = lineno + 1
         src.bytes = src.bytes + #line + 1
@@ -173,6 +173,23 @@ function M.source(spec, opts)
   end
 
   return nil, ("unknown input format '%s' for %s; use dir, list, jsonl, warc or file"):format(format, spec)
+end
+
+--- A source over a list of file paths, each one document (its path its URL).
+function M.paths_source(paths, opts)
+  opts = opts or {}
+  local src = { paths = paths, total = #paths }
+  local i = 0
+  function src:batch(n)
+    local docs = {}
+    while #docs < n and i < #paths do
+      i = i + 1
+      local p = paths[i]
+      docs[#docs + 1] = { path = p, url = p, html = M.is_html(p, nil, opts.html) }
+    end
+    return docs, {}, i >= #paths
+  end
+  return src
 end
 
 --- A source over a Lua function: each call returns a document { url, text,

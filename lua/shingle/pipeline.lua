@@ -163,14 +163,17 @@ end
 -- (or in Lua for rule sets with Lua steps and extractors). An input is a
 -- path, a directory, a JSON Lines or WARC file, "-", or a Lua function
 -- returning one document per call. Problems follow shingle.input's one
--- policy (warned, counted in stats.skipped; fatal with strict).
-function M:sketch(inputs)
+-- policy (warned, counted in stats.skipped; fatal with strict). opts.source:
+-- input.reader's hook for inputs read another way (a rank's pieces of the
+-- inputs, shingle.dist).
+function M:sketch(inputs, opts)
   local c = self.cfg
   local t0 = core.now()
   local w, err = self:phase1()
   if not w then return nil, err end
   local bar = progress.new("sketching", nil, "docs", c.quiet)
   local r = input.reader{ format = c.format, fields = c.fields, html = c.html, batch = c.batch, strict = c.strict,
+    source = opts and opts.source,
     warn = function(msg) self.log("shingle: " .. msg) end,
     on_source = function(src) if src.total then bar.total = (bar.total or 0) + src.total end end }
   local function problem(msg) return r:problem("documents", msg) end
@@ -375,6 +378,7 @@ function M:summary()
     common_shingles_dropped = s.pairs and s.pairs.common_dropped,
     method = self.cfg.method, policy = self.cfg.policy, threshold = self.cfg.threshold, verify = self.cfg.verify,
     phases = self.times,
+    mpi = self.mpi, -- a distributed run's ranks and what each exchanged (shingle.dist)
   }
 end
 

@@ -59,6 +59,9 @@ function M.configure(parser)
   c:flag("--strict", "Stop at the first unreadable document or broken record.")
   c:flag("--resume", "Skip phase 1 if a finished one over the same inputs and options is in the output directory.")
   c:flag("-q --quiet", "No progress or warnings on stderr.")
+  c:flag("--mpi", "Run across the ranks of an MPI job: mpirun -np N shingle cluster ... --mpi (docs/scale-out.md).")
+  c:flag("--mpi-collect", "With --mpi: also gather sketches.bin, shingles.bin and pairs.bin into the output directory, "
+    .. "so that recluster can start from it.")
   c:option("--index", "Also add the documents to this index (made if absent), with the same parameters and policy.")
   c:option("--sweep", "With --index: the sweep name (default: today's date).")
 end
@@ -91,11 +94,24 @@ function M.print_summary(p, sum, out)
   out:write(p:phase_table(), "\n")
 end
 
+--- cluster --mpi: every rank runs this; rank 0 prints the summary.
+function M.run_mpi(a, cfg)
+  if a.index then io.stderr:write("shingle: --index is not available with --mpi: add to the index after the run\n") return 2 end
+  if a.resume then io.stderr:write("shingle: --resume is not available with --mpi\n") return 2 end
+  cfg.mpi_collect = a.mpi_collect
+  local sum, run = require("shingle.dist").run(cfg, a.inputs)
+  if not sum then io.stderr:write("shingle: ", run, "\n") return 1 end
+  if type(run) == "table" then M.print_summary(run, sum) end
+  return 0
+end
+
 function M.run(a)
   local cfg, err = M.config(a)
   if not cfg then io.stderr:write("shingle: ", err, "\n") return 2 end
   local ok, p = pcall(pipeline.new, cfg)
   if not ok then io.stderr:write("shingle: ", tostring(p), "\n") return 2 end
+  if a.mpi then return M.run_mpi(a, cfg) end
+  if a.mpi_collect then io.stderr:write("shingle: --mpi-collect goes with --mpi\n") return 2 end
   local sum, rerr = p:run(a.inputs)
   if not sum then io.stderr:write("shingle: ", rerr, "\n") return 1 end
   M.print_summary(p, sum)

@@ -1,0 +1,715 @@
+/* shingle.mpi: the MPI layer under Lua (a module of its own, so that
+ * shingle.core never links libmpi; built only when MPI is found). It binds
+ * core/mpi/transport_mpi.h (the world: rank, size, collectives), the record
+ * exchange of core/exchange.h and the distributed phases of core/dist.h;
+ * lua/shingle/dist.lua orchestrates them.
+ *
+ *   local mpi = require "shingle.mpi"
+ *   local world = mpi.world()        -- MPI_Init on first call; every rank calls it
+ *   world:rank(), world:size(), world:barrier(), world:allreduce{...}, ...
+ *   local d = world:dist(dir, { memory = ..., temp_dir = ..., progress = fn })
+ *   d:dedupe(); d:pairs{...}; d:decide{...}; d:collect(0, outdir, {...})
+ *   world:finalize()                 -- every rank, at the end
+ *   world:abort(code)                -- a rank that failed: ends every rank
+ *
+ * Environmental failures return nil, message (naming the rank); after one the
+ * caller must abort, as its peers may wait for it in a collective call. */
+#define _GNU_SOURCE 1 /* mkostemps */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../compat.h"
+#include "dist.h"
+#include "exchange.h"
+#include "transport_mpi.h"
+
+#define SHL_WORLD "shingle.mpi.World"
+#define SHL_DIST "shingle.mpi.Dist"
+
+typedef struct world {
+    sh_mpi *mpi;
+    sh_comm comm;
+    int finalized;
+} world;
+
+typedef struct dist {
+    sh_dist d;
+    int open;
+    int ref_world;   /* keeps the world alive */
+} dist;
+
+#if defined(__GNUC__)
+__attribute__((visibility("default")))
+#endif
+int luaopen_shingle_mpi(lua_State *L);
+
+static int fail(lua_State *L, const sh_error *err)
+{
+    lua_pushnil(L);
+    lua_pushstring(L, err->msg);
+    lua_pushstring(L, sh_status_name(err->code));
+    return 3;
+}
+
+static world *check_world(lua_State *L, int i)
+{
+    world *w = (world *)luaL_checkudata(L, i, SHL_WORLD);
+    luaL_argcheck(L, !w->finalized, i, "MPI was finalized");
+    return w;
+}
+
+/* ---- options ------------------------------------------------------------- */
+
+static lua_Number opt_num(lua_State *L, int t, const char *k, lua_Number def)
+{
+    lua_Number v = def;
+    lua_getfield(L, t, k);
+    if (!lua_isnil(L, -1)) {
+        if (lua_type(L, -1) != LUA_TNUMBER) luaL_error(L, "option '%s' must be a number", k);
+        v = lua_tonumber(L, -1);
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
+static int opt_bool(lua_State *L, int t, const char *k, int def)
+{
+    int v = def;
+    lua_getfield(L, t, k);
+    if (!lua_isnil(L, -1)) v = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+/* A string option; it stays alive in the table. */
+static const char *opt_str(lua_State *L, int t, const char *k)
+{
+    const char *v = NULL;
+    lua_getfield(L, t, k);
+    if (!lua_isnil(L, -1)) v = luaL_checkstring(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+/* ---- the world ------------------------------------------------------------- */
+
+/* mpi.world([{ round_bytes }]) -> the world (one per process) */
+static int m_world(lua_State *L)
+{
+    world *w;
+    sh_transport t;
+    sh_error err;
+    size_t round = 0;
+    if (lua_istable(L, 1)) round = (size_t)opt_num(L, 1, "round_bytes", 0);
+    lua_getfield(L, LUA_REGISTRYINDEX, SHL_WORLD ".instance");
+    if (!lua_isnil(L, -1)) return 1;
+    lua_pop(L, 1);
+    w = (world *)shl_newuserdata(L, sizeof *w);
+    memset(w, 0, sizeof *w);
+    w->finalized = 1;
+    luaL_getmetatable(L, SHL_WORLD);
+    lua_setmetatable(L, -2);
+    if (sh_mpi_open(&w->mpi, &err) != SH_OK) return fail(L, &err);
+    w->finalized = 0;
+    sh_mpi_transport(&t, w->mpi);
+    sh_comm_init(&w->comm, &t, round);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, SHL_WORLD ".instance");
+    return 1;
+}
+
+static int w_rank(lua_State *L) { lua_pushinteger(L, sh_mpi_rank(check_world(L, 1)->mpi)); return 1; }
+static int w_size(lua_State *L) { lua_pushinteger(L, sh_mpi_size(check_world(L, 1)->mpi)); return 1; }
+static int w_local_size(lua_State *L) { lua_pushinteger(L, sh_mpi_local_size(check_world(L, 1)->mpi)); return 1; }
+static int w_local_rank(lua_State *L) { lua_pushinteger(L, sh_mpi_local_rank(check_world(L, 1)->mpi)); return 1; }
+static int w_host(lua_State *L) { lua_pushstring(L, sh_mpi_host(check_world(L, 1)->mpi)); return 1; }
+static int w_library(lua_State *L) { lua_pushstring(L, sh_mpi_library(check_world(L, 1)->mpi)); return 1; }
+
+static int w_barrier(lua_State *L)
+{
+    world *w = check_world(L, 1);
+    sh_error err;
+    if (sh_comm_barrier(&w->comm, &err) != SH_OK) return fail(L, &err);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* world:allreduce({ integers }, "sum" | "max" | "min") -> { reduced } */
+static int w_allreduce(lua_State *L)
+{
+    static const char *const ops[] = { "sum", "max", "min", NULL };
+    world *w = check_world(L, 1);
+    int op = luaL_checkoption(L, 3, "sum", ops), i, n;
+    uint64_t *v;
+    sh_error err;
+    sh_status s;
+    luaL_checktype(L, 2, LUA_TTABLE);
+    n = (int)shl_rawlen(L, 2);
+    v = (uint64_t *)lua_newuserdata(L, ((size_t)n + 1) * sizeof *v);
+    for (i = 0; i < n; i++) {
+        lua_Number x;
+        lua_rawgeti(L, 2, i + 1);
+        x = luaL_checknumber(L, -1);
+        luaL_argcheck(L, x >= 0 && x < 9007199254740992.0, 2, "values must be integers from 0 to 2^53");
+        v[i] = (uint64_t)x;
+        lua_pop(L, 1);
+    }
+    if ((s = sh_comm_allreduce(&w->comm, v, (size_t)n, (sh_reduce)op, &err)) != SH_OK) return fail(L, &err);
+    lua_createtable(L, n, 0);
+    for (i = 0; i < n; i++) {
+        lua_pushinteger(L, (lua_Integer)v[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+/* A box of malloc'ed byte buffers, one per rank, freed by __gc: what a
+ * collective receives is kept there until it is pushed as Lua strings, so a
+ * Lua error while pushing leaks nothing. */
+#define SHL_BYTES "shingle.mpi.Bytes"
+struct buf { char *p; size_t len, cap; };
+typedef struct bytes { size_t n; struct buf b[]; } bytes;
+
+static int bytes_gc(lua_State *L)
+{
+    bytes *x = (bytes *)luaL_checkudata(L, 1, SHL_BYTES);
+    size_t i;
+    for (i = 0; i < x->n; i++) { free(x->b[i].p); x->b[i].p = NULL; }
+    return 0;
+}
+
+static bytes *new_bytes(lua_State *L, size_t n)
+{
+    bytes *x = (bytes *)shl_newuserdata(L, sizeof(bytes) + n * sizeof(struct buf));
+    memset(x, 0, sizeof(bytes) + n * sizeof(struct buf));
+    x->n = n;
+    luaL_getmetatable(L, SHL_BYTES);
+    lua_setmetatable(L, -2);
+    return x;
+}
+
+static sh_status bytes_sink(void *ud, int src, const void *data, size_t n, sh_error *err)
+{
+    struct buf *b = &((bytes *)ud)->b[src];
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        char *q;
+        while (cap < b->len + n) cap *= 2;
+        if (!(q = (char *)realloc(b->p, cap))) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, data, n);
+    b->len += n;
+    return SH_OK;
+}
+
+/* world:alltoall({ [r] = string for rank r - 1 }) -> { [r] = string from
+ * rank r - 1 }: strings of any length (a plan's shares, small records),
+ * exchanged in bounded rounds */
+static int w_alltoall(lua_State *L)
+{
+    world *w = check_world(L, 1);
+    int p = w->comm.size, r;
+    uint64_t *counts;
+    luaL_Buffer send;
+    bytes *got;
+    sh_error err;
+    luaL_checktype(L, 2, LUA_TTABLE);
+    counts = (uint64_t *)lua_newuserdata(L, (size_t)p * sizeof *counts);
+    got = new_bytes(L, (size_t)p);
+    luaL_buffinit(L, &send);
+    for (r = 0; r < p; r++) {
+        size_t k = 0;
+        lua_rawgeti(L, 2, r + 1);
+        if (lua_isnil(L, -1)) { lua_pop(L, 1); lua_pushliteral(L, ""); }
+        if (!lua_isstring(L, -1)) return luaL_error(L, "alltoall: entry %d is a %s, not a string", r + 1, luaL_typename(L, -1));
+        lua_tolstring(L, -1, &k);
+        counts[r] = k;
+        luaL_addvalue(&send);
+    }
+    luaL_pushresult(&send);
+    if (sh_comm_exchange(&w->comm, lua_tostring(L, -1), counts, 1, bytes_sink, got, &err) != SH_OK) return fail(L, &err);
+    lua_createtable(L, p, 0);
+    for (r = 0; r < p; r++) {
+        lua_pushlstring(L, got->b[r].p ? got->b[r].p : "", got->b[r].len);
+        lua_rawseti(L, -2, r + 1);
+    }
+    return 1;
+}
+
+/* world:gather(string, root) -> at root { [r] = string of rank r - 1 }; elsewhere true */
+static int w_gather(lua_State *L)
+{
+    world *w = check_world(L, 1);
+    size_t n;
+    const char *s = luaL_checklstring(L, 2, &n);
+    int root = (int)luaL_optinteger(L, 3, 0), r;
+    sh_buffer_source b;
+    bytes *got;
+    sh_error err;
+    luaL_argcheck(L, root >= 0 && root < w->comm.size, 3, "not a rank");
+    got = new_bytes(L, (size_t)w->comm.size);
+    b.data = (const unsigned char *)s; b.size = n; b.pos = 0;
+    if (sh_comm_gather(&w->comm, root, 1, sh_buffer_produce, &b, bytes_sink, got, &err) != SH_OK) return fail(L, &err);
+    if (w->comm.rank != root) { lua_pushboolean(L, 1); return 1; }
+    lua_createtable(L, w->comm.size, 0);
+    for (r = 0; r < w->comm.size; r++) {
+        lua_pushlstring(L, got->b[r].p ? got->b[r].p : "", got->b[r].len);
+        lua_rawseti(L, -2, r + 1);
+    }
+    return 1;
+}
+
+/* world:bcast(string at root | nil elsewhere, root) -> the root's string */
+static int w_bcast(lua_State *L)
+{
+    world *w = check_world(L, 1);
+    int root = (int)luaL_optinteger(L, 3, 0);
+    uint64_t n = 0;
+    size_t len = 0;
+    const char *s = NULL;
+    char *buf;
+    sh_error err;
+    luaL_argcheck(L, root >= 0 && root < w->comm.size, 3, "not a rank");
+    if (w->comm.rank == root) { s = luaL_checklstring(L, 2, &len); n = len; }
+    if (sh_comm_bcast(&w->comm, root, &n, sizeof n, &err) != SH_OK) return fail(L, &err);
+    if (w->comm.rank == root) {
+        if (sh_comm_bcast(&w->comm, root, (void *)(uintptr_t)s, (size_t)n, &err) != SH_OK) return fail(L, &err);
+        lua_pushvalue(L, 2);
+        return 1;
+    }
+    buf = (char *)lua_newuserdata(L, (size_t)n + 1);
+    if (sh_comm_bcast(&w->comm, root, buf, (size_t)n, &err) != SH_OK) return fail(L, &err);
+    lua_pushlstring(L, buf, (size_t)n);
+    return 1;
+}
+
+/* world:gather_file(path | nil, root_path, root) -> bytes written (at root) or true */
+static int w_gather_file(lua_State *L)
+{
+    world *w = check_world(L, 1);
+    const char *path = luaL_optstring(L, 2, NULL);
+    const char *out = luaL_optstring(L, 3, NULL);
+    int root = (int)luaL_optinteger(L, 4, 0);
+    uint64_t written = 0;
+    sh_error err;
+    luaL_argcheck(L, root >= 0 && root < w->comm.size, 4, "not a rank");
+    luaL_argcheck(L, w->comm.rank != root || out, 3, "the root needs the path to write");
+    if (sh_dist_gather_file(&w->comm, root, path, out, &written, &err) != SH_OK) return fail(L, &err);
+    if (w->comm.rank == root) lua_pushinteger(L, (lua_Integer)written);
+    else lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* world:counters() -> bytes sent to, bytes received from other ranks; exchange rounds */
+static int w_counters(lua_State *L)
+{
+    world *w = check_world(L, 1);
+    lua_pushinteger(L, (lua_Integer)w->comm.sent);
+    lua_pushinteger(L, (lua_Integer)w->comm.received);
+    lua_pushinteger(L, (lua_Integer)w->comm.rounds);
+    return 3;
+}
+
+/* world:abort([code]): end every rank of the job now (MPI_Abort). */
+static int w_abort(lua_State *L)
+{
+    world *w = (world *)luaL_checkudata(L, 1, SHL_WORLD);
+    int code = (int)luaL_optinteger(L, 2, 1);
+    sh_mpi_abort(w->finalized ? NULL : w->mpi, code);
+    return 0;
+}
+
+/* world:finalize(): every rank, at the end (MPI_Finalize). */
+static int w_finalize(lua_State *L)
+{
+    world *w = (world *)luaL_checkudata(L, 1, SHL_WORLD);
+    sh_error err;
+    sh_status s = SH_OK;
+    if (!w->finalized) {
+        w->finalized = 1;
+        s = sh_mpi_close(w->mpi, &err);
+        w->mpi = NULL;
+    }
+    if (s != SH_OK) return fail(L, &err);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* ---- the distributed phases -------------------------------------------------- */
+
+typedef struct lua_progress { lua_State *L; int fn; } lua_progress;
+
+/* A progress callback into Lua; an error in it is dropped (it only draws),
+ * so it never unwinds through the engine's frames. */
+static void progress_lua(void *ud, const char *step, uint64_t done, uint64_t total)
+{
+    lua_progress *p = (lua_progress *)ud;
+    lua_pushvalue(p->L, p->fn);
+    lua_pushstring(p->L, step);
+    lua_pushnumber(p->L, (lua_Number)done);
+    lua_pushnumber(p->L, (lua_Number)total);
+    if (lua_pcall(p->L, 3, 0, 0) != 0) lua_pop(p->L, 1);
+}
+
+static dist *check_dist(lua_State *L, int i)
+{
+    dist *d = (dist *)luaL_checkudata(L, i, SHL_DIST);
+    luaL_argcheck(L, d->open, i, "the distributed run is closed");
+    return d;
+}
+
+/* The progress function of options table t for this call: it stays at the
+ * top of the stack for the call's duration. */
+static void set_progress(lua_State *L, dist *d, int t, lua_progress *lp)
+{
+    lua_getfield(L, t, "progress");
+    if (lua_isfunction(L, -1)) {
+        lp->L = L;
+        lp->fn = lua_gettop(L);
+        d->d.progress = progress_lua;
+        d->d.progress_ud = lp;
+    } else {
+        d->d.progress = NULL;
+        d->d.progress_ud = NULL;
+    }
+}
+
+/* world:dist(dir, { memory, temp_dir }) -> this rank's part of a distributed run */
+static int w_dist(lua_State *L)
+{
+    world *w = check_world(L, 1);
+    const char *dir = luaL_checkstring(L, 2);
+    sh_dist_config cfg;
+    dist *d;
+    sh_error err;
+    luaL_checktype(L, 3, LUA_TTABLE);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.memory = (size_t)opt_num(L, 3, "memory", 256.0 * 1024 * 1024);
+    cfg.temp_dir = opt_str(L, 3, "temp_dir");
+    d = (dist *)shl_newuserdata(L, sizeof *d);
+    memset(d, 0, sizeof *d);
+    d->ref_world = LUA_NOREF;
+    luaL_getmetatable(L, SHL_DIST);
+    lua_setmetatable(L, -2);
+    if (sh_dist_open(&d->d, &w->comm, dir, &cfg, &err) != SH_OK) return fail(L, &err);
+    d->open = 1;
+    lua_pushvalue(L, 1);
+    d->ref_world = luaL_ref(L, LUA_REGISTRYINDEX);
+    return 1;
+}
+
+static int d_close(lua_State *L)
+{
+    dist *d = (dist *)luaL_checkudata(L, 1, SHL_DIST);
+    if (d->open) { sh_dist_close(&d->d); d->open = 0; }
+    luaL_unref(L, LUA_REGISTRYINDEX, d->ref_world);
+    d->ref_world = LUA_NOREF;
+    return 0;
+}
+
+#define SETI(k, v) (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, k))
+#define SETN(k, v) (lua_pushnumber(L, (lua_Number)(v)), lua_setfield(L, -2, k))
+
+/* d:steps([from]) -> { { name, seconds, sent, received }, ... } of the steps
+ * after the first `from` (0: all kept) */
+static int d_steps(lua_State *L)
+{
+    dist *d = check_dist(L, 1);
+    int from = (int)luaL_optinteger(L, 2, 0), i, k = 0;
+    lua_createtable(L, d->d.n_steps, 0);
+    for (i = from < 0 ? 0 : from; i < d->d.n_steps; i++) {
+        const sh_dist_step *s = &d->d.steps[i];
+        lua_createtable(L, 0, 4);
+        lua_pushstring(L, s->name); lua_setfield(L, -2, "name");
+        SETN("seconds", s->seconds); SETI("sent", s->sent); SETI("received", s->received);
+        lua_rawseti(L, -2, ++k);
+    }
+    lua_pushinteger(L, d->d.n_steps);
+    return 2;
+}
+
+/* d:info() -> { documents (this rank's), first (its first id, 1-based), total } */
+static int d_info(lua_State *L)
+{
+    dist *d = check_dist(L, 1);
+    lua_createtable(L, 0, 3);
+    SETI("documents", d->d.n);
+    SETI("first", (uint64_t)d->d.first + 1);
+    SETI("total", d->d.firsts[d->d.comm->size]);
+    return 1;
+}
+
+static int d_dedupe(lua_State *L)
+{
+    dist *d = check_dist(L, 1);
+    sh_dedupe_stats st;
+    sh_error err;
+    if (sh_dist_dedupe(&d->d, &st, &err) != SH_OK) return fail(L, &err);
+    lua_createtable(L, 0, 6);
+    SETI("docs", st.docs); SETI("skipped", st.skipped); SETI("exact", st.exact);
+    SETI("lexical", st.lexical); SETI("shingle", st.shingle); SETI("representatives", st.representatives);
+    return 1;
+}
+
+/* d:pairs{ max_df, progress } */
+static int d_pairs(lua_State *L)
+{
+    dist *d = check_dist(L, 1);
+    sh_pairs_config c;
+    sh_pairs_stats st;
+    lua_progress lp;
+    sh_error err;
+    luaL_checktype(L, 2, LUA_TTABLE);
+    memset(&c, 0, sizeof c);
+    c.max_df = (uint32_t)opt_num(L, 2, "max_df", 1000);
+    luaL_argcheck(L, c.max_df >= 2, 2, "max_df must be at least 2");
+    set_progress(L, d, 2, &lp);
+    if (sh_dist_pairs(&d->d, &c, &st, &err) != SH_OK) return fail(L, &err);
+    lua_createtable(L, 0, 9);
+    SETI("records", st.records); SETI("shingles", st.shingles); SETI("common_dropped", st.common_dropped);
+    SETI("pair_records", st.pair_records); SETI("pairs", st.pairs); SETI("disk_peak", st.disk_peak);
+    SETN("t_merge", st.t_merge); SETN("t_form", st.t_form); SETN("t_pairmerge", st.t_pairmerge);
+    return 1;
+}
+
+/* d:decide{ policy, threshold, verify, candidate, progress } */
+static int d_decide(lua_State *L)
+{
+    static const char *const policies[] = { "resemblance", "containment", "either", "both", NULL };
+    dist *d = check_dist(L, 1);
+    sh_decide_config c;
+    sh_decide_stats st;
+    lua_progress lp;
+    sh_error err;
+    const char *pol;
+    int i;
+    luaL_checktype(L, 2, LUA_TTABLE);
+    memset(&c, 0, sizeof c);
+    c.threshold = opt_num(L, 2, "threshold", 0.5);
+    c.verify = opt_bool(L, 2, "verify", 0);
+    c.candidate = opt_num(L, 2, "candidate", c.threshold);
+    pol = opt_str(L, 2, "policy");
+    c.policy = SH_POLICY_RESEMBLANCE;
+    if (pol) {
+        for (i = 0; policies[i] && strcmp(policies[i], pol) != 0; i++) {}
+        if (!policies[i]) return luaL_error(L, "policy '%s'; use resemblance, containment, either or both", pol);
+        c.policy = (sh_policy)i;
+    }
+    luaL_argcheck(L, c.threshold >= 0 && c.threshold <= 1, 2, "threshold must be between 0 and 1");
+    set_progress(L, d, 2, &lp);
+    c.progress = d->d.progress;
+    c.progress_ud = d->d.progress_ud;
+    if (sh_dist_decide(&d->d, &c, &st, &err) != SH_OK) return fail(L, &err);
+    lua_createtable(L, 0, 3);
+    SETI("pairs", st.pairs); SETI("candidates", st.candidates); SETI("linked", st.linked);
+    return 1;
+}
+
+/* d:collect(root, outdir, { sketches, full, sigs, pairs, links }) */
+static int d_collect(lua_State *L)
+{
+    dist *d = check_dist(L, 1);
+    int root = (int)luaL_checkinteger(L, 2);
+    const char *out = luaL_optstring(L, 3, NULL);
+    unsigned what = 0;
+    sh_error err;
+    luaL_argcheck(L, root >= 0 && root < d->d.comm->size, 2, "not a rank");
+    luaL_argcheck(L, d->d.comm->rank != root || out, 3, "the root needs the output directory");
+    if (lua_istable(L, 4)) {
+        if (opt_bool(L, 4, "sketches", 0)) what |= SH_COLLECT_SKETCHES;
+        if (opt_bool(L, 4, "full", 0)) what |= SH_COLLECT_FULL;
+        if (opt_bool(L, 4, "sigs", 0)) what |= SH_COLLECT_SIGS;
+        if (opt_bool(L, 4, "pairs", 0)) what |= SH_COLLECT_PAIRS;
+        if (opt_bool(L, 4, "links", 0)) what |= SH_COLLECT_LINKS;
+    }
+    if (sh_dist_collect(&d->d, root, out ? out : "", what, &err) != SH_OK) return fail(L, &err);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* mpi.finish_clusters(dir) -> stats: clusters.bin from docs.bin and links.bin
+ * (the root's last step, sh_finish_clusters) */
+static int m_finish_clusters(lua_State *L)
+{
+    const char *dir = luaL_checkstring(L, 1);
+    sh_decide_stats st;
+    sh_error err;
+    memset(&st, 0, sizeof st);
+    if (sh_finish_clusters(dir, NULL, 0, &st, NULL, &err) != SH_OK) return fail(L, &err);
+    lua_createtable(L, 0, 4);
+    SETI("clusters", st.clusters); SETI("clustered_docs", st.clustered_docs);
+    SETI("identical_only_clusters", st.identical_only_clusters); SETI("mixed_clusters", st.mixed_clusters);
+    return 1;
+}
+
+/* mpi.line_start(path, offset) -> the offset of the first line at or after offset */
+static int m_line_start(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    lua_Number off = luaL_checknumber(L, 2);
+    uint64_t pos;
+    sh_error err;
+    luaL_argcheck(L, off >= 0, 2, "offsets are not negative");
+    if (sh_dist_line_start(path, (uint64_t)off, &pos, &err) != SH_OK) return fail(L, &err);
+    lua_pushinteger(L, (lua_Integer)pos);
+    return 1;
+}
+
+/* mpi.count_lines(path, start, stop) -> newlines in bytes [start, stop) */
+static int m_count_lines(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    lua_Number a = luaL_checknumber(L, 2), b = luaL_checknumber(L, 3);
+    uint64_t n;
+    sh_error err;
+    luaL_argcheck(L, a >= 0 && b >= a, 3, "need 0 <= start <= stop");
+    if (sh_dist_count_lines(path, (uint64_t)a, (uint64_t)b, &n, &err) != SH_OK) return fail(L, &err);
+    lua_pushinteger(L, (lua_Integer)n);
+    return 1;
+}
+
+/* A rank killed by mpirun because another rank failed (SIGTERM, then SIGKILL
+ * after a grace period) cannot run Lua to clean up: its handler starts
+ * `rm -rf DIR` in a new session (so the job's kill does not reach it) and
+ * dies of the signal as it would have. The directory is process-wide state
+ * by necessity: a signal handler has no other way to find it. */
+static char cleanup_dir[4096], cleanup_lock[4200];
+
+static void on_signal(int sig)
+{
+    if (cleanup_dir[0]) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            setsid();
+            execl("/bin/rm", "rm", "-rf", "--", cleanup_dir, cleanup_lock, (char *)NULL);
+            _exit(127);
+        }
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* mpi.remove_on_signal(dir | nil): remove dir (and dir.lock) if SIGTERM,
+ * SIGINT or SIGHUP ends this process (nil: no longer) */
+static int m_remove_on_signal(lua_State *L)
+{
+    size_t n = 0;
+    const char *dir = luaL_optlstring(L, 1, NULL, &n);
+    static int installed;
+    luaL_argcheck(L, !dir || (n > 1 && n < sizeof cleanup_dir && dir[0] == '/'), 1, "an absolute path");
+    if (!dir) { cleanup_dir[0] = 0; return 0; }
+    memcpy(cleanup_dir, dir, n + 1);
+    snprintf(cleanup_lock, sizeof cleanup_lock, "%s.lock", dir);
+    if (!installed) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGHUP, &sa, NULL);
+        installed = 1;
+    }
+    return 0;
+}
+
+/* mpi.workdir(base, prefix) -> a new directory BASE/PREFIX-XXXXXX, or nil, err.
+ * Its lock file BASE/PREFIX-XXXXXX.lock is made first and locked (flock) for
+ * the rest of this process's life; the kernel drops the lock when the
+ * process ends, however it ends, so another run can tell a live rank's
+ * directory from one a killed rank left behind (mpi.abandoned). The
+ * descriptor stays open on purpose: closing it would drop the lock. */
+static int m_workdir(lua_State *L)
+{
+    const char *base = luaL_checkstring(L, 1), *prefix = luaL_checkstring(L, 2);
+    size_t n = strlen(base) + strlen(prefix) + 13;
+    char *lock = (char *)lua_newuserdata(L, n + 1), *dir = (char *)lua_newuserdata(L, n + 1);
+    int fd, e;
+    snprintf(lock, n + 1, "%s/%s-XXXXXX.lock", base, prefix);
+    n = strlen(lock);
+    fd = mkostemps(lock, 5, O_CLOEXEC);
+    if (fd < 0) goto fail;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) { e = errno; close(fd); unlink(lock); errno = e; goto fail; }
+    memcpy(dir, lock, n - 5);
+    dir[n - 5] = 0;
+    if (mkdir(dir, 0700) != 0) { e = errno; close(fd); unlink(lock); errno = e; goto fail; }
+    lua_pushstring(L, dir);
+    return 1;
+fail:
+    e = errno;
+    lua_pushnil(L);
+    lua_pushfstring(L, "cannot make a directory in %s: %s (set --temp-dir to a writable directory)", base, strerror(e));
+    return 2;
+}
+
+/* mpi.abandoned(lock) -> true if nobody holds the lock file of mpi.workdir:
+ * the rank that made its directory has ended without removing it */
+static int m_abandoned(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    int fd = open(path, O_RDWR | O_CLOEXEC), free_ = 0;
+    if (fd >= 0) {
+        free_ = flock(fd, LOCK_EX | LOCK_NB) == 0;
+        close(fd);  /* drops the lock just taken */
+    }
+    lua_pushboolean(L, free_);
+    return 1;
+}
+
+static const luaL_Reg world_methods[] = {
+    { "rank", w_rank }, { "size", w_size }, { "local_size", w_local_size }, { "local_rank", w_local_rank },
+    { "host", w_host }, { "library", w_library }, { "barrier", w_barrier }, { "allreduce", w_allreduce },
+    { "alltoall", w_alltoall }, { "gather", w_gather }, { "bcast", w_bcast }, { "gather_file", w_gather_file },
+    { "counters", w_counters }, { "abort", w_abort }, { "finalize", w_finalize }, { "dist", w_dist },
+    { NULL, NULL }
+};
+
+static const luaL_Reg dist_methods[] = {
+    { "info", d_info }, { "steps", d_steps }, { "dedupe", d_dedupe }, { "pairs", d_pairs }, { "decide", d_decide }, { "collect", d_collect },
+    { "close", d_close },
+    { NULL, NULL }
+};
+
+static void new_class(lua_State *L, const char *name, const luaL_Reg *methods, lua_CFunction gc)
+{
+    luaL_newmetatable(L, name);
+    lua_newtable(L);
+    if (methods) shl_setfuncs(L, methods);
+    lua_setfield(L, -2, "__index");
+    if (gc) {
+        lua_pushcfunction(L, gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_pop(L, 1);
+}
+
+int luaopen_shingle_mpi(lua_State *L)
+{
+    new_class(L, SHL_WORLD, world_methods, NULL);  /* no __gc: MPI ends by finalize or abort, never by collection */
+    new_class(L, SHL_DIST, dist_methods, d_close);
+    new_class(L, SHL_BYTES, NULL, bytes_gc);
+    lua_newtable(L);
+    lua_pushcfunction(L, m_world);
+    lua_setfield(L, -2, "world");
+    lua_pushcfunction(L, m_finish_clusters);
+    lua_setfield(L, -2, "finish_clusters");
+    lua_pushcfunction(L, m_line_start);
+    lua_setfield(L, -2, "line_start");
+    lua_pushcfunction(L, m_count_lines);
+    lua_setfield(L, -2, "count_lines");
+    lua_pushcfunction(L, m_remove_on_signal);
+    lua_setfield(L, -2, "remove_on_signal");
+    lua_pushcfunction(L, m_workdir);
+    lua_setfield(L, -2, "workdir");
+    lua_pushcfunction(L, m_abandoned);
+    lua_setfield(L, -2, "abandoned");
+    return 1;
+}

@@ -1,0 +1,324 @@
+-- shingle cluster --mpi (lua/shingle/dist.lua, core/dist.c over Open MPI):
+-- the same result as one process for any number of ranks, and a failed rank
+-- ends the whole job with a message naming it, leaving nothing that looks
+-- finished. The whole spec runs under the primary Lua (5.4); the other Luas
+-- and the sanitizer build run one small job each, so that the module is
+-- known to load and work there too.
+local support = require "support"
+local cjson = require "cjson"
+
+local v = rawget(_G, "jit") and "jit" or _VERSION:match("%d+%.%d+")
+local lua = v == "jit" and "luajit" or "lua" .. v
+local build = os.getenv("SHINGLE_BUILD") or ("build/" .. v)
+local function exists(p) local f = io.open(p) if f then f:close() end return f ~= nil end
+local have_mpi = exists(build .. "/lib/shingle/mpi.so") and os.execute("command -v mpirun >/dev/null 2>&1")
+local full = v == "5.4" and not os.getenv("SHINGLE_BUILD")
+
+local MPIRUN = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 mpirun --oversubscribe"
+
+local function tmpdir()
+  local p = os.tmpname()
+  os.remove(p)
+  assert(os.execute("mkdir -p " .. p))
+  return p
+end
+
+local function write(path, s)
+  local f = assert(io.open(path, "wb"))
+  f:write(s)
+  f:close()
+end
+
+local function read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+-- A JSON value with its keys sorted (cjson's order depends on the process).
+local function canonical(x)
+  if type(x) ~= "table" then return cjson.encode(x) end
+  if #x > 0 or next(x) == nil then
+    local t = {}
+    for i, e in ipairs(x) do t[i] = canonical(e) end
+    return "[" .. table.concat(t, ",") .. "]"
+  end
+  local keys = {}
+  for k in pairs(x) do keys[#keys + 1] = k end
+  table.sort(keys)
+  local t = {}
+  for _, k in ipairs(keys) do t[#t + 1] = cjson.encode(k) .. ":" .. canonical(x[k]) end
+  return "{" .. table.concat(t, ",") .. "}"
+end
+
+-- A JSON or JSON Lines file, timing and MPI fields left out.
+local function normalized(path)
+  local s = read(path)
+  assert(s, "missing " .. path)
+  local out = {}
+  for line in s:gmatch("[^\n]+") do
+    local x = cjson.decode(line)
+    if type(x) == "table" then x.phases, x.mpi = nil, nil end
+    out[#out + 1] = canonical(x)
+  end
+  return table.concat(out, "\n")
+end
+
+local function shingle(args) return support.run(lua .. " bin/shingle " .. args) end
+local function mpi(n, args) return support.run(MPIRUN .. " -np " .. n .. " " .. lua .. " bin/shingle " .. args) end
+
+-- The outputs of two runs agree: clusters, links (pairs.jsonl), summary and
+-- documents as JSON; docs.bin, links.bin and clusters.bin byte for byte.
+local function assert_same(a, b)
+  for _, f in ipairs({ "clusters.jsonl", "pairs.jsonl", "summary.json", "docs.jsonl" }) do
+    assert.are.equal(normalized(a .. "/" .. f), normalized(b .. "/" .. f), f .. " differs between " .. a .. " and " .. b)
+  end
+  for _, f in ipairs({ "docs.bin", "links.bin", "clusters.bin" }) do
+    local x, y = read(a .. "/" .. f), read(b .. "/" .. f)
+    assert.is_truthy(x and y and x == y, f .. " differs between " .. a .. " and " .. b)
+  end
+end
+
+-- Near-duplicate families: originals, exact copies, copies in capitals, edits,
+-- excerpts; some records without a URL (their URL is FILE:LINE, whatever rank
+-- reads the line), blank and broken lines (skipped records).
+local function corpus(path, n, seed)
+  local rand = support.rng(seed)
+  local lines, bases = {}, {}
+  for i = 1, n do
+    local kind = rand(10)
+    local words
+    if kind <= 4 or #bases == 0 then
+      words = support.words(rand, 80 + rand(120), 4000)
+      bases[#bases + 1] = words
+    else
+      local b = bases[rand(#bases)]
+      words = {}
+      for j, w in ipairs(b) do words[j] = w end
+      if kind == 6 then for j = 1, #words do words[j] = words[j]:upper() end
+      elseif kind == 7 then for _ = 1, 8 do words[rand(#words)] = "e" .. rand(4000) end
+      elseif kind == 8 then for j = #words, math.floor(#words * 0.6), -1 do words[j] = nil end end
+    end
+    local rec = { text = table.concat(words, " "), date = "2026-11-" .. (10 + rand(9)) }
+    if rand(12) > 1 then rec.url = "http://example.org/" .. i end
+    lines[#lines + 1] = cjson.encode(rec)
+    if rand(60) == 1 then lines[#lines + 1] = "" end
+    if rand(80) == 1 then lines[#lines + 1] = "{broken" end
+  end
+  write(path, table.concat(lines, "\n") .. "\n")
+end
+
+-- Every regular file of /usr/share/doc (text, HTML and the odd binary one,
+-- which is skipped as binary), every k-th by name, at most n.
+local function debian_docs(n)
+  local f = io.popen("find /usr/share/doc -type f ! -name '*.gz' -size -100k 2>/dev/null | LC_ALL=C sort")
+  local all = {}
+  for p in f:lines() do all[#all + 1] = p end
+  f:close()
+  local out, k = {}, math.max(1, math.floor(#all / n))
+  for i = 1, #all, k do out[#out + 1] = all[i] end
+  return out
+end
+
+describe("shingle cluster --mpi", function()
+  if not have_mpi then
+    it("is not built here (no MPI found): --mpi says how to get it", function()
+      local cli = require "shingle.cli"
+      package.loaded["shingle.mpi"] = nil
+      local out = tmpdir()
+      local err = io.stderr
+      local lines = {}
+      io.stderr = { write = function(_, ...) for _, s in ipairs({ ... }) do lines[#lines + 1] = s end end }
+      local code = cli.main({ "cluster", "samples/docs", "-o", out .. "/out", "--mpi", "-q" })
+      io.stderr = err
+      assert.are.equal(1, code)
+      assert.is_truthy(table.concat(lines):find("openmpi-bin libopenmpi-dev", 1, true), table.concat(lines))
+    end)
+    return
+  end
+
+  local dir
+  setup(function() dir = tmpdir() end)
+  teardown(function() os.execute("rm -rf '" .. dir .. "'") end)
+
+  it("gives the single process's result on the sample documents with 2 ranks", function()
+    local o1, c1 = shingle("cluster samples/docs -q -o " .. dir .. "/s1")
+    assert.are.equal(0, c1, o1)
+    local o2, c2 = mpi(2, "cluster samples/docs -q --mpi -o " .. dir .. "/m1")
+    assert.are.equal(0, c2, o2)
+    assert_same(dir .. "/s1", dir .. "/m1")
+  end)
+
+  if not full then return end
+
+  it("leaves shingle.core free of libmpi: only shingle/mpi.so links it", function()
+    local out = support.run("ldd " .. build .. "/lib/shingle/core.so")
+    assert.is_falsy(out:find("libmpi", 1, true), out)
+    out = support.run("ldd " .. build .. "/lib/shingle/mpi.so")
+    assert.is_truthy(out:find("libmpi", 1, true), out)
+  end)
+
+  it("gives the single process's clusters, links and summary on planted near-duplicates for 1, 2 and 4 ranks", function()
+    corpus(dir .. "/gen.jsonl", 2500, 7)
+    local o, c = shingle("cluster " .. dir .. "/gen.jsonl -q -o " .. dir .. "/gen-1p")
+    assert.are.equal(0, c, o)
+    local sum = cjson.decode(read(dir .. "/gen-1p/summary.json"))
+    -- the corpus has what it should: copies, near-duplicates, skipped records, clusters
+    assert.is_true(sum.exact_duplicates > 50 and sum.lexical_duplicates > 50 and sum.pairs_linked > 50, cjson.encode(sum))
+    assert.is_true(sum.skipped > 10 and sum.clusters > 50, cjson.encode(sum))
+    for _, n in ipairs({ 1, 2, 4 }) do
+      local out, code = mpi(n, "cluster " .. dir .. "/gen.jsonl --mpi -o " .. dir .. "/gen-" .. n .. "r")
+      assert.are.equal(0, code, out)
+      assert_same(dir .. "/gen-1p", dir .. "/gen-" .. n .. "r")
+      -- the phase table shows the exchange and every rank
+      assert.is_truthy(out:find("sent MiB", 1, true), out)
+      for r = 0, n - 1 do assert.is_truthy(out:find("\n" .. r .. "%s+%S+%s+%d+"), out) end
+      local s = cjson.decode(read(dir .. "/gen-" .. n .. "r/summary.json"))
+      assert.are.equal(n, s.mpi.ranks)
+      assert.are.equal(n, #s.mpi.per_rank)
+      if n > 1 then assert.is_true(s.mpi.per_rank[2].phases.duplicate_elimination.sent > 0) end
+    end
+    -- the ranks read the file in pieces cut at lines: a URL-less record is FILE:LINE all the same
+    -- (docs.jsonl is equal to one process's, and it has such records in the last rank's piece)
+    local late = 0
+    for line in read(dir .. "/gen-4r/docs.jsonl"):gmatch("[^\n]+") do
+      local n = tonumber((cjson.decode(line).url or ""):match("gen%.jsonl:(%d+)$"))
+      if n and n > 2000 then late = late + 1 end
+    end
+    assert.is_true(late > 5)
+  end)
+
+  it("gives the single process's result on real documents (Debian's text and HTML) from a list and a directory", function()
+    local docs = debian_docs(1200)
+    assert.is_true(#docs > 300, "too few documents in /usr/share/doc")
+    write(dir .. "/docs.list", table.concat(docs, "\n") .. "\n")
+    os.execute("mkdir -p " .. dir .. "/tree && cp " .. table.concat(docs, " ", 1, 200) .. " " .. dir .. "/tree/ 2>/dev/null")
+    local args = "--format list " .. dir .. "/docs.list -q"
+    local o, c = shingle("cluster " .. args .. " -o " .. dir .. "/deb-1p")
+    assert.are.equal(0, c, o)
+    for _, n in ipairs({ 2, 4 }) do
+      local out, code = mpi(n, "cluster " .. args .. " --mpi -o " .. dir .. "/deb-" .. n .. "r")
+      assert.are.equal(0, code, out)
+      assert_same(dir .. "/deb-1p", dir .. "/deb-" .. n .. "r")
+    end
+    o, c = shingle("cluster " .. dir .. "/tree samples/docs -q --verify none -o " .. dir .. "/tree-1p")
+    assert.are.equal(0, c, o)
+    o, c = mpi(3, "cluster " .. dir .. "/tree samples/docs -q --verify none --mpi -o " .. dir .. "/tree-3r")
+    assert.are.equal(0, c, o)
+    assert_same(dir .. "/tree-1p", dir .. "/tree-3r")
+  end)
+
+  it("gives the single process's result with the other methods (LSH, greedy) and policies", function()
+    corpus(dir .. "/m.jsonl", 800, 11)
+    for _, opts in ipairs({ "--method lsh", "--method greedy", "--policy containment -t 0.6" }) do
+      local tag = opts:gsub("%W", "")
+      local o, c = shingle("cluster " .. dir .. "/m.jsonl -q " .. opts .. " -o " .. dir .. "/" .. tag .. "-1p")
+      assert.are.equal(0, c, o)
+      o, c = mpi(2, "cluster " .. dir .. "/m.jsonl -q --mpi " .. opts .. " -o " .. dir .. "/" .. tag .. "-2r")
+      assert.are.equal(0, c, o)
+      assert_same(dir .. "/" .. tag .. "-1p", dir .. "/" .. tag .. "-2r")
+    end
+  end)
+
+  it("gathers the intermediate files with --mpi-collect, so recluster works from the output", function()
+    corpus(dir .. "/r.jsonl", 600, 5)
+    local o, c = shingle("cluster " .. dir .. "/r.jsonl -q -o " .. dir .. "/r-1p")
+    assert.are.equal(0, c, o)
+    o, c = mpi(2, "cluster " .. dir .. "/r.jsonl -q --mpi --mpi-collect -o " .. dir .. "/r-2r")
+    assert.are.equal(0, c, o)
+    for _, f in ipairs({ "sketches.bin", "shingles.bin", "pairs.bin" }) do
+      assert.are.equal(read(dir .. "/r-1p/" .. f), read(dir .. "/r-2r/" .. f), f)
+    end
+    for _, d in ipairs({ "r-1p", "r-2r" }) do
+      o, c = shingle("recluster " .. dir .. "/" .. d .. " -q --threshold 0.8")
+      assert.are.equal(0, c, o)
+    end
+    assert_same(dir .. "/r-1p", dir .. "/r-2r")
+  end)
+
+  it("ends the whole job when a rank is killed mid-run: an error naming the rank, nothing that looks finished; a re-run succeeds", function()
+    -- 400 documents; in rank 2's share (the third quarter) a named pipe that nobody writes: rank 2
+    -- blocks reading it while the others finish sketching and wait for it in a collective call
+    local rand, docs = support.rng(17), {}
+    os.execute("mkdir -p " .. dir .. "/kill")
+    for i = 1, 400 do
+      docs[i] = ("%s/kill/%03d.txt"):format(dir, i)
+      write(docs[i], table.concat(support.words(rand, 60, 300), " "))
+    end
+    write(dir .. "/kill.list", table.concat(docs, "\n") .. "\n")
+    assert(os.execute("mkfifo " .. dir .. "/kill/pipe"))
+    docs[250] = dir .. "/kill/pipe"
+    write(dir .. "/pipe.list", table.concat(docs, "\n") .. "\n")
+    local tmp = dir .. "/killtmp"
+    os.execute("mkdir -p " .. tmp)
+    local out = dir .. "/killed"
+    local cmd = MPIRUN .. " -np 4 " .. lua .. " bin/shingle cluster --format list " .. dir .. "/pipe.list --mpi --temp-dir "
+      .. tmp .. " -o " .. out .. " > " .. dir .. "/kill.log 2>&1; echo $? > " .. dir .. "/kill.rc"
+    os.execute("(" .. cmd .. ") &")
+    local victim
+    for _ = 1, 600 do
+      local f = io.popen("ls " .. tmp .. " 2>/dev/null | grep -c '^shingle-rank[0-9]-......$'")
+      local n = tonumber(f:read("*l"))
+      f:close()
+      if n == 4 then
+        local p = io.popen("grep -l -s -a -- '" .. tmp .. "' /proc/[0-9]*/cmdline | while read c; do d=${c%/cmdline}; "
+          .. "grep -q -s -a OMPI_COMM_WORLD_RANK=2 $d/environ && head -c 3 $d/cmdline | grep -q lua && basename $d; done")
+        victim = p:read("*l")
+        p:close()
+        if victim then break end
+      end
+      os.execute("sleep 0.05")
+    end
+    assert.is_truthy(victim, "rank 2 never started")
+    os.execute("sleep 0.3")
+    os.execute("kill -9 " .. victim)
+    for _ = 1, 600 do
+      if read(dir .. "/kill.rc") then break end
+      os.execute("sleep 0.1")
+    end
+    local rc = tonumber(read(dir .. "/kill.rc"))
+    local log = read(dir .. "/kill.log")
+    assert.is_truthy(rc and rc ~= 0, log)
+    assert.is_truthy(log:find("rank 2", 1, true) and log:find("signal 9", 1, true), log)
+    assert.is_nil(read(out .. "/summary.json"))
+    assert.is_nil(read(out .. "/run.json"))
+    -- a re-run (the pipe replaced by a document) succeeds and sweeps what the killed rank left
+    local o, c = mpi(4, "cluster --format list " .. dir .. "/kill.list -q --mpi --temp-dir " .. tmp .. " -o " .. out)
+    assert.are.equal(0, c, o)
+    o, c = shingle("cluster --format list " .. dir .. "/kill.list -q -o " .. dir .. "/kill-1p")
+    assert.are.equal(0, c, o)
+    assert_same(dir .. "/kill-1p", out)
+    assert.are.equal("", (support.run("ls " .. tmp)))
+  end)
+
+  it("ends the job naming the rank and the file when a rank cannot read a document under --strict", function()
+    local rand, docs = support.rng(5), {}
+    os.execute("mkdir -p " .. dir .. "/texts")
+    for i = 1, 60 do
+      docs[i] = ("%s/texts/%03d.txt"):format(dir, i)
+      write(docs[i], table.concat(support.words(rand, 100, 500), " "))
+    end
+    docs[#docs] = dir .. "/no/such/file.txt" -- in the last rank's share
+    write(dir .. "/bad.list", table.concat(docs, "\n") .. "\n")
+    local out, code = mpi(2, "cluster --format list " .. dir .. "/bad.list --strict --mpi -o " .. dir .. "/strict")
+    assert.are_not.equal(0, code, out)
+    assert.is_truthy(out:find("rank 1 of 2", 1, true) and out:find(dir .. "/no/such/file.txt", 1, true), out)
+    assert.is_nil(read(dir .. "/strict/summary.json"))
+    -- without --strict the document is skipped and counted, as in one process
+    out, code = mpi(2, "cluster --format list " .. dir .. "/bad.list -q --mpi -o " .. dir .. "/lenient")
+    assert.are.equal(0, code, out)
+    assert.is_true(cjson.decode(read(dir .. "/lenient/summary.json")).skipped >= 1)
+  end)
+
+  it("ends the job naming the rank and the cause when a rank's disk is full", function()
+    corpus(dir .. "/full.jsonl", 3000, 9)
+    -- rank 1 may write 256 KiB per file (ulimit -f), as a full disk refuses the rest
+    local out, code = support.run(MPIRUN .. " -np 2 sh -c 'if [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then ulimit -f 256; fi; " ..
+      "trap \"\" XFSZ; exec " .. lua .. " bin/shingle cluster " .. dir .. "/full.jsonl -q --mpi -o " .. dir .. "/full'")
+    assert.are_not.equal(0, code, out)
+    assert.is_truthy(out:find("rank 1 of 2", 1, true) and out:find("File too large", 1, true), out)
+    assert.is_nil(read(dir .. "/full/summary.json"))
+  end)
+end)
