@@ -72,7 +72,7 @@ if cmake -S . -B build/nompi -DSHINGLE_LUA=5.4 -DSHINGLE_MPI=OFF -DSHINGLE_WERRO
    cmake --build build/nompi -j"$(nproc)" >/dev/null && [ ! -e build/nompi/lib/shingle/mpi.so ]; then
   count_c "C without MPI" build/nompi/test_dist build/nompi/test_exchange
   env -u LUA_CPATH SHINGLE_BUILD=build/nompi busted --lua=lua5.4 -o plainTerminal spec/mpi_spec.lua >"$log" 2>&1
-  line=$(grep -E '^[0-9]+ successes? / [0-9]+ failures? / [0-9]+ errors?' "$log" | tail -1)
+  line=$(grep -E '^[0-9]+ success(es)? / [0-9]+ failures? / [0-9]+ errors?' "$log" | tail -1)
   if [ -n "$line" ]; then
     read -r s _ _ f _ _ e _ <<<"$line"
     passed=$((passed + s)); failed=$((failed + f + e)); echo "[lua5.4 without MPI] $line"

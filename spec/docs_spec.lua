@@ -44,6 +44,15 @@ describe("docs/api.md", function()
     end
   end)
 
+  it("documents every function and method of shingle.mpi, where it is built", function()
+    local ok, mpi = pcall(require, "shingle.mpi")
+    if not ok then return assert.is_truthy(tostring(mpi):find("shingle.mpi", 1, true)) end
+    check(mpi, { "mpi." }, "mpi")
+    local reg = debug.getregistry()
+    check(reg["shingle.mpi.World"].__index, { "world:", ":" }, "World")
+    check(reg["shingle.mpi.Dist"].__index, { "d:" }, "Dist")
+  end)
+
   it("documents every function of the orchestration modules", function()
     check(require("shingle.pipeline"), { "pipeline.", "p:" }, "pipeline")
     check(require("shingle.index"), { "index." }, "index")
@@ -57,6 +66,7 @@ describe("docs/api.md", function()
     check(require("shingle.report"), { "report." }, "report")
     check(require("shingle.plot"), { "plot." }, "plot")
     check(require("shingle.html"), { "html." }, "html")
+    check(require("shingle.dist"), { "dist." }, "dist")
     for _, kind in ipairs({ "cluster", "collections", "sweeps" }) do
       check(require("shingle.report." .. kind), { ('require("shingle.report.%s").'):format(kind), "." }, "report." .. kind)
     end

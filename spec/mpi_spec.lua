@@ -122,6 +122,65 @@ local function debian_docs(n)
   return out
 end
 
+describe("shingle.dist.split", function()
+  local dist = require "shingle.dist"
+  -- where a line starts, the obvious way
+  local function line_start(path, offset)
+    if offset == 0 then return 0 end
+    local s = read(path)
+    local nl = s:find("\n", offset, true) -- byte offset - 1 in 1-based terms
+    return nl and nl or #s
+  end
+
+  it("cuts a JSON Lines file at line starts into shares of about equal bytes, in order", function()
+    local dir = tmpdir()
+    local lines = {}
+    for i = 1, 1000 do lines[i] = ('{"text":"%s"}'):format(("x"):rep(i % 37 + 1)) end
+    local body = table.concat(lines, "\n") .. "\n"
+    write(dir .. "/a.jsonl", body)
+    for _, n in ipairs({ 1, 2, 3, 7 }) do
+      local shares = dist.split({ { kind = "jsonl", path = dir .. "/a.jsonl", size = #body } }, n, line_start)
+      local at, pieces = 0, 0
+      for r = 1, n do
+        for _, p in ipairs(shares[r]) do
+          pieces = pieces + 1
+          assert.are.equal(at, p.start)                       -- contiguous, in order
+          assert.is_true(p.start == 0 or body:sub(p.start, p.start) == "\n") -- at a line start
+          assert.is_true(math.abs((p.stop - p.start) - #body / n) < 60) -- within a line of equal
+          assert.are.equal(n == 1, p.whole)
+          at = p.stop
+        end
+      end
+      assert.are.equal(#body, at)
+      assert.are.equal(n, pieces)
+    end
+    os.execute("rm -rf '" .. dir .. "'")
+  end)
+
+  it("gives files whole, contiguous, balanced by bytes; more ranks than files leaves some shares empty", function()
+    local units = {}
+    for i = 1, 10 do units[i] = { kind = "path", path = "f" .. i, size = i == 5 and 100000 or 1000 } end
+    units[11] = { kind = "warc", path = "w.warc", size = 50000 }
+    local shares = dist.split(units, 3, function() error("no file is cut") end)
+    local order = {}
+    for r = 1, 3 do
+      for _, p in ipairs(shares[r]) do
+        if p.kind == "paths" then for _, x in ipairs(p.paths) do order[#order + 1] = x end
+        else order[#order + 1] = p.path end
+      end
+    end
+    assert.are.same({ "f1", "f2", "f3", "f4", "f5", "f6", "f7", "f8", "f9", "f10", "w.warc" }, order)
+    -- each unit goes to the share its middle falls in: the large file opens the middle share
+    assert.are.same({ "f1", "f2", "f3", "f4" }, shares[1][1].paths)
+    assert.are.equal("f5", shares[2][1].paths[1])
+    assert.are.equal("w.warc", shares[3][#shares[3]].path)
+    local many = dist.split({ { kind = "path", path = "only", size = 10 } }, 4, line_start)
+    local n = 0
+    for r = 1, 4 do n = n + #many[r] end
+    assert.are.equal(1, n)
+  end)
+end)
+
 describe("shingle cluster --mpi", function()
   if not have_mpi then
     it("is not built here (no MPI found): --mpi says how to get it", function()
@@ -152,6 +211,13 @@ describe("shingle cluster --mpi", function()
   end)
 
   if not full then return end
+
+  it("runs examples/slurm-cluster.sh outside Slurm with mpirun, with the single process's result", function()
+    local out, code = support.run("PATH=\"$PWD/bin:$PATH\" RANKS=3 bash examples/slurm-cluster.sh samples/docs "
+      .. dir .. "/slurm -q")
+    assert.are.equal(0, code, out)
+    assert_same(dir .. "/s1", dir .. "/slurm")
+  end)
 
   it("leaves shingle.core free of libmpi: only shingle/mpi.so links it", function()
     local out = support.run("ldd " .. build .. "/lib/shingle/core.so")

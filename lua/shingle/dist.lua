@@ -264,17 +264,17 @@ function Run:number_lines(share)
   return share
 end
 
---- The source of one piece of a share (input.reader's `source` hook).
-function M.piece_source(piece, cfg)
+-- The source of one piece of a share (input.reader's `source` hook).
+local function piece_source(piece, cfg)
   if piece.kind == "paths" then return input.paths_source(piece.paths, { html = cfg.html }) end
   local opts = { format = piece.kind, fields = cfg.fields, html = cfg.html }
   if piece.kind == "jsonl" and not piece.whole then opts.start, opts.stop, opts.line = piece.start, piece.stop, piece.line end
   return input.source(piece.path, opts)
 end
 
---- Remove the directories that ranks killed outright (SIGKILL, a node lost)
+-- Remove the directories that ranks killed outright (SIGKILL, a node lost)
 -- left in base: a shingle-rank* directory whose lock file nobody holds.
-function M.sweep(mpi, base)
+local function sweep(mpi, base)
   local lfs = require "lfs"
   local ok, iter, st = pcall(lfs.dir, base)
   if not ok then return end
@@ -348,7 +348,7 @@ function Run:go(inputs)
   -- this rank's own directory, for its phase 1 and its sorts
   local base = cfg.temp_dir or os.getenv("TMPDIR") or "/tmp"
   if base:sub(1, 1) ~= "/" then base = require("lfs").currentdir() .. "/" .. base end
-  M.sweep(mpi, base)
+  sweep(mpi, base)
   local work, werr = mpi.workdir(base, "shingle-rank" .. rank)
   if not work then error(werr, 0) end
   self.work = work
@@ -361,7 +361,7 @@ function Run:go(inputs)
   wc.threads = cfg.threads or math.max(1, math.floor(core.cpus() / world:local_size()))
   local p = pipeline.new(wc)
   local st = self:phase("sketching", function()
-    return p:sketch(share, { source = function(piece) return M.piece_source(piece, cfg) end })
+    return p:sketch(share, { source = function(piece) return piece_source(piece, cfg) end })
   end)
   local counts = assert(world:allreduce({ st.sketched, st.skipped + plan_reader:total_skipped() }, "sum"))
   local d, derr = world:dist(work, { memory = math.max(cfg.memory - 3 * self.round, 1024 * 1024), temp_dir = work })
