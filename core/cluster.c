@@ -649,7 +649,8 @@ done:
 /* The documents exact verification would read: both ends of every pair of
  * pairs.bin whose estimate passes cfg's candidate score (every pair with a
  * caller's policy, which decides on exact values). */
-sh_status sh_candidates(const char *dir, const sh_decide_config *cfg, unsigned char *mark, uint64_t *n_pairs, sh_error *err)
+sh_status sh_candidates(const char *dir, const sh_decide_config *cfg, unsigned char *mark, unsigned char *pair_mark,
+                        uint64_t *n_pairs, sh_error *err)
 {
     run r;
     sh_recfile pf;
@@ -665,7 +666,7 @@ sh_status sh_candidates(const char *dir, const sh_decide_config *cfg, unsigned c
     sa = (sh_sketch *)malloc(sizeof(sh_sketch) + m * 8);
     sb = (sh_sketch *)malloc(sizeof(sh_sketch) + m * 8);
     if (!sa || !sb) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
-    memset(mark, 0, r.n);
+    if (mark) memset(mark, 0, r.n);
     for (i = 0; i < pf.count; i++) {
         const sh_pairrec *p = (const sh_pairrec *)(const void *)(pf.records + i * sizeof(sh_pairrec));
         sh_estimate e;
@@ -674,11 +675,13 @@ sh_status sh_candidates(const char *dir, const sh_decide_config *cfg, unsigned c
                              path, p->a > p->b ? p->a : p->b, r.n);
             goto done;
         }
+        if (pair_mark) pair_mark[i] = 0;
         if (!cfg->accept) {
             if ((s = sh_sketch_estimate(view(&r, p->a, sa, 0), view(&r, p->b, sb, 0), &e, err)) != SH_OK) goto done;
             if (!sh_policy_passes(cfg->policy, cfg->candidate, &e)) continue;
         }
-        mark[p->a] = mark[p->b] = 1;
+        if (pair_mark) pair_mark[i] = 1;
+        if (mark) mark[p->a] = mark[p->b] = 1;
         k++;
     }
     if (n_pairs) *n_pairs = k;

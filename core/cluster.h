@@ -103,12 +103,14 @@ sh_status sh_decide(const char *dir, const sh_decide_config *cfg, sh_decide_stat
 sh_status sh_finish_clusters(const char *dir, const uint32_t *joins, size_t n_joins, sh_decide_stats *st, size_t *joined,
                              sh_error *err);
 
-/* The documents exact verification reads in sh_decide: mark[i] = 1 (mark has
- * a byte per document) for both ends of every pair of pairs.bin whose
- * estimate passes cfg's policy at cfg->candidate (every pair when cfg->accept
- * is set); *n_pairs (may be NULL) = those pairs. Reads docs.bin,
- * sketches.bin and pairs.bin. */
-sh_status sh_candidates(const char *dir, const sh_decide_config *cfg, unsigned char *mark, uint64_t *n_pairs, sh_error *err);
+/* The pairs exact verification decides in sh_decide, and the documents it
+ * reads: those of pairs.bin whose estimate passes cfg's policy at
+ * cfg->candidate (every pair when cfg->accept is set). mark (a byte per
+ * document) gets 1 at both ends of each, pair_mark (a byte per pair) 1 at
+ * each; either may be NULL; *n_pairs (may be NULL) = their number. Reads
+ * docs.bin, sketches.bin and pairs.bin. */
+sh_status sh_candidates(const char *dir, const sh_decide_config *cfg, unsigned char *mark, unsigned char *pair_mark,
+                        uint64_t *n_pairs, sh_error *err);
 
 /* ---- alternatives to phases 2-4 (same inputs, same outputs) --------------- */
 typedef struct sh_alt_config {

@@ -1076,7 +1076,7 @@ sh_status sh_dist_decide(sh_dist *d, const sh_decide_config *cfg, sh_decide_stat
     /* with verification, the full sets of the candidates' documents */
     if (cfg->verify) {
         size_t nm = 0;
-        if ((s = sh_candidates(h.dir, cfg, mark, NULL, err)) != SH_OK) goto done;
+        if ((s = sh_candidates(h.dir, cfg, mark, NULL, NULL, err)) != SH_OK) goto done;
         path_of(path, sizeof path, h.dir, "shingles.bin");
         if ((s = sh_recwriter_open(&h.full, path, SH_MAGIC_SHINGLES, 8, NULL, 0, err)) != SH_OK) goto done;
         for (i = 0; i < m; i++) {

@@ -437,7 +437,8 @@ function Run:finish(stats)
     if not cl then error(err, 0) end
     for k, v in pairs(cl) do stats.clusters[k] = v end
     p.stats.clusters = stats.clusters
-    self.times.cluster_formation = (self.times.cluster_formation or 0) + core.now() - t0
+    self.root_finish = core.now() - t0
+    self.times.cluster_formation = (self.times.cluster_formation or 0) + self.root_finish
   else
     -- the whole run's files are here: phase 4 (or its alternative) as in one process
     local ok, err = p:decide()
@@ -461,7 +462,7 @@ function Run:mpi_summary()
       phases = x.phases, steps = x.steps }
   end
   return { ranks = self.size, library = self.world:library(), memory_per_rank = self.cfg.memory,
-    round_bytes = self.round, per_rank = ranks }
+    round_bytes = self.round, root_finish = self.root_finish, per_rank = ranks }
 end
 
 -- The bytes of each row of the phase table, by rank: the phases measured

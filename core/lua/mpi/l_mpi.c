@@ -27,6 +27,7 @@
 #include "../compat.h"
 #include "dist.h"
 #include "exchange.h"
+#include "recfile.h"
 #include "transport_mpi.h"
 
 #define SHL_WORLD "shingle.mpi.World"
@@ -535,6 +536,41 @@ static int d_collect(lua_State *L)
     return 1;
 }
 
+/* mpi.candidates(dir, { policy, threshold, candidate }) -> a string of one
+ * byte per pair of dir/pairs.bin, "\1" where the pair is a candidate of exact
+ * verification (bench/mpi_model.lua replays the fetches of phase 4 with it) */
+static int m_candidates(lua_State *L)
+{
+    static const char *const policies[] = { "resemblance", "containment", "either", "both", NULL };
+    const char *dir = luaL_checkstring(L, 1);
+    sh_decide_config c;
+    sh_recfile pf;
+    sh_error err;
+    char path[4096];
+    const char *pol;
+    unsigned char *flags;
+    uint64_t n;
+    int i;
+    luaL_checktype(L, 2, LUA_TTABLE);
+    memset(&c, 0, sizeof c);
+    c.threshold = opt_num(L, 2, "threshold", 0.5);
+    c.candidate = opt_num(L, 2, "candidate", c.threshold);
+    pol = opt_str(L, 2, "policy");
+    if (pol) {
+        for (i = 0; policies[i] && strcmp(policies[i], pol) != 0; i++) {}
+        if (!policies[i]) return luaL_error(L, "policy '%s'; use resemblance, containment, either or both", pol);
+        c.policy = (sh_policy)i;
+    }
+    snprintf(path, sizeof path, "%s/pairs.bin", dir);
+    if (sh_recfile_open(&pf, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), 0, &err) != SH_OK) return fail(L, &err);
+    n = pf.count;
+    sh_recfile_close(&pf);
+    flags = (unsigned char *)lua_newuserdata(L, (size_t)n + 1);
+    if (sh_candidates(dir, &c, NULL, flags, NULL, &err) != SH_OK) return fail(L, &err);
+    lua_pushlstring(L, (const char *)flags, (size_t)n);
+    return 1;
+}
+
 /* mpi.finish_clusters(dir) -> stats: clusters.bin from docs.bin and links.bin
  * (the root's last step, sh_finish_clusters) */
 static int m_finish_clusters(lua_State *L)
@@ -701,6 +737,8 @@ int luaopen_shingle_mpi(lua_State *L)
     lua_setfield(L, -2, "world");
     lua_pushcfunction(L, m_finish_clusters);
     lua_setfield(L, -2, "finish_clusters");
+    lua_pushcfunction(L, m_candidates);
+    lua_setfield(L, -2, "candidates");
     lua_pushcfunction(L, m_line_start);
     lua_setfield(L, -2, "line_start");
     lua_pushcfunction(L, m_count_lines);
