@@ -32,8 +32,9 @@ if [ -n "${SLURM_JOB_ID:-}" ]; then
   # node-local scratch: Slurm's per-job directory where the site provides one
   SCRATCH=${SLURM_TMPDIR:-${TMPDIR:-/tmp}}
   # srun starts one rank per task through PMIx (Debian's Open MPI is built with it);
-  # `mpirun "$SHINGLE" ...` inside the allocation works as well
-  exec srun --mpi=pmix "$SHINGLE" cluster "$INPUT" -o "$OUT" --mpi \
+  # `mpirun "$SHINGLE" ...` inside the allocation works as well. --kill-on-bad-exit:
+  # a task that dies ends the step, so no rank waits for it in a collective call
+  exec srun --mpi=pmix --kill-on-bad-exit=1 "$SHINGLE" cluster "$INPUT" -o "$OUT" --mpi \
     --threads "${SLURM_CPUS_PER_TASK:-1}" --memory 32G --temp-dir "$SCRATCH" "$@"
 fi
 
