@@ -364,7 +364,7 @@ function Run:go(inputs)
     return p:sketch(share, { source = function(piece) return piece_source(piece, cfg) end })
   end)
   local counts = assert(world:allreduce({ st.sketched, st.skipped + plan_reader:total_skipped() }, "sum"))
-  local d, derr = world:dist(work, { memory = math.max(cfg.memory - 3 * self.round, 1024 * 1024), temp_dir = work })
+  local d, derr = world:dist(work, { memory = math.max(cfg.memory - 4 * self.round, 1024 * 1024), temp_dir = work })
   if not d then error(derr, 0) end
   self.d = d
   local info = d:info()
