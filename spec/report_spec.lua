@@ -390,6 +390,23 @@ describe("shingle report", function()
       assert.is_true(count(s, "<mark>") >= 2)
     end)
 
+    it("reads pairs that are not local files from the run's inputs", function()
+      local dir = root .. "/jsonl"
+      assert(os.execute("mkdir -p " .. dir))
+      local gen = require "shingle.gen"
+      assert(gen.write_jsonl(gen.corpus({ docs = 120, seed = 4, families = 0.6 }), dir .. "/corpus.jsonl"))
+      local p = require("shingle.pipeline").new({ outdir = dir .. "/out", quiet = true, threads = 2 })
+      assert(p:run({ dir .. "/corpus.jsonl" }))
+      local without = render(dir .. "/out", { pairs = 2 }):match('<section id="side%-by%-side">(.-)</section>')
+      assert.is_truthy(without:find("--input", 1, true))
+      assert.are.equal(0, count(without, '<div class="pair">'))
+      local with = render(dir .. "/out", { pairs = 2, inputs = { dir .. "/corpus.jsonl" } })
+      local s = with:match('<section id="side%-by%-side">(.-)</section>')
+      assert.are.equal(2, count(s, '<div class="pair">'))
+      assert.is_true(count(s, "<mark>") >= 2)
+      assert.is_truthy(s:find("http://host", 1, true))
+    end)
+
     it("gives the same page for the same run and seed", function()
       local out = fixture("cluster")
       assert.are.equal(render(out, { seed = 7 }), render(out, { seed = 7 }))

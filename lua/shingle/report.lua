@@ -25,6 +25,7 @@ M.defaults = {
   lost = 50,            -- rows of the lost-and-found table
   seed = 1,             -- for the samples: the same run gives the same page
   cwd = nil,            -- where relative document paths are (default: the current directory)
+  inputs = nil,         -- the run's inputs, to read documents that are not local files from
 }
 
 --- Options over the defaults; an unknown option raises.
@@ -32,7 +33,7 @@ function M.options(opts)
   local o = {}
   for k, v in pairs(M.defaults) do o[k] = v end
   for k, v in pairs(opts or {}) do
-    if M.defaults[k] == nil and k ~= "cwd" and k ~= "now" and k ~= "nonce" then
+    if M.defaults[k] == nil and k ~= "cwd" and k ~= "inputs" and k ~= "now" and k ~= "nonce" then
       error(("unknown report option '%s'"):format(tostring(k)), 3)
     end
     o[k] = v

@@ -16,6 +16,8 @@ function M.configure(parser)
   c:option("--pairs", "Pairs of documents shown side by side.", "3"):convert(tonumber)
   c:option("--lost", "Rows of the lost-and-found table (--index).", "50"):convert(tonumber)
   c:option("--seed", "Seed of the samples.", "1"):convert(tonumber)
+  c:option("--input", "An input of the cluster run (repeat for each, in the run's order): pairs of documents "
+    .. "that are not local files are read from there to be shown side by side."):count("*")
   c:flag("-q --quiet", "Print nothing but errors.")
 end
 
@@ -38,7 +40,8 @@ function M.run(a)
   local core = require "shingle.core"
   local t0 = core.now()
   local page, err = report.render(a.index or a.out, { index = a.index and true or nil, top = a.top, sample = a.sample,
-    members = a.members, pairs = a.pairs, lost = a.lost, seed = a.seed, now = os.date("!%Y-%m-%d %H:%M UTC") })
+    members = a.members, pairs = a.pairs, lost = a.lost, seed = a.seed, inputs = #a.input > 0 and a.input or nil,
+    now = os.date("!%Y-%m-%d %H:%M UTC") })
   if not page then io.stderr:write("shingle: ", err, "\n") return 1 end
   local out = a.output or default_output(a)
   local ok, werr = report.write(out, page)

@@ -123,7 +123,10 @@ function M.scan_pairs(dir)
   local st = { n = 0, exact = 0, res = {}, con = {}, candidates = {} }
   for i = 1, M.bins do st.res[i], st.con[i] = 0, 0 end
   local function bin(x) return math.min(M.bins, math.floor(clamp01(x) * M.bins) + 1) end
-  local per_band = {} -- candidates per tenth of resemblance
+  -- candidates to show side by side: per tenth of resemblance, the pairs of
+  -- the smallest ids (read soonest from the run's inputs)
+  local bands = {}
+  local function earlier(x, y) return math.max(x.a, x.b) < math.max(y.a, y.b) end
   local ok, err = report.each_line(path, function(line, _, lineno)
     local dok, p = pcall(cjson.decode, line)
     if not dok or type(p) ~= "table" or type(p.resemblance) ~= "number" then
@@ -140,15 +143,20 @@ function M.scan_pairs(dir)
     st.min = math.min(st.min or r, r)
     st.max = math.max(st.max or r, r)
     local b = math.floor(clamp01(r) * 10)
-    -- candidates to show side by side: documents named by a path, not a URL
-    if type(p.url_a) == "string" and type(p.url_b) == "string" and not p.url_a:match("^%a[%w+.-]+:")
-      and not p.url_b:match("^%a[%w+.-]+:") and (per_band[b] or 0) < 4 then
-      per_band[b] = (per_band[b] or 0) + 1
-      st.candidates[#st.candidates + 1] = { url_a = p.url_a, url_b = p.url_b, resemblance = r }
+    if type(p.a) == "number" and type(p.b) == "number" then
+      bands[b] = bands[b] or report.top(4, earlier)
+      bands[b]:offer({ a = p.a, b = p.b, url_a = p.url_a, url_b = p.url_b, resemblance = r })
     end
     return true
   end, "is the run finished?")
   if not ok then return nil, err end
+  for _, t in pairs(bands) do
+    for _, c in ipairs(t.list) do st.candidates[#st.candidates + 1] = c end
+  end
+  table.sort(st.candidates, function(x, y)
+    if x.resemblance ~= y.resemblance then return x.resemblance < y.resemblance end
+    return x.a < y.a
+  end)
   return st
 end
 
@@ -279,7 +287,9 @@ local function marked(text, ranges, o)
   return table.concat(b)
 end
 
+-- a local file's text, when it is one and not too large
 local function read_small(path, o)
+  if type(path) ~= "string" or path:match("^%a[%w+.-]+:") then return nil end
   local lfs = require "lfs"
   local p = path:sub(1, 1) == "/" and path or (o.cwd .. "/" .. path)
   local a = lfs.attributes(p)
@@ -289,6 +299,33 @@ local function read_small(path, o)
   local s = f:read("*a")
   f:close()
   return s
+end
+
+--- The texts of documents by id (wanted: { [id] = url }), read again from
+-- the run's inputs (o.inputs) in the order the run read them, up to the
+-- largest id wanted; a document whose URL is not the one the run recorded
+-- is left out (the inputs changed). Returns { [id] = text }.
+function M.read_inputs(wanted, cfg, o)
+  local input = require "shingle.input"
+  local last = 0
+  for id in pairs(wanted) do last = math.max(last, id) end
+  local texts, id = {}, 0
+  local r = input.reader({ format = cfg.format, fields = cfg.fields, html = cfg.html })
+  local stop = {}
+  r:each(o.inputs, function(docs)
+    for _, d in ipairs(docs) do
+      id = id + 1
+      local url = wanted[id]
+      if url ~= nil and (d.url == nil or d.url == url or url == false) then
+        local t = d.text
+        if not t and d.path then t = read_small(d.path, o) end
+        if t and #t <= o.doc_bytes then texts[id] = t end
+      end
+      if id >= last then return nil, stop end
+    end
+    return true
+  end)
+  return texts
 end
 
 -- the shingler options of the run, for explain
@@ -307,23 +344,38 @@ function M.pairs_side_by_side(cands, cfg, o)
   if (cfg or {}).extractor then
     return "<p>The run used a feature extractor: its documents are not text to show side by side.</p>"
   end
-  table.sort(cands, function(x, y) return x.resemblance < y.resemblance end)
+  local function spread(list)
+    if #list <= o.pairs then return list end
+    local pick = {}
+    for k = 0, o.pairs - 1 do
+      pick[#pick + 1] = list[1 + math.floor(k * (#list - 1) / math.max(o.pairs - 1, 1) + 0.5)]
+    end
+    return pick
+  end
+  -- local files first; else, with the run's inputs, the documents read again from them
   local readable = {}
   for _, c in ipairs(cands) do
     local ta, tb = read_small(c.url_a, o), read_small(c.url_b, o)
     if ta and tb then c.ta, c.tb = ta, tb; readable[#readable + 1] = c end
   end
-  if #readable == 0 then
-    return "<p>No linked pair of local files to show: the documents were not files under the current directory "
-      .. "(or were larger than " .. html.bytes(o.doc_bytes) .. "). Run <code>shingle explain A B</code> on two documents.</p>"
-  end
-  local pick = {}
-  if #readable <= o.pairs then pick = readable
-  else
-    for k = 0, o.pairs - 1 do
-      pick[#pick + 1] = readable[1 + math.floor(k * (#readable - 1) / math.max(o.pairs - 1, 1) + 0.5)]
+  if #readable == 0 and o.inputs and #o.inputs > 0 and #cands > 0 then
+    local pick = spread(cands)
+    local wanted = {}
+    for _, c in ipairs(pick) do
+      wanted[c.a] = type(c.url_a) == "string" and c.url_a or false
+      wanted[c.b] = type(c.url_b) == "string" and c.url_b or false
+    end
+    local texts = M.read_inputs(wanted, cfg or {}, o)
+    for _, c in ipairs(pick) do
+      if texts[c.a] and texts[c.b] then c.ta, c.tb = texts[c.a], texts[c.b]; readable[#readable + 1] = c end
     end
   end
+  if #readable == 0 then
+    return "<p>No linked pair to show: the documents are not local files (no larger than " .. html.bytes(o.doc_bytes)
+      .. "). Give the run's inputs with <code>--input</code> to read them from there, or run "
+      .. "<code>shingle explain A B</code> on two documents.</p>"
+  end
+  local pick = spread(readable)
   local ok, eo = pcall(explain_options, cfg or {})
   if not ok then return "<p>" .. esc(eo) .. "</p>" end
   local explain = require "shingle.explain"
@@ -332,7 +384,7 @@ function M.pairs_side_by_side(cands, cfg, o)
     local ea, err = explain.explain(c.ta, c.tb, eo)
     local eb = ea and explain.explain(c.tb, c.ta, eo)
     if not ea or not eb then
-      b[#b + 1] = ("<p>%s and %s: %s</p>"):format(esc(c.url_a), esc(c.url_b), esc(err or "cannot explain"))
+      b[#b + 1] = ("<p>%s and %s: %s</p>"):format(esc(tostring(c.url_a)), esc(tostring(c.url_b)), esc(err or "cannot explain"))
     else
       local ra, rb = {}, {}
       for _, p in ipairs(ea.passages) do ra[#ra + 1] = { p.a_first, p.a_last } end
@@ -340,9 +392,10 @@ function M.pairs_side_by_side(cands, cfg, o)
       local x = ea.exact
       b[#b + 1] = ("<h3>%s and %s</h3><p>resemblance %.3f, containment of the first in the second %.3f, "
         .. "of the second in the first %.3f (exact, from full shingle sets); %s shared passage%s.</p>")
-        :format(esc(c.url_a), esc(c.url_b), x.resemblance, x.containment, x.contained, num(#ea.passages),
+        :format(esc(tostring(c.url_a)), esc(tostring(c.url_b)), x.resemblance, x.containment, x.contained, num(#ea.passages),
           #ea.passages == 1 and "" or "s")
       local function side(url, text, ranges)
+        url = type(url) == "string" and url or "(no URL)"
         local href = html.href(url, o.cwd)
         local title = href and ('<a class="url" href="%s">%s</a>'):format(href, esc(url)) or esc(url)
         return ("<div><h4>%s</h4><pre>%s</pre></div>"):format(title, marked(text, ranges, o))
@@ -352,7 +405,7 @@ function M.pairs_side_by_side(cands, cfg, o)
   end
   return "<p>Highlighted: the passages the two documents share, found from the byte ranges of their common "
     .. "shingles (<code>shingle explain</code>). The pairs are the least, the most and a middling resemblance "
-    .. "among linked pairs of local files.</p>" .. table.concat(b)
+    .. "among linked pairs whose documents could be read.</p>" .. table.concat(b)
 end
 
 local function status_section(sum, st, dir)
