@@ -239,6 +239,8 @@ describe("report.field()", function()
     assert.are.equal(12, report.field([[{"cluster":3,"size":12,"members":[{"url":"a\",\"size\":9"}]}]], "size"))
     assert.is_nil(report.field('{"size":2,"collections":[{"size":5}]}', "size"))
     assert.is_nil(report.field('{"cluster":3}', "size"))
+    assert.are.equal(2, report.occurrences('"a":"x","a":"x",', '"a":"x"'))
+    assert.are.equal(0, report.occurrences("", "x"))
   end)
 
   it("is what the scan falls back from: a record whose size is nested too is decoded", function()

@@ -105,10 +105,29 @@ end
 -- pattern matches keys only. nil when the key is absent or appears more than
 -- once (a nested object has it too): decode the line then.
 function M.field(line, key)
-  local pat = '[{,]"' .. key .. '":(%d+)'
-  local v = line:match(pat)
-  if not v or select(2, line:gsub(pat, "")) ~= 1 then return nil end
-  return tonumber(v)
+  local needle = '"' .. key .. '":'
+  local init, value, found = 1, nil, false
+  while true do
+    local i, j = line:find(needle, init, true) -- a plain search: this runs over every line of a large run
+    if not i then break end
+    local before = line:byte(i - 1)
+    if before == 123 or before == 44 then -- '{' or ','
+      if found then return nil end
+      found, value = true, line:match("^%d+", j + 1)
+    end
+    init = j + 1
+  end
+  return value and tonumber(value)
+end
+
+--- How many times a plain string occurs in s.
+function M.occurrences(s, needle)
+  local n, init = 0, 1
+  while true do
+    local _, j = s:find(needle, init, true)
+    if not j then return n end
+    n, init = n + 1, j + 1
+  end
 end
 
 --- Decode the records at the places each_line gave: recs = { { offset,

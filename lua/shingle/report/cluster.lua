@@ -53,7 +53,7 @@ function M.scan_clusters(dir, o)
     local size = report.field(line, "size")
     local reps, loose
     if size then
-      reps = select(2, line:gsub('"relation":"similar"', ""))
+      reps = report.occurrences(line, '"relation":"similar"')
       loose = line:find('"relation":"lexical"', 1, true) or line:find('"relation":"shingle"', 1, true)
     else
       local dok, c = pcall(cjson.decode, line)
