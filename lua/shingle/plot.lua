@@ -161,7 +161,7 @@ end
 -- Okabe and Ito's colours, told apart by colour-blind readers too
 M.colors = { "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000" }
 local MARK = "#D55E00"
-local INK, GRID, MUTED = "#222222", "#e3e3e3", "#666666"
+local INK, GRID, MUTED, SHADE = "#222222", "#e3e3e3", "#666666", "#e8e8e8"
 
 local function n2(v) return ("%.2f"):format(v):gsub("%.?0+$", "") end
 
@@ -337,7 +337,7 @@ end
 
 --- A scatter plot: o.points = { { x, y, n = multiplicity, label = text } };
 -- o.x, o.y = { label, log }; o.regions = { { y0, y1, label } } shaded bands
--- (e.g. Cho et al.'s noise below 10 pages); o.title, o.desc, o.width,
+-- (e.g. Cho et al.'s noise below 10 pages), named in a legend; o.title, o.desc, o.width,
 -- o.height. On log axes points at or below zero cannot be drawn: they are
 -- counted in the description instead.
 function M.scatter(o)
@@ -366,18 +366,20 @@ function M.scatter(o)
   if hidden > 0 then
     o.desc = (o.desc and o.desc .. " " or "") .. ("%d points at zero or below are not shown on the log scale."):format(hidden)
   end
+  local keyed = {}
+  for _, r in ipairs(o.regions or {}) do if r.label then keyed[#keyed + 1] = { name = r.label, color = SHADE } end end
+  o.legend = #keyed > 0
   local f = frame(o, xs, ys)
   local b = f.out
+  if o.legend then legend(f, keyed) end
   for _, r in ipairs(o.regions or {}) do
     local y0, y1 = math.max(r[1], ys.lo), math.min(r[2], ys.hi)
     if y1 > y0 then
       -- a band open at an end of the range reaches the axis, across the margin
       local top = r[2] >= ys.hi and f.t or f.py(y1)
       local bottom = r[1] <= ys.lo and f.b or f.py(y0)
-      b[#b + 1] = ('<rect x="%s" y="%s" width="%s" height="%s" fill="#f0f0f0"/>'):format(n2(f.l), n2(top), n2(f.r - f.l), n2(bottom - top))
-      if r.label then
-        b[#b + 1] = ('<text x="%s" y="%s" text-anchor="end" fill="%s">%s</text>'):format(n2(f.r - 4), n2(bottom - 5), MUTED, esc(r.label))
-      end
+      b[#b + 1] = ('<rect x="%s" y="%s" width="%s" height="%s" fill="%s"/>'):format(n2(f.l), n2(top), n2(f.r - f.l),
+        n2(bottom - top), SHADE)
     end
   end
   for _, p in ipairs(shown) do
@@ -386,13 +388,36 @@ function M.scatter(o)
       :format(n2(f.px(p[1])), n2(f.py(p[2])), n2(r), o.color or M.colors[1], p.label and esc(p.label) .. ": " or "",
         esc(M.format(p[1])), esc(M.format(p[2])), (p.n or 1) > 1 and (" (%s)"):format(html.num(p.n)) or "")
   end
+  -- labels: placed greedily beside their point, moved up or down (with a
+  -- leader line) until they overlap no label placed before
+  local placed = {}
+  local function clash(x0, x1, y)
+    for _, q in ipairs(placed) do
+      if x0 < q[2] and q[1] < x1 and math.abs(y - q[3]) < 12 then return true end
+    end
+    return false
+  end
   for _, p in ipairs(shown) do
     if p.label and p.show_label then
-      local px = f.px(p[1])
+      local px, py = f.px(p[1]), f.py(p[2])
       local right = px < f.l + (f.r - f.l) * 0.7
       local label = html.truncate(p.label, 27)
+      local w = 6.2 * #label
+      local x0 = right and px + 6 or px - 6 - w
+      local y = py - 5
+      for k = 1, 24 do
+        if not clash(x0, x0 + w, y) then break end
+        local step = math.ceil(k / 2) * 12
+        y = py - 5 + (k % 2 == 1 and -step or step)
+      end
+      y = math.max(f.t + 10, math.min(f.b - 2, y))
+      placed[#placed + 1] = { x0, x0 + w, y }
+      if math.abs(y - (py - 5)) > 1 then
+        b[#b + 1] = ('<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="0.6"/>')
+          :format(n2(px), n2(py), n2(right and x0 - 1 or x0 + w + 1), n2(y - 4), MUTED)
+      end
       b[#b + 1] = ('<text x="%s" y="%s" text-anchor="%s" font-size="11" fill="%s">%s</text>')
-        :format(n2(px + (right and 6 or -6)), n2(f.py(p[2]) - 5), right and "start" or "end", INK, esc(label))
+        :format(n2(right and px + 6 or px - 6), n2(y), right and "start" or "end", INK, esc(label))
     end
   end
   if #shown == 0 then no_data(f) end

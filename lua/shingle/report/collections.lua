@@ -36,8 +36,10 @@ end
 function M.scan(dir, o)
   local path = dir .. "/collections.jsonl"
   local rand = report.rng(o.seed)
-  local top = report.top(o.top, better)
+  local top = report.top(o.top, better)          -- among clusters of collections of at least M.noise pages
+  local top_noise = report.top(o.top, better)    -- among the others, shown when there is no larger one
   local sample = report.reservoir(o.top + o.sample, rand)
+  local noise = 0
   local points, n, collections = {}, 0, 0
   local ok, err = report.each_line(path, function(line, offset, lineno)
     local card, size = report.field(line, "cardinality"), report.field(line, "size")
@@ -56,7 +58,7 @@ function M.scan(dir, o)
     if not p then p = { card, size, n = 0 }; points[key] = p end
     p.n = p.n + 1
     local rec = { cardinality = card, size = size, offset = offset, length = #line, lineno = lineno }
-    top:offer(rec)
+    if size >= M.noise then top:offer(rec) else top_noise:offer(rec); noise = noise + 1 end
     sample:offer(rec)
     return true
   end, "is the run finished?")
@@ -64,13 +66,15 @@ function M.scan(dir, o)
   local list = {}
   for _, p in pairs(points) do list[#list + 1] = p end
   table.sort(list, function(x, y) if x[1] ~= y[1] then return x[1] < y[1] end return x[2] < y[2] end)
+  local shown = #top.list > 0 and top.list or top_noise.list
   -- the sample: records not among the largest, the largest of them first
   local in_top, rest = {}, {}
-  for _, r in ipairs(top.list) do in_top[r.lineno] = true end
+  for _, r in ipairs(shown) do in_top[r.lineno] = true end
   for _, r in ipairs(sample.list) do if not in_top[r.lineno] then rest[#rest + 1] = r end end
   table.sort(rest, better)
   while #rest > o.sample do rest[#rest] = nil end
-  return { clusters = n, collections = collections, points = list, top = top.list, rest = rest }
+  return { clusters = n, collections = collections, points = list, top = shown, rest = rest, noise = noise,
+    noise_only = #top.list == 0 }
 end
 
 local function is_cluster(c) return type(c.collections) == "table" end
@@ -124,7 +128,7 @@ local function summary_section(sum)
     }) .. "</div></div>"
 end
 
-local function table2(clusters, o)
+local function table2(clusters, o, scan)
   local rows = {}
   for i, c in ipairs(clusters) do
     local first = c.collections[1] or {}
@@ -135,7 +139,11 @@ local function table2(clusters, o)
     rows[#rows + 1] = { i, c.cardinality, c.size, ns, link(first.root, o) }
   end
   if #rows == 0 then return "<p>No similar cluster of collections was found.</p>" end
-  return html.table({ { "rank", num = true }, { "cardinality", num = true }, { "size (pages)", num = true },
+  local which = scan.noise_only
+    and ("<p>Every cluster has collections of fewer than %d pages (Cho et al.'s noise); the largest of them:</p>"):format(M.noise)
+    or ("<p>The largest clusters whose collections have at least %d pages; %s clusters of smaller collections "
+      .. "(Cho et al.'s noise) are left out here but are in Figure 12.</p>"):format(M.noise, num(scan.noise))
+  return which .. html.table({ { "rank", num = true }, { "cardinality", num = true }, { "size (pages)", num = true },
     { "sites", num = true }, { "root of the first collection" } }, rows, { sortable = true })
     .. "<p class=\"muted\">Cardinality: how many replicas (collections) the cluster has; size: pages in each. "
     .. "Cho et al.'s Table 2 lists TUCOWS (360 replicas of 1,052 pages), the Linux Documentation Project "
@@ -175,10 +183,10 @@ end
 local function figure12(scan, top)
   local pts, labelled = {}, {}
   for i, c in ipairs(top) do
-    if i <= 6 then labelled[c.cardinality .. " " .. c.size] = (c.collections[1] or {}).site end
+    if i <= 5 then labelled[("%d %d"):format(c.cardinality, c.size)] = host((c.collections[1] or {}).site) end
   end
   for _, p in ipairs(scan.points) do
-    local l = labelled[p[1] .. " " .. p[2]]
+    local l = labelled[("%d %d"):format(p[1], p[2])]
     pts[#pts + 1] = { p[1], p[2], n = p.n, label = l, show_label = l ~= nil }
   end
   local svg = plot.scatter({ points = pts, x = { label = "cardinality (number of replicas)", log = true },
@@ -279,7 +287,7 @@ function M.render(dir, opts, sum)
   local g = sum.graph or {}
   local sections = {
     { id = "summary", title = "Summary", body = summary_section(sum) },
-    { id = "table2", title = "Table 2: the largest clusters", body = table2(top, o) },
+    { id = "table2", title = "Table 2: the largest clusters", body = table2(top, o, scan) },
     { id = "figure11", title = "Figure 11: replicas of pages", body = figure11(sum) },
     { id = "figure12", title = "Figure 12: clusters by cardinality and size", body = figure12(scan, top) },
     { id = "collections", title = "Collections and their replicas", body = collections_section(top, rest, o) },
