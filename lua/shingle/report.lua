@@ -237,6 +237,13 @@ details>summary{cursor:pointer;color:var(--accent);margin:.3rem 0}
 @media print{
  body{max-width:none;font-size:9.5pt;padding:0}
  nav.toc,.filter{display:none}
+ .grid{display:block}
+ table{font-size:7.5pt}
+ th,td{padding:.12rem .3rem}
+ thead th{white-space:normal}
+ td .url{min-width:0}
+ .complete{width:2.5rem}
+ .pair{grid-template-columns:1fr 1fr;font-size:7.5pt}
  h2{break-after:avoid}
  figure,.pair,.cluster,tr{break-inside:avoid}
  a{color:inherit;text-decoration:none}

@@ -128,10 +128,17 @@ async function checkPage(browser, file) {
     const shown = await page.evaluate(rowsHidden, false);
     check(`${name}: the filter box hides and shows rows`, hidden && shown);
   }
+  // print: no navigation, and nothing wider than an A4 page (794 CSS pixels)
   await page.emulateMedia({ media: 'print' });
-  const navHidden = await page.evaluate(() => getComputedStyle(document.querySelector('nav.toc')).display === 'none');
-  check(`${name}: the print style leaves out the navigation`, navHidden);
+  await page.setViewportSize({ width: 794, height: 1123 });
+  const printed = await page.evaluate(() => ({
+    nav: getComputedStyle(document.querySelector('nav.toc')).display,
+    width: document.documentElement.scrollWidth,
+  }));
+  check(`${name}: the print style leaves out the navigation`, printed.nav === 'none');
+  check(`${name}: printed, it fits the width of an A4 page`, printed.width <= 795, `${printed.width} px`);
   await page.emulateMedia({ media: 'screen' });
+  await page.setViewportSize({ width: 1200, height: 900 });
   await page.screenshot({ path: path.join(shots, `${name}-desktop.png`), fullPage: true });
   check(`${name}: no console error or uncaught exception`, seen.errors.length === 0, seen.errors.join(' | '));
   check(`${name}: no script of a document ran (no dialog)`, seen.dialogs.length === 0, seen.dialogs.join(' | '));
