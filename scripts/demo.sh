@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Sets up (scripts/setup.sh) and runs the main job on the sample that ships in
 # samples/: the clustering of "Syntactic Clustering of the Web" over the sample
-# documents, results in out/samples (clusters.jsonl, pairs.jsonl, summary.json).
+# documents, results in out/samples (clusters.jsonl, pairs.jsonl, summary.json,
+# and report.html: the run as one page with plots).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SHINGLE_ONLY_54=1 bash scripts/setup.sh
+SHINGLE_ONLY_54=1 SHINGLE_NO_BROWSER=1 bash scripts/setup.sh
 bin/shingle cluster samples/docs --policy either --verify exact -o out/samples
 echo
 echo "clusters (out/samples/clusters.jsonl):"
@@ -17,3 +18,5 @@ lua5.4 -e '
       io.write(("  %-40s %s%s\n"):format(m.url, m.relation, m.copy_of and (" of " .. math.floor(m.copy_of)) or ""))
     end
   end'
+echo
+bin/shingle report out/samples   # the same as one HTML page with plots: open it in a browser

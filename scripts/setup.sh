@@ -11,8 +11,10 @@ PACKAGES=(build-essential cmake pkg-config zlib1g-dev libutf8proc-dev liblmdb-de
           nginx libnginx-mod-http-lua curl lmdb-utils wrk  # shingle serve, its spec (curl, mdb_load) and bench/serve_bench.lua (wrk)
           openmpi-bin libopenmpi-dev  # shingle cluster --mpi (shingle/mpi.so, docs/scale-out.md)
           libxml2-doc   # libxml2-doc: the HTML manual mirrored by spec/collections_spec.lua
-          libxml2-utils # xmllint: spec/report_spec.lua parses the reports' SVG
-          chromium)     # headless, for the reports in a real browser (scripts/browser/check.sh)
+          libxml2-utils) # xmllint: spec/report_spec.lua parses the reports' SVG
+# headless Chromium for the reports in a real browser (scripts/browser/check.sh);
+# SHINGLE_NO_BROWSER=1 (scripts/demo.sh) leaves it and Node.js out
+[ "${SHINGLE_NO_BROWSER:-0}" = 1 ] || PACKAGES+=(chromium)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -35,14 +37,16 @@ fi
 # The browser check drives Debian's chromium with playwright-core (no browser
 # download), installed from scripts/browser/package-lock.json with the
 # machine's Node.js and npm, or Debian's when it has none.
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+if [ "${SHINGLE_NO_BROWSER:-0}" = 1 ]; then
+  :
+elif ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   echo "setup: installing nodejs npm" >&2
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 fi
-if [ ! -f scripts/browser/node_modules/playwright-core/package.json ]; then
+if [ "${SHINGLE_NO_BROWSER:-0}" != 1 ] && [ ! -f scripts/browser/node_modules/playwright-core/package.json ]; then
   (cd scripts/browser && npm ci --no-audit --no-fund >/dev/null 2>&1) ||
     echo "setup: npm ci in scripts/browser failed: the browser check will fail" >&2
 fi
