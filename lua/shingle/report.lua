@@ -23,6 +23,7 @@ M.defaults = {
   doc_bytes = 256 * 1024, -- largest document compared side by side
   show_bytes = 12 * 1024, -- bytes of each document shown side by side
   lost = 50,            -- rows of the lost-and-found table
+  sweeps = 24,          -- the latest sweeps compared with the one before each
   seed = 1,             -- for the samples: the same run gives the same page
   cwd = nil,            -- where relative document paths are (default: the current directory)
   inputs = nil,         -- the run's inputs, to read documents that are not local files from

@@ -15,6 +15,7 @@ function M.configure(parser)
   c:option("--members", "Members listed per cluster.", "25"):convert(tonumber)
   c:option("--pairs", "Pairs of documents shown side by side.", "3"):convert(tonumber)
   c:option("--lost", "Rows of the lost-and-found table (--index).", "50"):convert(tonumber)
+  c:option("--sweeps", "The latest sweeps compared with the one before each (--index).", "24"):convert(tonumber)
   c:option("--seed", "Seed of the samples.", "1"):convert(tonumber)
   c:option("--input", "An input of the cluster run (repeat for each, in the run's order): pairs of documents "
     .. "that are not local files are read from there to be shown side by side."):count("*")
@@ -31,7 +32,7 @@ function M.run(a)
     io.stderr:write("shingle: report needs either OUT (a cluster or collections output directory) or --index DB\n")
     return 2
   end
-  for _, k in ipairs({ "top", "sample", "members", "pairs", "lost" }) do
+  for _, k in ipairs({ "top", "sample", "members", "pairs", "lost", "sweeps" }) do
     if not a[k] or a[k] < 0 or a[k] ~= math.floor(a[k]) then
       io.stderr:write(("shingle: --%s must be a whole number of at least 0\n"):format(k))
       return 2
@@ -40,7 +41,7 @@ function M.run(a)
   local core = require "shingle.core"
   local t0 = core.now()
   local page, err = report.render(a.index or a.out, { index = a.index and true or nil, top = a.top, sample = a.sample,
-    members = a.members, pairs = a.pairs, lost = a.lost, seed = a.seed, inputs = #a.input > 0 and a.input or nil,
+    members = a.members, pairs = a.pairs, lost = a.lost, sweeps = a.sweeps, seed = a.seed, inputs = #a.input > 0 and a.input or nil,
     now = os.date("!%Y-%m-%d %H:%M UTC") })
   if not page then io.stderr:write("shingle: ", err, "\n") return 1 end
   local out = a.output or default_output(a)

@@ -19,14 +19,19 @@ local function link(url, o)
 end
 
 --- Per sweep: { name, documents, added, gone, moved, moved_within,
--- moved_between, changed, small, large, identical }, and the changes of the
--- latest sweep against the one before (ix:changes), if there are two.
-function M.per_sweep(ix)
+-- moved_between, changed, small, large, identical } for the last `limit`
+-- sweeps (each compared with the one before by ix:changes, which reads both;
+-- older sweeps have only their documents), and the changes of the latest
+-- sweep against the one before, if there are two.
+function M.per_sweep(ix, limit)
   local sweeps = ix:sweeps()
   local rows, last = {}, nil
+  local first = math.max(1, #sweeps - (limit or math.huge) + 1)
   for i, s in ipairs(sweeps) do
     local r = { name = s.name, documents = s.documents }
-    if i == 1 then
+    if i < first then
+      r.compared = false
+    elseif i == 1 then
       r.added, r.gone, r.moved, r.moved_within, r.moved_between, r.changed, r.small, r.large, r.identical =
         s.documents, 0, 0, 0, 0, 0, 0, 0, 0
     else
@@ -51,9 +56,15 @@ local function sweeps_section(rows)
     { name = "moved", values = {}, color = plot.colors[2] }, { name = "changed", values = {}, color = plot.colors[1] },
   }
   local trows = {}
-  for i, r in ipairs(rows) do
-    cats[i] = r.name
-    series[1].values[i], series[2].values[i], series[3].values[i], series[4].values[i] = r.added, r.gone, r.moved, r.changed
+  local skipped = 0
+  for _, r in ipairs(rows) do
+    if r.compared == false then
+      skipped = skipped + 1
+    else
+      local i = #cats + 1
+      cats[i] = r.name
+      series[1].values[i], series[2].values[i], series[3].values[i], series[4].values[i] = r.added, r.gone, r.moved, r.changed
+    end
     trows[#trows + 1] = { esc(r.name), r.documents, r.added, r.gone, r.moved_within, r.moved_between, r.small, r.large, r.identical }
   end
   local svg = plot.bars({ categories = cats, series = series, x = { label = "sweep" }, y = { label = "documents" },
@@ -61,7 +72,9 @@ local function sweeps_section(rows)
     desc = ("%d sweeps; each against the sweep before it (the first: everything added)."):format(#rows) })
   return report.figure(svg, "Each sweep against the one before it: URLs that are new (added), URLs that are no "
       .. "longer there and whose content is nowhere else (gone), content that is at a new URL (moved), and URLs whose "
-      .. "bytes changed (changed). The first sweep is all additions.")
+      .. "bytes changed (changed). The first sweep is all additions."
+      .. (skipped == 1 and " The earliest sweep is not compared (--sweeps)."
+        or skipped > 1 and (" The %d earliest sweeps are not compared (--sweeps)."):format(skipped) or ""))
     .. html.table({ { "sweep" }, { "documents", num = true }, { "added", num = true }, { "gone", num = true },
       { "moved within a server", num = true }, { "moved between servers", num = true }, { "small change", num = true },
       { "large change", num = true }, { "unchanged", num = true } }, trows, { sortable = true,
@@ -148,7 +161,7 @@ function M.render(path, opts)
   local ix, err = index.open(path, { readonly = true })
   if not ix then return nil, err end
   if not ix.config then ix:close(); return nil, path .. " is empty: add a sweep with shingle index add" end
-  local ok, rows, last = pcall(M.per_sweep, ix)
+  local ok, rows, last = pcall(M.per_sweep, ix, o.sweeps)
   if not ok or not rows then ix:close(); return nil, ok and last or tostring(rows) end
   local lok, lost = pcall(M.lost_and_found, ix, last, o)
   if not lok then ix:close(); return nil, tostring(lost) end
