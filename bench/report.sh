@@ -70,10 +70,23 @@ fi
 
 measure() { # label, reference files, report arguments...
   local label=$1 refs=$2; shift 2
-  local times=() cpus=() rss=() ref page out=$SCRATCH/page.html
+  local times=() cpus=() rss=() anons=() ref page out=$SCRATCH/page.html
   ref=$( { /usr/bin/time -f %e wc -l $refs > /dev/null; } 2>&1 )
   for _ in $(seq 1 "$REPS"); do
-    /usr/bin/time -v -o "$SCRATCH/time.log" "$SHINGLE" report "$@" -o "$out" -q
+    /usr/bin/time -v -o "$SCRATCH/time.log" "$SHINGLE" report "$@" -o "$out" -q &
+    local tpid=$! child="" anon=0 a
+    # peak anonymous memory, sampled: the maximum RSS also counts the pages of
+    # mapped files (the index's LMDB map), which the kernel reclaims at will
+    while kill -0 "$tpid" 2>/dev/null; do
+      [ -n "$child" ] || child=$(pgrep -P "$tpid" | head -1)
+      if [ -n "$child" ]; then
+        a=$(awk '/^RssAnon/ {print $2}' "/proc/$child/status" 2>/dev/null || true)
+        [ -n "$a" ] && [ "$a" -gt "$anon" ] && anon=$a
+      fi
+      sleep 0.05
+    done
+    wait "$tpid"
+    anons+=("$anon")
     times+=("$(sed -n -E 's/^\s*Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([0-9]+):([0-9.]+)$/\1 \2/p' "$SCRATCH/time.log" |
       awk '{printf "%.2f", $1 * 60 + $2}')")
     cpus+=("$(awk -F': ' '/User time|System time/ {t += $2} END {printf "%.2f", t}' "$SCRATCH/time.log")")
@@ -84,9 +97,11 @@ measure() { # label, reference files, report arguments...
   med=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
   mcpu=$(printf '%s\n' "${cpus[@]}" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
   mrss=$(printf '%s\n' "${rss[@]}" | sort -n | tail -1)
+  local manon
+  manon=$(printf '%s\n' "${anons[@]}" | sort -n | tail -1)
   echo
   echo "== $label: shingle report $* (load: $(cut -d' ' -f1-3 /proc/loadavg))"
-  echo "wall: median $med s of ${times[*]}; CPU (user + sys): median $mcpu s of ${cpus[*]}; peak RSS $((mrss / 1024)) MiB; page $((page / 1024)) KiB"
+  echo "wall: median $med s of ${times[*]}; CPU (user + sys): median $mcpu s of ${cpus[*]}; peak RSS $((mrss / 1024)) MiB (anonymous, sampled: $((manon / 1024)) MiB); page $((page / 1024)) KiB"
   echo "reference: wc -l over $(du -ch $refs | tail -1 | cut -f1) of JSON Lines: $ref s (report / reference: $(awk -v a="$med" -v b="$ref" 'BEGIN{printf "%.1f", a / b}'))"
 }
 

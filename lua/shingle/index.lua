@@ -326,57 +326,66 @@ function Index:changes(from, to, opts)
   if not a then return nil, aerr end
   local b, berr = self.ix:sweep_docs(to)
   if not b then return nil, berr end
-  -- only what the comparison needs stays in memory; sketches are read again
-  -- for the URLs whose bytes changed
-  local function load(ids)
-    local by_url, by_content = {}, {}
-    for _, id in ipairs(ids) do
+  -- a sweep as parallel arrays (URL, raw and canonical fingerprints by
+  -- position; position by URL; for the later sweep, positions by canonical
+  -- fingerprint: a number, or a list when several): about 200 bytes a
+  -- document, so two sweeps of a million fit in a few hundred MB. Sketches
+  -- are read again only for the URLs whose bytes changed.
+  local function load(ids, with_content)
+    local s = { ids = ids, urls = {}, raw = {}, canon = {}, pos = {}, content = with_content and {} or nil }
+    for i, id in ipairs(ids) do
       local d = self.ix:doc(id)
-      local e = { id = id, url = d.url, raw = d.raw, canonical = d.canonical }
-      by_url[d.url] = e
-      local key = e.canonical
-      by_content[key] = by_content[key] or {}
-      table.insert(by_content[key], e)
+      s.urls[i], s.raw[i], s.canon[i] = d.url, d.raw, d.canonical
+      s.pos[d.url] = i
+      if with_content then
+        local c = s.content[d.canonical]
+        if c == nil then s.content[d.canonical] = i
+        elseif type(c) == "number" then s.content[d.canonical] = { c, i }
+        else c[#c + 1] = i end
+      end
     end
-    return by_url, by_content
+    return s
   end
   local function sketch(id) local _, sk = self.ix:doc(id) return sk end
-  local old, old_content = load(a)
-  local new, new_content = load(b)
+  local old = load(a, false)
+  local new = load(b, true)
   local r = { from = from, to = to, identical = 0, small_change = 0, large_change = 0,
     moved_within_server = 0, moved_between_servers = 0, born = 0, died = 0,
     histogram = {}, moves = {}, changed = {}, gone = {} }
   for i = 0, 9 do r.histogram[i + 1] = 0 end
   local moved_to = {}
-  for url, d in pairs(old) do
-    local n = new[url]
-    if n then
-      local res = (d.raw == n.raw) and 1 or sketch(d.id):resemblance(sketch(n.id))
-      if d.raw == n.raw then r.identical = r.identical + 1
+  for i, url in ipairs(old.urls) do
+    local j = new.pos[url]
+    if j then
+      local same = old.raw[i] == new.raw[j]
+      local res = same and 1 or sketch(old.ids[i]):resemblance(sketch(new.ids[j]))
+      if same then r.identical = r.identical + 1
       elseif res >= small then r.small_change = r.small_change + 1
       else r.large_change = r.large_change + 1 end
       local bin = math.min(10, math.floor(res * 10) + 1)
       r.histogram[bin] = r.histogram[bin] + 1
-      if d.raw ~= n.raw then r.changed[#r.changed + 1] = { url = url, resemblance = res } end
+      if not same then r.changed[#r.changed + 1] = { url = url, resemblance = res } end
     else
+      local c = new.content[old.canon[i]]
       local target
-      for _, cand in ipairs(new_content[d.canonical] or {}) do
-        if not old[cand.url] and not moved_to[cand.url] then target = cand; break end
+      for _, k in ipairs(type(c) == "number" and { c } or c or {}) do
+        local cand = new.urls[k]
+        if not old.pos[cand] and not moved_to[cand] then target = cand; break end
       end
       if target then
-        moved_to[target.url] = true
-        local within = host(url) == host(target.url)
+        moved_to[target] = true
+        local within = host(url) == host(target)
         if within then r.moved_within_server = r.moved_within_server + 1
         else r.moved_between_servers = r.moved_between_servers + 1 end
-        r.moves[#r.moves + 1] = { from = url, to = target.url, within_server = within }
+        r.moves[#r.moves + 1] = { from = url, to = target, within_server = within }
       else
         r.died = r.died + 1
         r.gone[#r.gone + 1] = url
       end
     end
   end
-  for url in pairs(new) do
-    if not old[url] and not moved_to[url] then r.born = r.born + 1 end
+  for _, url in ipairs(new.urls) do
+    if not old.pos[url] and not moved_to[url] then r.born = r.born + 1 end
   end
   table.sort(r.moves, function(x, y) return x.from < y.from end)
   table.sort(r.changed, function(x, y) return x.url < y.url end)
