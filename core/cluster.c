@@ -80,10 +80,13 @@ sh_status sh_p1_add(sh_p1 *p, const sh_doc_out *outs, size_t n, sh_error *err)
             if ((st = sh_recwriter_append(&p->sketches, o->sketch->v, o->sketch->n, err)) != SH_OK) return st;
             p->n_values += o->sketch->n;
             if (p->want_full) {
+                if (!o->full)
+                    return sh_error_set(err, SH_EINVAL, 0, "document %llu has no full shingle set, and this run keeps them "
+                                        "(exact verification)", (unsigned long long)p->n_docs + 1);
                 r.full_off = p->n_full;
-                r.full_n = (uint32_t)o->n_full;
-                if ((st = sh_recwriter_append(&p->full, o->full, o->n_full, err)) != SH_OK) return st;
-                p->n_full += o->n_full;
+                r.full_n = (uint32_t)o->full->n;
+                if ((st = sh_recwriter_append(&p->full, o->full->v, o->full->n, err)) != SH_OK) return st;
+                p->n_full += o->full->n;
             }
             p->n_ok++;
             p->n_bytes += o->bytes;
@@ -196,6 +199,39 @@ static sh_status run_open_files(run *r, const char *dir, int need_values, int ne
 static sh_status run_open(run *r, const char *dir, int need_full, int need_sigs, sh_error *err)
 {
     return run_open_files(r, dir, 1, need_full, need_sigs, err);
+}
+
+static sh_status run_file(sh_recfile *f, const char *dir, const char *name, const char magic[8], uint32_t size,
+                          size_t *n, sh_error *err)
+{
+    char path[4096];
+    sh_status s;
+    path_of(path, sizeof path, dir, name);
+    *n = 0;
+    if ((s = sh_recfile_open(f, path, magic, size, 1, err)) != SH_OK) return s;
+    *n = (size_t)f->count;
+    return SH_OK;
+}
+
+sh_status sh_run_clusters(sh_recfile *f, const char *dir, const sh_clusterrec **recs, size_t *n, sh_error *err)
+{
+    sh_status s = run_file(f, dir, "clusters.bin", SH_MAGIC_CLUSTERS, sizeof **recs, n, err);
+    *recs = s == SH_OK ? (const sh_clusterrec *)(const void *)f->records : NULL;
+    return s;
+}
+
+sh_status sh_run_links(sh_recfile *f, const char *dir, const sh_linkrec **recs, size_t *n, sh_error *err)
+{
+    sh_status s = run_file(f, dir, "links.bin", SH_MAGIC_LINKS, sizeof **recs, n, err);
+    *recs = s == SH_OK ? (const sh_linkrec *)(const void *)f->records : NULL;
+    return s;
+}
+
+sh_status sh_run_docs(sh_recfile *f, const char *dir, const sh_docrec **recs, size_t *n, sh_error *err)
+{
+    sh_status s = run_file(f, dir, "docs.bin", SH_MAGIC_DOCS, sizeof **recs, n, err);
+    *recs = s == SH_OK ? (const sh_docrec *)(const void *)f->records : NULL;
+    return s;
 }
 
 /* ---- identical documents -------------------------------------------------- */

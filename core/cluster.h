@@ -112,6 +112,15 @@ sh_status sh_finish_clusters(const char *dir, const uint32_t *joins, size_t n_jo
 sh_status sh_candidates(const char *dir, const sh_decide_config *cfg, unsigned char *mark, unsigned char *pair_mark,
                         uint64_t *n_pairs, sh_error *err);
 
+/* ---- reading a run back ------------------------------------------------- */
+
+/* The records of dir/clusters.bin, links.bin or docs.bin, mapped and checked
+ * (sh_recfile_open): *recs and *n describe them until sh_recfile_close(f).
+ * Errors: SH_EIO (no such file), SH_EFORMAT naming the file. */
+sh_status sh_run_clusters(sh_recfile *f, const char *dir, const sh_clusterrec **recs, size_t *n, sh_error *err);
+sh_status sh_run_links(sh_recfile *f, const char *dir, const sh_linkrec **recs, size_t *n, sh_error *err);
+sh_status sh_run_docs(sh_recfile *f, const char *dir, const sh_docrec **recs, size_t *n, sh_error *err);
+
 /* ---- alternatives to phases 2-4 (same inputs, same outputs) --------------- */
 typedef struct sh_alt_config {
     size_t memory;

@@ -1,7 +1,5 @@
 #include "pool.h"
 
-#include <xxhash.h>
-
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -40,29 +38,6 @@ sh_status sh_pool_new(sh_pool **out, const sh_pool_config *cfg, sh_error *err)
     pthread_mutex_init(&p->lock, NULL);
     *out = p;
     return SH_OK;
-}
-
-uint64_t sh_fold_u64(const sh_shingler *s, const uint64_t *v, size_t n)
-{
-    uint64_t f = 0;
-    size_t i;
-    for (i = 0; i < n; i++) f = sh_mulx_apply(&s->id64, f ^ v[i]);
-    return f;
-}
-
-void sh_minhash(const uint64_t *fps, size_t n, uint64_t seed, uint32_t k, uint64_t *out)
-{
-    uint64_t st = seed;
-    uint32_t j;
-    size_t i;
-    for (j = 0; j < k; j++) {
-        uint64_t sj = sh_splitmix_next(&st), m = UINT64_MAX;
-        for (i = 0; i < n; i++) {
-            uint64_t v = sh_mix(fps[i] ^ sj);
-            if (v < m) m = v;
-        }
-        out[j] = m;
-    }
 }
 
 static int read_file(worker *w, const char *path, size_t max, size_t *len, char *msg, size_t msz)
@@ -119,49 +94,11 @@ static void one(sh_pool *p, worker *w, const sh_doc_in *d, sh_doc_out *o)
             return;
         }
     }
-    /* Identical and lexically equal documents need a strong 64-bit hash, not
-     * the algebra of a Rabin fingerprint: XXH3 runs at memory speed, where a
-     * fingerprint of the whole document would be one long dependency chain */
-    o->raw_fp = XXH3_64bits(data, len);
-    if (sh_shingle_text(sh, &w->work, data, len, &err) != SH_OK) {
+    if (sh_shingle_text(sh, &w->work, data, len, &err) != SH_OK ||
+        sh_doc_sketch(sh, &w->work, &p->c.params, 0, p->c.want_full, p->c.sig_k, data, len, w->work.toks.n, o, &err) != SH_OK) {
         o->status = err.code;
         snprintf(o->err, sizeof o->err, "%.100s: %.130s", name, err.msg);
-        return;
     }
-    o->n_tokens = w->work.toks.n;
-    o->canon_fp = XXH3_64bits(w->work.ids, w->work.n_ids * sizeof *w->work.ids);
-    if (p->c.sig_k) {
-        o->sig = (uint64_t *)malloc(p->c.sig_k * sizeof *o->sig);
-        if (!o->sig) goto oom;
-        sh_minhash(w->work.fps, w->work.n_fps, sh->c.seed ^ 0x243f6a8885a308d3ULL, p->c.sig_k, o->sig);
-    }
-    if (p->c.want_full) {
-        sh_sketch_params fp = p->c.params;
-        sh_sketch *full;
-        fp.kind = SH_SKETCH_FULL;
-        if (sh_sketch_build(sh, &w->work, &fp, 0, o->n_tokens, &full, &err) != SH_OK ||
-            sh_sketch_select(full, &p->c.params, &o->sketch, &err) != SH_OK) {
-            if (o->sketch == NULL && err.code == SH_OK) err.code = SH_ENOMEM;
-            o->status = err.code;
-            snprintf(o->err, sizeof o->err, "%.100s: %.130s", name, err.msg);
-            return;
-        }
-        o->n_full = full->n;
-        o->full = (uint64_t *)full; /* the sketch header precedes the values: move them down */
-        memmove(o->full, full->v, full->n * sizeof *o->full);
-    } else if (sh_sketch_build(sh, &w->work, &p->c.params, 0, o->n_tokens, &o->sketch, &err) != SH_OK) {
-        o->status = err.code;
-        snprintf(o->err, sizeof o->err, "%.100s: %.130s", name, err.msg);
-        return;
-    }
-    /* shingle-equivalent documents ("Identical documents"): the paper takes the
-     * selected shingles; when the full set is kept (exact verification), the
-     * full set, so that no pair is joined without its exact resemblance being 1 */
-    o->set_fp = o->full ? sh_fold_u64(sh, o->full, o->n_full) : sh_fold_u64(sh, o->sketch->v, o->sketch->n);
-    return;
-oom:
-    o->status = SH_ENOMEM;
-    snprintf(o->err, sizeof o->err, "%s: out of memory", name);
 }
 
 static void *run(void *arg)
@@ -207,14 +144,7 @@ sh_status sh_pool_run(sh_pool *p, const sh_doc_in *docs, sh_doc_out *outs, size_
 void sh_pool_release(sh_doc_out *outs, size_t n)
 {
     size_t i;
-    for (i = 0; i < n; i++) {
-        free(outs[i].sketch);
-        free(outs[i].full);
-        free(outs[i].sig);
-        outs[i].sketch = NULL;
-        outs[i].full = NULL;
-        outs[i].sig = NULL;
-    }
+    for (i = 0; i < n; i++) sh_doc_release(&outs[i]);
 }
 
 void sh_pool_free(sh_pool *p)

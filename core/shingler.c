@@ -118,6 +118,33 @@ static sh_status reserve_fps(sh_work *w, size_t n)
     return grow((void **)&w->fps, &w->cap_fps, n, sizeof *w->fps) ? SH_OK : SH_ENOMEM;
 }
 
+uint64_t *sh_work_ids(sh_work *w, size_t n)
+{
+    if (sh_work_reserve_ids(w, n) != SH_OK) return NULL;
+    w->n_ids = n;
+    return w->ids;
+}
+
+sh_status sh_shingle_features(sh_work *w, sh_error *err)
+{
+    if (reserve_fps(w, w->n_ids) != SH_OK)
+        return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu features", w->n_ids);
+    if (w->n_ids) memcpy(w->fps, w->ids, w->n_ids * sizeof *w->fps);
+    w->n_fps = w->n_ids;
+    return SH_OK;
+}
+
+void sh_shingle_span(const sh_shingler *s, const sh_work *w, size_t i, size_t *first, size_t *end)
+{
+    /* shingle i covers ids i .. i + w - 1 (all of them in a text shorter than w) */
+    size_t last = w->n_ids < (size_t)s->c.w ? w->n_ids - 1 : i + (size_t)s->c.w - 1;
+    const int pad8 = s->c.tokens == SH_TOKENS_PAD8;
+    const sh_token *a = &w->toks.tok[pad8 ? w->id_tok[i] : i];
+    const sh_token *b = &w->toks.tok[pad8 ? w->id_tok[last] : last];
+    *first = a->src_off;
+    *end = b->src_off + b->src_len;
+}
+
 #ifdef SH_X86_CLMUL
 /* The hot loops again with the carry-less multiply (clmul.h): the same
  * values as the table loops, which the tests compare them with. */

@@ -88,6 +88,18 @@ sh_status sh_shingle_ids(const sh_shingler *s, sh_work *w, sh_error *err);
 /* Make room for n ids in w->ids / w->id_tok. */
 sh_status sh_work_reserve_ids(sh_work *w, size_t n);
 
+/* w->ids with room for n ids and w->n_ids = n, for a caller to fill before
+ * sh_shingle_ids or sh_shingle_features; NULL when out of memory. */
+uint64_t *sh_work_ids(sh_work *w, size_t n);
+
+/* The ids in w->ids[0..w->n_ids) as a set of features: w->fps gets them as
+ * they are (no shingling), for sh_sketch_build with features = 1. */
+sh_status sh_shingle_features(sh_work *w, sh_error *err);
+
+/* The bytes of the source text that shingle i of the last sh_shingle_text
+ * covers: [*first, *end) (PAD8 ids map back to their tokens). */
+void sh_shingle_span(const sh_shingler *s, const sh_work *w, size_t i, size_t *first, size_t *end);
+
 /* Option A (section 2): the fingerprint of shingle fp labelled with its
  * occurrence number, AUG under P of the 16 bytes fp || label. */
 uint64_t sh_label(const sh_shingler *s, uint64_t fp, uint64_t label);

@@ -251,10 +251,10 @@ static uint64_t positions(uint64_t n, uint32_t w)
 }
 
 /* Select from the nv distinct values v (reordered in place) the ones kind p
- * keeps, into a new sorted sketch. */
-static sh_status select_values(sh_sketch_params p, uint64_t *v, size_t nv, uint64_t n_tokens, sh_sketch **out, sh_error *err)
+ * keeps: they end up sorted in v[0..hdr->n), and hdr gets the header of the
+ * sketch they make. */
+static void select_values(sh_sketch_params p, uint64_t *v, size_t nv, uint64_t n_tokens, sh_sketch *hdr)
 {
-    sh_sketch *sk;
     size_t keep = nv;
     if (p.kind != SH_SKETCH_MIN && p.kind != SH_SKETCH_MINMOD) p.s = 0;
     if (p.kind != SH_SKETCH_MOD && p.kind != SH_SKETCH_MINMOD) p.m = 0;
@@ -281,26 +281,21 @@ static sh_status select_values(sh_sketch_params p, uint64_t *v, size_t nv, uint6
     default:
         break;
     }
-    sk = (sh_sketch *)malloc(sizeof *sk + keep * sizeof(uint64_t));
-    if (!sk) return sh_error_set(err, SH_ENOMEM, 0, "out of memory for a sketch of %zu values", keep);
-    sk->p = p;
+    sh_sort_u64(v, keep);
+    hdr->p = p;
     /* MOD sketches of texts count shingles with repetition, as mod_sketch does */
-    sk->n_shingles = (p.kind == SH_SKETCH_MOD && p.w && p.option == SH_OPTION_B) ? positions(n_tokens, p.w) : nv;
-    sk->n_tokens = n_tokens;
-    sk->n = keep;
-    memcpy(sk->v, v, keep * sizeof(uint64_t));
-    sh_sort_u64(sk->v, keep);
-    *out = sk;
-    return SH_OK;
+    hdr->n_shingles = (p.kind == SH_SKETCH_MOD && p.w && p.option == SH_OPTION_B) ? positions(n_tokens, p.w) : nv;
+    hdr->n_tokens = n_tokens;
+    hdr->n = keep;
 }
 
 /* MOD_m of a text under option B, the clustering default, in one pass: each
  * shingle is mixed and tested for divisibility, and only the kept ones (about
- * 1 in m) are sorted and made distinct. The shingle count recorded is the
- * number of shingles with repetition: counting the distinct ones would need a
- * hash probe for every shingle, a third of the sketching time, and no MOD_m
- * estimator uses it (docs/guide.md). */
-static sh_status mod_sketch(sh_sketch_params p, sh_work *w, uint64_t n_tokens, sh_sketch **out, sh_error *err)
+ * 1 in m) are sorted and made distinct, into w->vals. The shingle count
+ * recorded is the number of shingles with repetition: counting the distinct
+ * ones would need a hash probe for every shingle, a third of the sketching
+ * time, and no MOD_m estimator uses it (docs/guide.md). */
+static sh_status mod_sketch(sh_sketch_params p, sh_work *w, uint64_t n_tokens, sh_sketch *hdr, sh_error *err)
 {
     const size_t n = w->n_fps;
     const uint64_t *fps = w->fps;
@@ -308,7 +303,6 @@ static sh_status mod_sketch(sh_sketch_params p, sh_work *w, uint64_t n_tokens, s
     size_t i, k = 0, d;
     unsigned t = 0;
     int j;
-    sh_sketch *sk;
     if (reserve(w, n) != SH_OK) return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", n);
     v = w->vals;
     p.m = sh_mod_for(p.m, p.floor, positions(n_tokens, p.w));
@@ -325,42 +319,68 @@ static sh_status mod_sketch(sh_sketch_params p, sh_work *w, uint64_t n_tokens, s
     }
     sh_sort_u64(v, k);
     for (i = 0, d = 0; i < k; i++) if (d == 0 || v[i] != v[d - 1]) v[d++] = v[i];
-    sk = (sh_sketch *)malloc(sizeof *sk + d * sizeof(uint64_t));
-    if (!sk) return sh_error_set(err, SH_ENOMEM, 0, "out of memory for a sketch of %zu values", d);
+    w->n_vals = d;
     p.s = 0;
     p.cls = 0;
-    sk->p = p;
-    sk->n_shingles = positions(n_tokens, p.w);
-    sk->n_tokens = n_tokens;
-    sk->n = d;
-    memcpy(sk->v, v, d * sizeof(uint64_t));
+    hdr->p = p;
+    hdr->n_shingles = positions(n_tokens, p.w);
+    hdr->n_tokens = n_tokens;
+    hdr->n = d;
+    return SH_OK;
+}
+
+/* A malloc'ed sketch of header hdr and values v[0..hdr->n). */
+static sh_status emit(const sh_sketch *hdr, const uint64_t *v, sh_sketch **out, sh_error *err)
+{
+    sh_sketch *sk = (sh_sketch *)malloc(sizeof *sk + hdr->n * sizeof(uint64_t));
+    if (!sk) return sh_error_set(err, SH_ENOMEM, 0, "out of memory for a sketch of %zu values", hdr->n);
+    *sk = *hdr;
+    memcpy(sk->v, v, hdr->n * sizeof(uint64_t));
     *out = sk;
+    return SH_OK;
+}
+
+void sh_sketch_identity(const sh_shingler *sh, const sh_sketch_params *params, int features, sh_sketch_params *out)
+{
+    *out = *params;
+    out->option = (uint8_t)(features ? SH_OPTION_B : sh->c.option);
+    out->k = (uint8_t)sh->c.k;
+    out->tokens = (uint8_t)sh->c.tokens;
+    out->w = features ? 0 : (uint32_t)sh->c.w;
+    out->seed = sh->c.seed;
+    out->poly = sh->c.poly;
+    out->idpoly = sh->c.idpoly;
+}
+
+sh_status sh_sketch_compute(const sh_shingler *sh, sh_work *w, const sh_sketch_params *params, int features,
+                            uint64_t n_tokens, sh_sketch *hdr, sh_error *err)
+{
+    sh_sketch_params p;
+    sh_status st;
+    memset(hdr, 0, sizeof *hdr);
+    if ((st = check_kind(params, err)) != SH_OK) return st;
+    sh_sketch_identity(sh, params, features, &p);
+    if (p.kind == SH_SKETCH_MOD && p.option == SH_OPTION_B && !features)
+        return mod_sketch(p, w, n_tokens, hdr, err);
+    if (distinct(sh, w, p.option == SH_OPTION_A, p.seed) != SH_OK)
+        return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", w->n_fps);
+    select_values(p, w->vals, w->n_vals, n_tokens, hdr);
     return SH_OK;
 }
 
 sh_status sh_sketch_build(const sh_shingler *sh, sh_work *w, const sh_sketch_params *params,
                           int features, uint64_t n_tokens, sh_sketch **out, sh_error *err)
 {
-    sh_sketch_params p = *params;
+    sh_sketch hdr;
     sh_status st;
     *out = NULL;
-    if ((st = check_kind(&p, err)) != SH_OK) return st;
-    p.option = (uint8_t)(features ? SH_OPTION_B : sh->c.option);
-    p.k = (uint8_t)sh->c.k;
-    p.tokens = (uint8_t)sh->c.tokens;
-    p.w = features ? 0 : (uint32_t)sh->c.w;
-    p.seed = sh->c.seed;
-    p.poly = sh->c.poly;
-    p.idpoly = sh->c.idpoly;
-    if (p.kind == SH_SKETCH_MOD && p.option == SH_OPTION_B && !features)
-        return mod_sketch(p, w, n_tokens, out, err);
-    if (distinct(sh, w, p.option == SH_OPTION_A, p.seed) != SH_OK)
-        return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", w->n_fps);
-    return select_values(p, w->vals, w->n_vals, n_tokens, out, err);
+    if ((st = sh_sketch_compute(sh, w, params, features, n_tokens, &hdr, err)) != SH_OK) return st;
+    return emit(&hdr, w->vals, out, err);
 }
 
 sh_status sh_sketch_select(const sh_sketch *full, const sh_sketch_params *params, sh_sketch **out, sh_error *err)
 {
+    sh_sketch hdr;
     sh_sketch_params p = full->p;
     sh_status st;
     uint64_t *tmp;
@@ -375,7 +395,8 @@ sh_status sh_sketch_select(const sh_sketch *full, const sh_sketch_params *params
     tmp = (uint64_t *)malloc((full->n ? full->n : 1) * sizeof *tmp);
     if (!tmp) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
     memcpy(tmp, full->v, full->n * sizeof *tmp);
-    st = select_values(p, tmp, full->n, full->n_tokens, out, err);
+    select_values(p, tmp, full->n, full->n_tokens, &hdr);
+    st = emit(&hdr, tmp, out, err);
     free(tmp);
     return st;
 }

@@ -69,10 +69,23 @@ uint64_t sh_mod_for(uint64_t m, uint32_t least, uint64_t n);
 /* The size class of a document with n distinct shingles: max(0, floor(log2(n/100))). */
 uint32_t sh_size_class(uint64_t n_shingles);
 
-/* Build a sketch of the shingles in w->fps[0..w->n_fps) (or, with features = 1,
- * of the set of values w->fps, w being 0 in the result). Option A labels
- * repeated shingles. params supplies kind, s, m and rules; the rest comes from
- * the shingler. The result is malloc'ed (free with free()). */
+/* The parameters of a sketch of sh's shingles, which decide what it compares
+ * with: kind, s, m, floor and rules from params; option, k, token mode, w,
+ * seed and the polynomials from the shingler (w 0 and option B for a
+ * feature set). */
+void sh_sketch_identity(const sh_shingler *sh, const sh_sketch_params *params, int features, sh_sketch_params *out);
+
+/* Sketch the shingles in w->fps[0..w->n_fps) (or, with features = 1, the set
+ * of values w->fps, w being 0 in the result). Option A labels repeated
+ * shingles. params supplies kind, s, m, floor and rules; the rest comes from
+ * the shingler. *hdr gets the sketch's header (hdr->n values) and the values,
+ * sorted, are left in w->vals[0..hdr->n), for the caller to copy where it
+ * keeps sketches (a Lua userdata, a file); they stay there until w is used
+ * again. */
+sh_status sh_sketch_compute(const sh_shingler *sh, sh_work *w, const sh_sketch_params *params, int features,
+                            uint64_t n_tokens, sh_sketch *hdr, sh_error *err);
+
+/* sh_sketch_compute into a malloc'ed sketch (free with free()). */
 sh_status sh_sketch_build(const sh_shingler *sh, sh_work *w, const sh_sketch_params *params,
                           int features, uint64_t n_tokens, sh_sketch **out, sh_error *err);
 

@@ -41,6 +41,27 @@ static inline void *shl_testudata(lua_State *L, int i, const char *tname)
 #define shl_testudata(L, i, t) luaL_testudata((L), (i), (t))
 #endif
 
+/* The number at index i as an integer, into *out: 1, or 0 when it is not a
+ * number with an integral value (5.1 has no integer subtype). */
+static inline int shl_tointeger(lua_State *L, int i, lua_Integer *out)
+{
+    if (lua_type(L, i) != LUA_TNUMBER) return 0;
+#if LUA_VERSION_NUM >= 503
+    {
+        int ok;
+        *out = lua_tointegerx(L, i, &ok);
+        return ok;
+    }
+#else
+    {
+        lua_Number d = lua_tonumber(L, i);
+        if (!(d >= -9007199254740992.0 && d <= 9007199254740992.0)) return 0;
+        *out = (lua_Integer)d;
+        return (lua_Number)*out == d;
+    }
+#endif
+}
+
 /* Push a 64-bit fingerprint: an integer on 5.3+ (two's complement, so values
  * of 2^63 and above read as negative), else 8 bytes, most significant first. */
 static inline void shl_pushu64(lua_State *L, uint64_t v)

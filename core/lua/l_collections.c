@@ -15,37 +15,6 @@
 typedef struct shl_webgraph { sh_webgraph *g; } shl_webgraph;
 typedef struct shl_collview { sh_coll_view *v; } shl_collview;
 
-static lua_Number opt_num(lua_State *L, int t, const char *k, lua_Number def)
-{
-    lua_Number v;
-    lua_getfield(L, t, k);
-    v = lua_isnil(L, -1) ? def : luaL_checknumber(L, -1);
-    lua_pop(L, 1);
-    return v;
-}
-
-static int opt_bool(lua_State *L, int t, const char *k)
-{
-    int v;
-    lua_getfield(L, t, k);
-    v = lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    return v;
-}
-
-/* The string stays referenced by the table during the call. */
-static const char *opt_str(lua_State *L, int t, const char *k)
-{
-    const char *v;
-    lua_getfield(L, t, k);
-    v = lua_isnil(L, -1) ? NULL : luaL_checkstring(L, -1);
-    lua_pop(L, 1);
-    return v;
-}
-
-#define SETI(k, v) (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, k))
-#define SETN(k, v) (lua_pushnumber(L, (lua_Number)(v)), lua_setfield(L, -2, k))
-
 /* ---- the web graph builder ---------------------------------------------- */
 
 /* core.webgraph(dir, { memory, temp_dir, site_depth, seed, anchored, max_bytes }) -> builder, or nil, err */
@@ -57,12 +26,12 @@ static int wg_new(lua_State *L)
     memset(&c, 0, sizeof c);
     c.dir = luaL_checkstring(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
-    c.memory = (size_t)opt_num(L, 2, "memory", 256.0 * 1024 * 1024);
-    c.temp_dir = opt_str(L, 2, "temp_dir");
-    c.site_depth = (unsigned)opt_num(L, 2, "site_depth", 1);
-    c.seed = (uint64_t)opt_num(L, 2, "seed", 0);
-    c.anchored = opt_bool(L, 2, "anchored");
-    c.max_bytes = (size_t)opt_num(L, 2, "max_bytes", 0);
+    c.memory = (size_t)shl_opt_num(L, 2, "memory", 256.0 * 1024 * 1024);
+    c.temp_dir = shl_opt_str(L, 2, "temp_dir", NULL);
+    c.site_depth = (unsigned)shl_opt_num(L, 2, "site_depth", 1);
+    c.seed = shl_opt_u64(L, 2, "seed", 0);
+    c.anchored = shl_opt_bool(L, 2, "anchored", 0);
+    c.max_bytes = (size_t)shl_opt_num(L, 2, "max_bytes", 0);
     luaL_argcheck(L, c.site_depth >= 1 && c.site_depth <= 64, 2, "site_depth must be 1 to 64");
     u = (shl_webgraph *)shl_newuserdata(L, sizeof *u);
     u->g = NULL;
@@ -112,8 +81,8 @@ static int wg_add(lua_State *L)
         lua_getfield(L, t, "text");
         if (!lua_isnil(L, -1)) in[i].data = luaL_checklstring(L, -1, &in[i].len);
         lua_pop(L, 1);
-        in[i].path = opt_str(L, t, "path");
-        in[i].html = opt_bool(L, t, "html");
+        in[i].path = shl_opt_str(L, t, "path", NULL);
+        in[i].html = shl_opt_bool(L, t, "html", 0);
         if (!in[i].data && !in[i].path) return luaL_error(L, "page %d has neither text nor path", (int)(i + 1));
         lua_pop(L, 1);
     }
@@ -162,13 +131,13 @@ static int wg_edges(lua_State *L)
 static void push_wg_stats(lua_State *L, const sh_webgraph_stats *st)
 {
     lua_createtable(L, 0, 20);
-    SETI("pages", st->pages); SETI("ok", st->ok); SETI("empty", st->empty); SETI("unreadable", st->unreadable);
-    SETI("duplicate_urls", st->duplicate_urls); SETI("bad_urls", st->bad_urls); SETI("bytes", st->bytes);
-    SETI("sites", st->sites); SETI("links_found", st->links_found); SETI("links", st->links);
-    SETI("links_nowhere", st->links_nowhere); SETI("self_links", st->self_links);
-    SETI("duplicate_links", st->duplicate_links); SETI("edges_unknown_source", st->edges_unknown_source);
-    SETI("chunks_whole", st->chunks[0]); SETI("chunks_lines4", st->chunks[1]); SETI("chunks_lines2", st->chunks[2]);
-    SETN("t_pages", st->t_pages); SETN("t_links", st->t_links);
+    SHL_SETI(L, "pages", st->pages); SHL_SETI(L, "ok", st->ok); SHL_SETI(L, "empty", st->empty); SHL_SETI(L, "unreadable", st->unreadable);
+    SHL_SETI(L, "duplicate_urls", st->duplicate_urls); SHL_SETI(L, "bad_urls", st->bad_urls); SHL_SETI(L, "bytes", st->bytes);
+    SHL_SETI(L, "sites", st->sites); SHL_SETI(L, "links_found", st->links_found); SHL_SETI(L, "links", st->links);
+    SHL_SETI(L, "links_nowhere", st->links_nowhere); SHL_SETI(L, "self_links", st->self_links);
+    SHL_SETI(L, "duplicate_links", st->duplicate_links); SHL_SETI(L, "edges_unknown_source", st->edges_unknown_source);
+    SHL_SETI(L, "chunks_whole", st->chunks[0]); SHL_SETI(L, "chunks_lines4", st->chunks[1]); SHL_SETI(L, "chunks_lines2", st->chunks[2]);
+    SHL_SETN(L, "t_pages", st->t_pages); SHL_SETN(L, "t_links", st->t_links);
 }
 
 /* g:finish() -> stats, or nil, err */
@@ -224,26 +193,26 @@ static int c_trivial(lua_State *L)
     lua_Number t;
     memset(&c, 0, sizeof c);
     luaL_checktype(L, 2, LUA_TTABLE);
-    c.name = opt_str(L, 2, "name");
-    scheme = opt_str(L, 2, "scheme");
-    c.clusters = opt_str(L, 2, "clusters");
+    c.name = shl_opt_str(L, 2, "name", NULL);
+    scheme = shl_opt_str(L, 2, "scheme", NULL);
+    c.clusters = shl_opt_str(L, 2, "clusters", NULL);
     c.scheme = scheme ? sh_chunk_scheme(scheme) : -1;
     if (!c.clusters && c.scheme < 0)
         return luaL_error(L, "scheme '%s'; use whole, lines4 or lines2 (or give clusters)", scheme ? scheme : "nil");
     if (!c.name) c.name = scheme;
     luaL_argcheck(L, c.name != NULL, 2, "a name is needed with clusters");
-    t = opt_num(L, 2, "threshold", 1);
+    t = shl_opt_num(L, 2, "threshold", 1);
     luaL_argcheck(L, t >= 1 && t <= 4294967295.0, 2, "threshold must be at least 1");
     c.threshold = (uint32_t)t;
-    c.max_df = (uint32_t)opt_num(L, 2, "max_df", 0);
-    c.memory = (size_t)opt_num(L, 2, "memory", 256.0 * 1024 * 1024);
-    c.temp_dir = opt_str(L, 2, "temp_dir");
+    c.max_df = (uint32_t)shl_opt_num(L, 2, "max_df", 0);
+    c.memory = (size_t)shl_opt_num(L, 2, "memory", 256.0 * 1024 * 1024);
+    c.temp_dir = shl_opt_str(L, 2, "temp_dir", NULL);
     if (sh_coll_trivial(dir, &c, &st, &err) != SH_OK) return shl_fail(L, &err);
     lua_createtable(L, 0, 12);
-    SETI("chunk_records", st.chunk_records); SETI("distinct_chunks", st.distinct_chunks);
-    SETI("common_dropped", st.common_dropped); SETI("pair_records", st.pair_records); SETI("pairs", st.pairs);
-    SETI("similar_pairs", st.similar_pairs); SETI("clusters", st.clusters);
-    SETI("pages_in_clusters", st.pages_in_clusters); SETI("largest", st.largest); SETN("seconds", st.seconds);
+    SHL_SETI(L, "chunk_records", st.chunk_records); SHL_SETI(L, "distinct_chunks", st.distinct_chunks);
+    SHL_SETI(L, "common_dropped", st.common_dropped); SHL_SETI(L, "pair_records", st.pair_records); SHL_SETI(L, "pairs", st.pairs);
+    SHL_SETI(L, "similar_pairs", st.similar_pairs); SHL_SETI(L, "clusters", st.clusters);
+    SHL_SETI(L, "pages_in_clusters", st.pages_in_clusters); SHL_SETI(L, "largest", st.largest); SHL_SETN(L, "seconds", st.seconds);
     push_hist(L, st.hist);
     lua_setfield(L, -2, "replicas");
     return 1;
@@ -261,35 +230,35 @@ static int c_grow(lua_State *L)
     size_t i;
     memset(&c, 0, sizeof c);
     luaL_checktype(L, 2, LUA_TTABLE);
-    c.trivial = opt_str(L, 2, "trivial");
+    c.trivial = shl_opt_str(L, 2, "trivial", NULL);
     luaL_argcheck(L, c.trivial != NULL, 2, "trivial (the name of the trivial clusters) is needed");
-    c.extended = opt_bool(L, 2, "extended");
-    c.single_site = opt_bool(L, 2, "single_site");
-    start = opt_str(L, 2, "start");
+    c.extended = shl_opt_bool(L, 2, "extended", 0);
+    c.single_site = shl_opt_bool(L, 2, "single_site", 0);
+    start = shl_opt_str(L, 2, "start", NULL);
     if (!start || strcmp(start, "inlinks") == 0) c.start = SH_START_INLINKS;
     else if (strcmp(start, "first") == 0) c.start = SH_START_FIRST;
     else return luaL_error(L, "start '%s'; use inlinks or first", start);
-    c.min_cardinality = (uint32_t)opt_num(L, 2, "min_cardinality", 2);
-    c.min_size = (uint32_t)opt_num(L, 2, "min_size", 1);
+    c.min_cardinality = (uint32_t)shl_opt_num(L, 2, "min_cardinality", 2);
+    c.min_size = (uint32_t)shl_opt_num(L, 2, "min_size", 1);
     luaL_argcheck(L, c.min_cardinality >= 1 && c.min_size >= 1, 2, "min_cardinality and min_size must be at least 1");
-    c.memory = (size_t)opt_num(L, 2, "memory", 256.0 * 1024 * 1024);
-    c.temp_dir = opt_str(L, 2, "temp_dir");
+    c.memory = (size_t)shl_opt_num(L, 2, "memory", 256.0 * 1024 * 1024);
+    c.temp_dir = shl_opt_str(L, 2, "temp_dir", NULL);
     if (sh_coll_grow(dir, &c, &st, &err) != SH_OK) return shl_fail(L, &err);
     lua_createtable(L, 0, 24);
-    SETI("trivial_clusters", st.trivial_clusters); SETI("links_considered", st.links_considered);
-    SETI("summary_rows", st.summary_rows); SETI("merge_edges", st.merge_edges); SETI("components", st.components);
-    SETI("clusters", st.clusters); SETI("collections", st.collections);
-    SETI("pages_in_collections", st.pages_in_collections); SETI("distinct_pages", st.distinct_pages);
-    SETI("shared_pages", st.shared_pages); SETI("small_clusters", st.small_clusters);
-    SETI("split_components", st.split_components); SETI("unmatched", st.unmatched);
-    SETI("bytes_total", st.bytes_total); SETI("bytes_avoidable", st.bytes_avoidable);
-    SETI("pages_avoidable", st.pages_avoidable);
-    SETN("t_summary", st.t_summary); SETN("t_regain", st.t_regain); SETN("t_report", st.t_report);
+    SHL_SETI(L, "trivial_clusters", st.trivial_clusters); SHL_SETI(L, "links_considered", st.links_considered);
+    SHL_SETI(L, "summary_rows", st.summary_rows); SHL_SETI(L, "merge_edges", st.merge_edges); SHL_SETI(L, "components", st.components);
+    SHL_SETI(L, "clusters", st.clusters); SHL_SETI(L, "collections", st.collections);
+    SHL_SETI(L, "pages_in_collections", st.pages_in_collections); SHL_SETI(L, "distinct_pages", st.distinct_pages);
+    SHL_SETI(L, "shared_pages", st.shared_pages); SHL_SETI(L, "small_clusters", st.small_clusters);
+    SHL_SETI(L, "split_components", st.split_components); SHL_SETI(L, "unmatched", st.unmatched);
+    SHL_SETI(L, "bytes_total", st.bytes_total); SHL_SETI(L, "bytes_avoidable", st.bytes_avoidable);
+    SHL_SETI(L, "pages_avoidable", st.pages_avoidable);
+    SHL_SETN(L, "t_summary", st.t_summary); SHL_SETN(L, "t_regain", st.t_regain); SHL_SETN(L, "t_report", st.t_report);
     lua_createtable(L, (int)st.n_top, 0);
     for (i = 0; i < st.n_top; i++) {
         lua_createtable(L, 0, 4);
-        SETI("cluster", st.top[i].cluster); SETI("cardinality", st.top[i].cardinality);
-        SETI("size", st.top[i].size); SETI("root", (lua_Integer)st.top[i].root + 1);
+        SHL_SETI(L, "cluster", st.top[i].cluster); SHL_SETI(L, "cardinality", st.top[i].cardinality);
+        SHL_SETI(L, "size", st.top[i].size); SHL_SETI(L, "root", (lua_Integer)st.top[i].root + 1);
         lua_rawseti(L, -2, (int)(i + 1));
     }
     lua_setfield(L, -2, "top");
@@ -326,15 +295,15 @@ static void push_page(lua_State *L, const sh_coll_view *v, uint32_t p)
     const char *url = sh_coll_view_url(v, p, &len);
     uint32_t tsize, coll, t = sh_coll_view_trivial(v, p, &tsize), cl = sh_coll_view_cluster(v, p, &coll);
     lua_createtable(L, 0, 10);
-    SETI("page", (lua_Integer)p + 1);
+    SHL_SETI(L, "page", (lua_Integer)p + 1);
     lua_pushlstring(L, url, len); lua_setfield(L, -2, "url");
     lua_pushstring(L, sh_coll_view_site(v, r->site)); lua_setfield(L, -2, "site");
-    SETI("bytes", r->bytes);
+    SHL_SETI(L, "bytes", r->bytes);
     lua_pushstring(L, page_status[r->status & 3]); lua_setfield(L, -2, "status");
-    SETI("trivial", (lua_Integer)t + 1);
-    SETI("replicas", tsize ? tsize - 1 : 0);
-    SETI("ext_in", r->ext_in);
-    if (cl) { SETI("cluster", cl); SETI("collection", (lua_Integer)coll + 1); }
+    SHL_SETI(L, "trivial", (lua_Integer)t + 1);
+    SHL_SETI(L, "replicas", tsize ? tsize - 1 : 0);
+    SHL_SETI(L, "ext_in", r->ext_in);
+    if (cl) { SHL_SETI(L, "cluster", cl); SHL_SETI(L, "collection", (lua_Integer)coll + 1); }
 }
 
 /* v:lookup(urls) -> list with, for each URL, a page table or false */
@@ -381,15 +350,15 @@ static int v_collections(lua_State *L)
     for (i = 0; i < n; i++) {
         const char *url;
         lua_createtable(L, 0, 12);
-        SETI("cluster", c[i].cluster); SETI("index", (lua_Integer)c[i].index + 1);
-        SETI("root", (lua_Integer)c[i].root + 1);
+        SHL_SETI(L, "cluster", c[i].cluster); SHL_SETI(L, "index", (lua_Integer)c[i].index + 1);
+        SHL_SETI(L, "root", (lua_Integer)c[i].root + 1);
         url = sh_coll_view_url(v, c[i].root, &len);
         lua_pushlstring(L, url, len); lua_setfield(L, -2, "root_url");
         lua_pushstring(L, sh_coll_view_site(v, c[i].site)); lua_setfield(L, -2, "site");
         url = sh_coll_view_url(v, c[i].prefix_page, &len);
         lua_pushlstring(L, url, c[i].prefix_len <= len ? c[i].prefix_len : len); lua_setfield(L, -2, "prefix");
-        SETI("pages", c[i].pages); SETI("bytes", c[i].bytes);
-        SETI("avoid_pages", c[i].avoid_pages); SETI("avoid_bytes", c[i].avoid_bytes);
+        SHL_SETI(L, "pages", c[i].pages); SHL_SETI(L, "bytes", c[i].bytes);
+        SHL_SETI(L, "avoid_pages", c[i].avoid_pages); SHL_SETI(L, "avoid_bytes", c[i].avoid_bytes);
         lua_pushboolean(L, (c[i].flags & SH_COLL_KEPT) != 0); lua_setfield(L, -2, "kept");
         lua_pushboolean(L, (c[i].flags & SH_COLL_WHOLE_SITE) != 0); lua_setfield(L, -2, "whole_site");
         lua_rawseti(L, -2, (int)(i + 1));
@@ -408,9 +377,9 @@ static int v_members(lua_State *L)
     for (i = 0; i < n; i++) {
         const char *url = sh_coll_view_url(v, m[i].page, &len);
         lua_createtable(L, 0, 3);
-        SETI("page", (lua_Integer)m[i].page + 1);
+        SHL_SETI(L, "page", (lua_Integer)m[i].page + 1);
         lua_pushlstring(L, url, len); lua_setfield(L, -2, "url");
-        SETI("collection", (lua_Integer)m[i].collection + 1);
+        SHL_SETI(L, "collection", (lua_Integer)m[i].collection + 1);
         lua_rawseti(L, -2, (int)(i + 1));
     }
     return 1;
@@ -429,6 +398,11 @@ static int v_close(lua_State *L)
     return 0;
 }
 
+static void free_chunks(void *p)
+{
+    sh_chunks_free((sh_chunks *)p);
+}
+
 /* core.chunks(text, html [, { seed, anchored }]) -> { whole = {...}, lines4 = {...}, lines2 = {...}, tokens, lines } */
 static int c_chunks(lua_State *L)
 {
@@ -436,30 +410,30 @@ static int c_chunks(lua_State *L)
     const char *text = luaL_checklstring(L, 1, &n);
     int html = lua_toboolean(L, 2), s;
     sh_chunker ck;
-    sh_chunks ch;
+    sh_chunks *chp;
     sh_error err;
     uint64_t seed = 0;
     int anchored = 0;
     if (lua_istable(L, 3)) {
-        seed = (uint64_t)opt_num(L, 3, "seed", 0);
-        anchored = opt_bool(L, 3, "anchored");
+        seed = shl_opt_u64(L, 3, "seed", 0);
+        anchored = shl_opt_bool(L, 3, "anchored", 0);
     }
     sh_chunker_init(&ck, seed, anchored);
-    memset(&ch, 0, sizeof ch);
-    if (sh_chunks_compute(&ck, text, n, html, &ch, &err) != SH_OK) { sh_chunks_free(&ch); return shl_fail(L, &err); }
+    chp = (sh_chunks *)shl_newbox(L, sizeof *chp, free_chunks);
+    if (sh_chunks_compute(&ck, text, n, html, chp, &err) != SH_OK) return shl_fail(L, &err);
     lua_createtable(L, 0, 5);
     for (s = 0; s < SH_CHUNK_SCHEMES; s++) {
         size_t i;
-        lua_createtable(L, (int)ch.n[s], 0);
-        for (i = 0; i < ch.n[s]; i++) {
-            lua_pushinteger(L, (lua_Integer)ch.fp[s][i]);  /* 32 bits: exact in a double too */
+        lua_createtable(L, (int)chp->n[s], 0);
+        for (i = 0; i < chp->n[s]; i++) {
+            lua_pushinteger(L, (lua_Integer)chp->fp[s][i]);  /* 32 bits: exact in a double too */
             lua_rawseti(L, -2, (int)(i + 1));
         }
         lua_setfield(L, -2, sh_chunk_scheme_name(s));
     }
-    SETI("tokens", ch.n_tokens);
-    SETI("lines", ch.n_lines);
-    sh_chunks_free(&ch);
+    SHL_SETI(L, "tokens", chp->n_tokens);
+    SHL_SETI(L, "lines", chp->n_lines);
+    shl_box_done(L, -2);
     return 1;
 }
 
@@ -484,13 +458,7 @@ void shl_open_collections(lua_State *L)
         { "members", v_members }, { "npages", v_npages }, { "close", v_close }, { NULL, NULL } };
     static const luaL_Reg funcs[] = { { "webgraph", wg_new }, { "coll_trivial", c_trivial }, { "coll_grow", c_grow },
         { "coll_view", v_open }, { "chunks", c_chunks }, { "url_site", c_url_site }, { NULL, NULL } };
-    luaL_newmetatable(L, SHL_WEBGRAPH);
-    lua_pushcfunction(L, wg_close); lua_setfield(L, -2, "__gc");
-    lua_newtable(L); shl_setfuncs(L, wg_m); lua_setfield(L, -2, "__index");
-    lua_pop(L, 1);
-    luaL_newmetatable(L, SHL_COLLVIEW);
-    lua_pushcfunction(L, v_close); lua_setfield(L, -2, "__gc");
-    lua_newtable(L); shl_setfuncs(L, v_m); lua_setfield(L, -2, "__index");
-    lua_pop(L, 1);
+    shl_newclass(L, SHL_WEBGRAPH, wg_m, NULL, wg_close);
+    shl_newclass(L, SHL_COLLVIEW, v_m, NULL, v_close);
     shl_setfuncs(L, funcs);
 }

@@ -9,6 +9,7 @@ int luaopen_shingle_core(lua_State *L);
 int luaopen_shingle_core(lua_State *L)
 {
     lua_newtable(L);
+    shl_open_aux(L);
     shl_open_sketch(L);
     shl_open_shingler(L);
     shl_open_util(L);

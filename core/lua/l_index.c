@@ -4,6 +4,7 @@
 #include <string.h>
 #include "lshingle.h"
 #include "index.h"
+#include "policy.h"
 
 #define SHL_INDEX "shingle.Index"
 #define SHL_ADDER "shingle.IndexAdder"
@@ -34,9 +35,9 @@ static int ix_open(lua_State *L)
     shl_index *u;
     sh_error err;
     if (lua_istable(L, 2)) {
-        lua_getfield(L, 2, "readonly"); readonly = lua_toboolean(L, -1); lua_pop(L, 1);
-        lua_getfield(L, 2, "create"); if (!lua_isnil(L, -1)) create = lua_toboolean(L, -1); lua_pop(L, 1);
-        lua_getfield(L, 2, "map_size"); if (!lua_isnil(L, -1)) map = (size_t)luaL_checknumber(L, -1); lua_pop(L, 1);
+        readonly = shl_opt_bool(L, 2, "readonly", 0);
+        create = shl_opt_bool(L, 2, "create", 1);
+        map = (size_t)shl_opt_num(L, 2, "map_size", 0);
     }
     u = (shl_index *)shl_newuserdata(L, sizeof *u);
     u->ix = NULL;
@@ -46,14 +47,13 @@ static int ix_open(lua_State *L)
     return 1;
 }
 
+/* ix:close() (and __gc, __close): idempotent. */
 static int ix_close(lua_State *L)
 {
     shl_index *u = (shl_index *)luaL_checkudata(L, 1, SHL_INDEX);
     if (u->ix) { sh_index_close(u->ix); u->ix = NULL; }
     return 0;
 }
-
-static const char *const policies[] = { "resemblance", "containment", "either", "both", NULL };
 
 /* ix:params() -> { sketch params..., policy, threshold } or nil for an empty index */
 static int ix_params(lua_State *L)
@@ -73,7 +73,7 @@ static int ix_params(lua_State *L)
     lua_getfield(L, -1, "params");
     lua_pushvalue(L, -2);
     lua_call(L, 1, 1);
-    lua_pushstring(L, policies[pol]); lua_setfield(L, -2, "policy");
+    lua_pushstring(L, sh_policy_name(pol)); lua_setfield(L, -2, "policy");
     lua_pushnumber(L, thr); lua_setfield(L, -2, "threshold");
     return 1;
 }
@@ -83,34 +83,27 @@ static int ix_begin(lua_State *L)
 {
     shl_index *u = check_ix(L, 1);
     const char *sweep = luaL_checkstring(L, 2);
-    shl_shingler *sh = (shl_shingler *)luaL_checkudata(L, 3, SHL_SHINGLER);
-    sh_sketch_params id = sh->sp;
+    shl_shingler *sh = shl_checkshingler(L, 3);
+    sh_sketch_params id;
     sh_policy pol = SH_POLICY_RESEMBLANCE;
     double thr = 0.5;
-    uint32_t max_df = 0;
+    lua_Integer max_df = 0;
     shl_adder *a;
     sh_error err;
     if (lua_istable(L, 4)) {
-        lua_getfield(L, 4, "policy");
-        if (!lua_isnil(L, -1)) pol = (sh_policy)luaL_checkoption(L, -1, NULL, policies);
-        lua_pop(L, 1);
-        lua_getfield(L, 4, "threshold"); if (!lua_isnil(L, -1)) thr = luaL_checknumber(L, -1); lua_pop(L, 1);
-        lua_getfield(L, 4, "max_df"); if (!lua_isnil(L, -1)) max_df = (uint32_t)luaL_checkinteger(L, -1); lua_pop(L, 1);
+        pol = (sh_policy)shl_opt_policy(L, 4, "policy", SH_POLICY_RESEMBLANCE);
+        thr = shl_opt_num(L, 4, "threshold", 0.5);
+        max_df = shl_opt_int(L, 4, "max_df", 0);
     }
     luaL_argcheck(L, thr >= 0 && thr <= 1, 4, "threshold must be between 0 and 1");
-    id.option = (uint8_t)sh->sh.c.option;
-    id.k = (uint8_t)sh->sh.c.k;
-    id.tokens = (uint8_t)sh->sh.c.tokens;
-    id.w = (uint32_t)sh->sh.c.w;
-    id.seed = sh->sh.c.seed;
-    id.poly = sh->sh.c.poly;
-    id.idpoly = sh->sh.c.idpoly;
+    luaL_argcheck(L, max_df >= 0 && max_df <= (lua_Integer)UINT32_MAX, 4, "max_df must be 0 (no limit) or more");
+    sh_sketch_identity(&sh->sh, &sh->sp, 0, &id);
     a = (shl_adder *)shl_newuserdata(L, sizeof *a);
     a->a = NULL;
     a->ref = LUA_NOREF;
     luaL_getmetatable(L, SHL_ADDER);
     lua_setmetatable(L, -2);
-    if (sh_index_begin(u->ix, sweep, &id, pol, thr, max_df, &a->a, &err) != SH_OK) return shl_fail(L, &err);
+    if (sh_index_begin(u->ix, sweep, &id, pol, thr, (uint32_t)max_df, &a->a, &err) != SH_OK) return shl_fail(L, &err);
     lua_pushvalue(L, 1);
     a->ref = luaL_ref(L, LUA_REGISTRYINDEX); /* the index outlives its adder */
     return 1;
@@ -181,13 +174,14 @@ static int adder_set(lua_State *L)
 static int ix_get(lua_State *L)
 {
     shl_index *u = check_ix(L, 1);
-    char *d;
+    const char *key = luaL_checkstring(L, 2);
+    char **d = (char **)shl_newptrbox(L);
     size_t n;
     sh_error err;
-    if (sh_index_meta_get(u->ix, luaL_checkstring(L, 2), &d, &n, &err) != SH_OK) return shl_fail(L, &err);
-    if (!d) { lua_pushnil(L); return 1; }
-    lua_pushlstring(L, d, n);
-    free(d);
+    if (sh_index_meta_get(u->ix, key, d, &n, &err) != SH_OK) return shl_fail(L, &err);
+    if (!*d) lua_pushnil(L);
+    else lua_pushlstring(L, *d, n);
+    shl_box_done(L, -2);
     return 1;
 }
 
@@ -226,20 +220,23 @@ static int ix_similar(lua_State *L)
     double thr = 0.5;
     lua_Integer top = 10, max_df = 0;
     int by_c = 0, pol = -1;
-    sh_index_hit *h;
+    sh_index_hit **hb, *h;
     size_t n, i;
     sh_error err;
     if (lua_istable(L, 3)) {
-        lua_getfield(L, 3, "threshold"); if (!lua_isnil(L, -1)) thr = luaL_checknumber(L, -1); lua_pop(L, 1);
-        lua_getfield(L, 3, "top"); if (!lua_isnil(L, -1)) top = luaL_checkinteger(L, -1); lua_pop(L, 1);
-        lua_getfield(L, 3, "containment"); by_c = lua_toboolean(L, -1); lua_pop(L, 1);
-        lua_getfield(L, 3, "policy"); if (!lua_isnil(L, -1)) pol = luaL_checkoption(L, -1, NULL, policies); lua_pop(L, 1);
-        lua_getfield(L, 3, "max_df"); if (!lua_isnil(L, -1)) max_df = luaL_checkinteger(L, -1); lua_pop(L, 1);
+        thr = shl_opt_num(L, 3, "threshold", 0.5);
+        top = shl_opt_int(L, 3, "top", 10);
+        by_c = shl_opt_bool(L, 3, "containment", 0);
+        pol = shl_opt_policy(L, 3, "policy", -1);
+        max_df = shl_opt_int(L, 3, "max_df", 0);
     }
-    luaL_argcheck(L, top >= 0 && max_df >= 0, 3, "top and max_df are not negative");
+    luaL_argcheck(L, top >= 0 && max_df >= 0 && top <= (lua_Integer)UINT32_MAX && max_df <= (lua_Integer)UINT32_MAX, 3,
+                  "top and max_df are not negative");
     if (pol < 0) pol = by_c ? SH_POLICY_CONTAINMENT : SH_POLICY_RESEMBLANCE;
-    if (sh_index_similar(u->ix, q, thr, (sh_policy)pol, by_c, (uint32_t)top, (uint32_t)max_df, &h, &n, &err) != SH_OK)
+    hb = (sh_index_hit **)shl_newptrbox(L);
+    if (sh_index_similar(u->ix, q, thr, (sh_policy)pol, by_c, (uint32_t)top, (uint32_t)max_df, hb, &n, &err) != SH_OK)
         return shl_fail(L, &err);
+    h = *hb;
     lua_createtable(L, (int)n, 0);
     for (i = 0; i < n; i++) {
         lua_createtable(L, 0, 5);
@@ -250,7 +247,7 @@ static int ix_similar(lua_State *L)
         lua_pushinteger(L, h[i].shared); lua_setfield(L, -2, "shared");
         lua_rawseti(L, -2, (int)(i + 1));
     }
-    free(h);
+    shl_box_done(L, -2);
     return 1;
 }
 
@@ -262,10 +259,10 @@ static int ix_doc(lua_State *L)
     shl_index *u = check_ix(L, 1);
     uint32_t id = check_id(L, 2);
     sh_ixdoc d;
-    sh_sketch *sk;
+    sh_sketch **sk = (sh_sketch **)shl_newptrbox(L);
     char url[8192], sweep[256];
     sh_error err;
-    if (sh_index_doc_get(u->ix, id, &d, &sk, url, sizeof url, sweep, sizeof sweep, &err) != SH_OK) return shl_fail(L, &err);
+    if (sh_index_doc_get(u->ix, id, &d, sk, url, sizeof url, sweep, sizeof sweep, &err) != SH_OK) return shl_fail(L, &err);
     lua_createtable(L, 0, 9);
     lua_pushinteger(L, (lua_Integer)id + 1); lua_setfield(L, -2, "id");
     lua_pushstring(L, url); lua_setfield(L, -2, "url");
@@ -276,13 +273,15 @@ static int ix_doc(lua_State *L)
     lua_pushinteger(L, d.n_shingles); lua_setfield(L, -2, "shingles");
     lua_pushinteger(L, d.n_tokens); lua_setfield(L, -2, "tokens");
     lua_pushstring(L, relations[d.dup < 4 ? d.dup : 0]); lua_setfield(L, -2, "relation");
-    shl_pushsketch(L, sk);
-    free(sk);
+    shl_pushsketch(L, *sk);
+    shl_box_done(L, -3);
     return 2;
 }
 
-static int push_ids(lua_State *L, sh_status s, const sh_error *err, uint32_t *ids, size_t n)
+/* The list *ids (held by the box on top) as 1-based ids, or the failure. */
+static int push_ids(lua_State *L, sh_status s, const sh_error *err, uint32_t *const *slot, size_t n)
 {
+    const uint32_t *ids = *slot;
     size_t i;
     if (s != SH_OK) return shl_fail(L, err);
     lua_createtable(L, (int)n, 0);
@@ -290,7 +289,7 @@ static int push_ids(lua_State *L, sh_status s, const sh_error *err, uint32_t *id
         lua_pushinteger(L, (lua_Integer)ids[i] + 1);
         lua_rawseti(L, -2, (int)(i + 1));
     }
-    free(ids);
+    shl_box_done(L, -2);
     return 1;
 }
 
@@ -299,29 +298,30 @@ static int ix_url_docs(lua_State *L)
     shl_index *u = check_ix(L, 1);
     size_t len, n;
     const char *url = luaL_checklstring(L, 2, &len);
-    uint32_t *ids;
+    uint32_t **ids = (uint32_t **)shl_newptrbox(L);
     sh_error err;
-    sh_status s = sh_index_url_docs(u->ix, url, len, &ids, &n, &err);
+    sh_status s = sh_index_url_docs(u->ix, url, len, ids, &n, &err);
     return push_ids(L, s, &err, ids, n);
 }
 
 static int ix_cluster_docs(lua_State *L)
 {
     shl_index *u = check_ix(L, 1);
-    uint32_t c = check_id(L, 2), *ids;
+    uint32_t c = check_id(L, 2), **ids = (uint32_t **)shl_newptrbox(L);
     size_t n;
     sh_error err;
-    sh_status s = sh_index_cluster_docs(u->ix, c, &ids, &n, &err);
+    sh_status s = sh_index_cluster_docs(u->ix, c, ids, &n, &err);
     return push_ids(L, s, &err, ids, n);
 }
 
 static int ix_sweep_docs(lua_State *L)
 {
     shl_index *u = check_ix(L, 1);
-    uint32_t *ids;
+    const char *sweep = luaL_checkstring(L, 2);
+    uint32_t **ids = (uint32_t **)shl_newptrbox(L);
     size_t n;
     sh_error err;
-    sh_status s = sh_index_sweep_docs(u->ix, luaL_checkstring(L, 2), &ids, &n, &err);
+    sh_status s = sh_index_sweep_docs(u->ix, sweep, ids, &n, &err);
     return push_ids(L, s, &err, ids, n);
 }
 
@@ -329,21 +329,21 @@ static int ix_sweep_docs(lua_State *L)
 static int ix_sweeps(lua_State *L)
 {
     shl_index *u = check_ix(L, 1);
-    char *names;
-    uint32_t *counts;
+    char **names = (char **)shl_newptrbox(L);
+    uint32_t **counts = (uint32_t **)shl_newptrbox(L);
     size_t n, i, off = 0;
     sh_error err;
-    if (sh_index_sweeps(u->ix, &names, &counts, &n, &err) != SH_OK) return shl_fail(L, &err);
+    if (sh_index_sweeps(u->ix, names, counts, &n, &err) != SH_OK) return shl_fail(L, &err);
     lua_createtable(L, (int)n, 0);
     for (i = 0; i < n; i++) {
         lua_createtable(L, 0, 2);
-        lua_pushstring(L, names + off); lua_setfield(L, -2, "name");
-        lua_pushinteger(L, counts[i]); lua_setfield(L, -2, "documents");
-        off += strlen(names + off) + 1;
+        lua_pushstring(L, *names + off); lua_setfield(L, -2, "name");
+        lua_pushinteger(L, (*counts)[i]); lua_setfield(L, -2, "documents");
+        off += strlen(*names + off) + 1;
         lua_rawseti(L, -2, (int)(i + 1));
     }
-    free(names);
-    free(counts);
+    shl_box_done(L, -2);
+    shl_box_done(L, -3);
     return 1;
 }
 
@@ -383,13 +383,7 @@ void shl_open_index(lua_State *L)
     };
     static const luaL_Reg am[] = { { "add", adder_add }, { "set", adder_set }, { "commit", adder_commit }, { "abort", adder_abort }, { NULL, NULL } };
     static const luaL_Reg funcs[] = { { "index", ix_open }, { NULL, NULL } };
-    luaL_newmetatable(L, SHL_INDEX);
-    lua_pushcfunction(L, ix_close); lua_setfield(L, -2, "__gc");
-    lua_newtable(L); shl_setfuncs(L, ixm); lua_setfield(L, -2, "__index");
-    lua_pop(L, 1);
-    luaL_newmetatable(L, SHL_ADDER);
-    lua_pushcfunction(L, adder_abort); lua_setfield(L, -2, "__gc");
-    lua_newtable(L); shl_setfuncs(L, am); lua_setfield(L, -2, "__index");
-    lua_pop(L, 1);
+    shl_newclass(L, SHL_INDEX, ixm, NULL, ix_close);
+    shl_newclass(L, SHL_ADDER, am, NULL, adder_abort);
     shl_setfuncs(L, funcs);
 }

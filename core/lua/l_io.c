@@ -21,11 +21,7 @@ static int warc_open(lua_State *L)
     shl_warc *u;
     sh_error err;
     memset(&o, 0, sizeof o);
-    if (lua_istable(L, 2)) {
-        lua_getfield(L, 2, "max_record");
-        if (!lua_isnil(L, -1)) o.max_record = (size_t)luaL_checknumber(L, -1);
-        lua_pop(L, 1);
-    }
+    if (lua_istable(L, 2)) o.max_record = (size_t)shl_opt_num(L, 2, "max_record", 0);
     u = (shl_warc *)shl_newuserdata(L, sizeof *u);
     memset(u, 0, sizeof *u);
     luaL_getmetatable(L, SHL_WARC);
@@ -96,11 +92,17 @@ static int warc_batch(lua_State *L)
     return 2;
 }
 
+/* r:close() (and __gc, __close): idempotent. */
 static int warc_close(lua_State *L)
 {
     shl_warc *u = (shl_warc *)luaL_checkudata(L, 1, SHL_WARC);
     if (u->w) { sh_warc_close(u->w); u->w = NULL; }
     return 0;
+}
+
+static void free_links(void *p)
+{
+    sh_links_free((sh_links *)p);
 }
 
 /* core.links(html, page_url) -> list of absolute URLs (fragments dropped) */
@@ -109,29 +111,22 @@ static int links(lua_State *L)
     size_t n, un, i;
     const char *html = luaL_checklstring(L, 1, &n);
     const char *url = luaL_checklstring(L, 2, &un);
-    sh_links ls;
+    sh_links *ls = (sh_links *)shl_newbox(L, sizeof *ls, free_links);
     sh_error err;
-    memset(&ls, 0, sizeof ls);
-    if (sh_links_extract(html, n, url, un, &ls, &err) != SH_OK) {
-        sh_links_free(&ls);
-        return shl_fail(L, &err);
-    }
-    lua_createtable(L, (int)ls.n, 0);
-    for (i = 0; i < ls.n; i++) {
-        lua_pushlstring(L, ls.text + ls.v[i].off, ls.v[i].len);
+    if (sh_links_extract(html, n, url, un, ls, &err) != SH_OK) return shl_fail(L, &err);
+    lua_createtable(L, (int)ls->n, 0);
+    for (i = 0; i < ls->n; i++) {
+        lua_pushlstring(L, ls->text + ls->v[i].off, ls->v[i].len);
         lua_rawseti(L, -2, (int)(i + 1));
     }
-    sh_links_free(&ls);
+    shl_box_done(L, -2);
     return 1;
 }
 
 void shl_open_io(lua_State *L)
 {
-    static const luaL_Reg m[] = { { "batch", warc_batch }, { "close", warc_close }, { NULL, NULL } };
+    static const luaL_Reg m[] = { { "batch", warc_batch }, { NULL, NULL } };
     static const luaL_Reg funcs[] = { { "warc", warc_open }, { "links", links }, { NULL, NULL } };
-    luaL_newmetatable(L, SHL_WARC);
-    lua_pushcfunction(L, warc_close); lua_setfield(L, -2, "__gc");
-    lua_newtable(L); shl_setfuncs(L, m); lua_setfield(L, -2, "__index");
-    lua_pop(L, 1);
+    shl_newclass(L, SHL_WARC, m, NULL, warc_close);
     shl_setfuncs(L, funcs);
 }

@@ -2,51 +2,14 @@
  * number can live in one Lua state). */
 #include <stdlib.h>
 #include <string.h>
+#include "document.h"
 #include "lshingle.h"
 
-static shl_shingler *check(lua_State *L, int i)
+shl_shingler *shl_checkshingler(lua_State *L, int i)
 {
-    return (shl_shingler *)luaL_checkudata(L, i, SHL_SHINGLER);
-}
-
-static lua_Integer opt_int(lua_State *L, int t, const char *k, lua_Integer def)
-{
-    lua_Integer v;
-    lua_getfield(L, t, k);
-    if (lua_isnil(L, -1)) v = def;
-    else if (lua_type(L, -1) != LUA_TNUMBER) return luaL_error(L, "option '%s' must be a number", k);
-    else v = lua_tointeger(L, -1);
-    lua_pop(L, 1);
-    return v;
-}
-
-static uint64_t opt_u64(lua_State *L, int t, const char *k, uint64_t def)
-{
-    uint64_t v = def;
-    lua_getfield(L, t, k);
-    if (!lua_isnil(L, -1)) v = shl_checku64(L, lua_gettop(L));
-    lua_pop(L, 1);
-    return v;
-}
-
-static int opt_bool(lua_State *L, int t, const char *k, int def)
-{
-    int v = def;
-    lua_getfield(L, t, k);
-    if (!lua_isnil(L, -1)) v = lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    return v;
-}
-
-static int opt_enum(lua_State *L, int t, const char *k, const char *def, const char *const names[])
-{
-    int i;
-    const char *v;
-    lua_getfield(L, t, k);
-    v = lua_isnil(L, -1) ? def : lua_tostring(L, -1);
-    for (i = 0; v && names[i]; i++)
-        if (strcmp(names[i], v) == 0) { lua_pop(L, 1); return i; }
-    return luaL_error(L, "option '%s' is '%s'; use one of the documented values", k, v ? v : "?");
+    shl_shingler *u = (shl_shingler *)luaL_checkudata(L, i, SHL_SHINGLER);
+    luaL_argcheck(L, !u->closed, i, "the shingler is closed");
+    return u;
 }
 
 static const char *const kinds[] = { "", "min", "mod", "minmod", "class", "full", NULL };
@@ -64,21 +27,21 @@ static int shingler_new(lua_State *L)
     lua_Integer s, m;
     luaL_checktype(L, 1, LUA_TTABLE);
     memset(&c, 0, sizeof c);
-    c.w = (int)opt_int(L, 1, "w", 10);
-    c.k = (int)opt_int(L, 1, "k", 64);
-    c.seed = opt_u64(L, 1, "seed", 0);
-    c.poly = opt_u64(L, 1, "poly", 0);
-    c.idpoly = opt_u64(L, 1, "idpoly", 0);
-    c.tokens = (sh_token_mode)opt_enum(L, 1, "tokens", "rabin", token_modes);
-    c.option = (sh_option)opt_enum(L, 1, "option", "B", options);
-    c.canon.flags = (opt_bool(L, 1, "html", 0) ? SH_CANON_HTML : 0) |
-                    (opt_bool(L, 1, "lowercase", 1) ? SH_CANON_LOWER : 0) |
-                    (opt_bool(L, 1, "numbers", 1) ? SH_CANON_NUMBERS : 0) |
-                    (opt_bool(L, 1, "punctuation", 0) ? SH_CANON_PUNCT : 0) |
-                    (opt_bool(L, 1, "fold", 0) ? SH_CANON_FOLD : 0);
-    c.canon.invalid = (sh_utf8_mode)opt_enum(L, 1, "invalid", "error", invalids);
-    s = opt_int(L, 1, "s", 200);
-    m = opt_int(L, 1, "m", 25);
+    c.w = (int)shl_opt_int(L, 1, "w", 10);
+    c.k = (int)shl_opt_int(L, 1, "k", 64);
+    c.seed = shl_opt_u64(L, 1, "seed", 0);
+    c.poly = shl_opt_u64(L, 1, "poly", 0);
+    c.idpoly = shl_opt_u64(L, 1, "idpoly", 0);
+    c.tokens = (sh_token_mode)shl_opt_enum(L, 1, "tokens", "rabin", token_modes);
+    c.option = (sh_option)shl_opt_enum(L, 1, "option", "B", options);
+    c.canon.flags = (shl_opt_bool(L, 1, "html", 0) ? SH_CANON_HTML : 0) |
+                    (shl_opt_bool(L, 1, "lowercase", 1) ? SH_CANON_LOWER : 0) |
+                    (shl_opt_bool(L, 1, "numbers", 1) ? SH_CANON_NUMBERS : 0) |
+                    (shl_opt_bool(L, 1, "punctuation", 0) ? SH_CANON_PUNCT : 0) |
+                    (shl_opt_bool(L, 1, "fold", 0) ? SH_CANON_FOLD : 0);
+    c.canon.invalid = (sh_utf8_mode)shl_opt_enum(L, 1, "invalid", "error", invalids);
+    s = shl_opt_int(L, 1, "s", 200);
+    m = shl_opt_int(L, 1, "m", 25);
     luaL_argcheck(L, s >= 1 && s <= 1000000, 1, "sketch size s must be 1 to 1000000");
     luaL_argcheck(L, m >= 1, 1, "modulus m must be at least 1");
     u = (shl_shingler *)shl_newuserdata(L, sizeof *u);
@@ -87,13 +50,13 @@ static int shingler_new(lua_State *L)
     luaL_getmetatable(L, SHL_SHINGLER);
     lua_setmetatable(L, -2);
     if (sh_shingler_init(&u->sh, &c, &err) != SH_OK) return shl_raise(L, &err);
-    u->sp.kind = (uint8_t)opt_enum(L, 1, "sketch", "min", kinds);
+    u->sp.kind = (uint8_t)shl_opt_enum(L, 1, "sketch", "min", kinds);
     luaL_argcheck(L, u->sp.kind != 0, 1, "option 'sketch' must be min, mod, minmod, class or full");
     u->sp.s = (uint32_t)s;
     u->sp.m = (uint64_t)m;
-    u->sp.rules = opt_u64(L, 1, "rules", 0);
+    u->sp.rules = shl_opt_u64(L, 1, "rules", 0);
     {
-        lua_Integer fl = opt_int(L, 1, "floor", 8);
+        lua_Integer fl = shl_opt_int(L, 1, "floor", 8);
         luaL_argcheck(L, fl >= 0 && fl <= 1000, 1, "floor must be 0 to 1000");
         u->sp.floor = (uint32_t)fl;
     }
@@ -101,9 +64,10 @@ static int shingler_new(lua_State *L)
     return 1;
 }
 
-static int shingler_gc(lua_State *L)
+/* sh:close(): frees the scratch; also __gc and __close. Idempotent. */
+static int shingler_close(lua_State *L)
 {
-    shl_shingler *u = check(L, 1);
+    shl_shingler *u = (shl_shingler *)luaL_checkudata(L, 1, SHL_SHINGLER);
     if (!u->closed) {
         sh_work_free(&u->work);
         u->closed = 1;
@@ -121,15 +85,17 @@ static int kind_arg(lua_State *L, int i, int def)
     }
 }
 
+/* The sketch of the shingles in u->work, made straight into a new userdata. */
 static int build(lua_State *L, shl_shingler *u, int kind, int features, uint64_t ntok)
 {
     sh_sketch_params p = u->sp;
-    sh_sketch *sk;
+    sh_sketch hdr, *sk;
     sh_error err;
     p.kind = (uint8_t)kind;
-    if (sh_sketch_build(&u->sh, &u->work, &p, features, ntok, &sk, &err) != SH_OK) return shl_raise(L, &err);
-    shl_pushsketch(L, sk);
-    free(sk);
+    if (sh_sketch_compute(&u->sh, &u->work, &p, features, ntok, &hdr, &err) != SH_OK) return shl_raise(L, &err);
+    sk = shl_newsketch(L, hdr.n);
+    *sk = hdr;
+    memcpy(sk->v, u->work.vals, hdr.n * sizeof *sk->v);
     return 1;
 }
 
@@ -137,7 +103,7 @@ static int build(lua_State *L, shl_shingler *u, int kind, int features, uint64_t
  * canonicalizer rejects (invalid UTF-8 with invalid = "error"). */
 static int shingler_sketch_text(lua_State *L)
 {
-    shl_shingler *u = check(L, 1);
+    shl_shingler *u = shl_checkshingler(L, 1);
     size_t n;
     const char *s = luaL_checklstring(L, 2, &n);
     int kind = kind_arg(L, 3, u->sp.kind);
@@ -154,28 +120,28 @@ static int shingler_sketch_text(lua_State *L)
 static void ids_from_list(lua_State *L, shl_shingler *u, int t)
 {
     size_t n = shl_rawlen(L, t), i;
-    if (sh_work_reserve_ids(&u->work, n) != SH_OK) luaL_error(L, "out of memory for %d tokens", (int)n);
+    uint64_t *ids = sh_work_ids(&u->work, n);
+    if (!ids) luaL_error(L, "out of memory for %d tokens", (int)n);
     for (i = 0; i < n; i++) {
         lua_rawgeti(L, t, (int)(i + 1));
         if (lua_type(L, -1) == LUA_TSTRING) {
             size_t len;
             const char *s = lua_tolstring(L, -1, &len);
-            u->work.ids[i] = sh_token_id(&u->sh, s, len);
+            ids[i] = sh_token_id(&u->sh, s, len);
         } else if (lua_type(L, -1) == LUA_TNUMBER) {
-            u->work.ids[i] = shl_checku64(L, lua_gettop(L));
+            ids[i] = shl_checku64(L, lua_gettop(L));
         } else {
             luaL_error(L, "item %d of the list is a %s; tokens and features must be strings or integers",
                        (int)(i + 1), luaL_typename(L, -1));
         }
         lua_pop(L, 1);
     }
-    u->work.n_ids = n;
 }
 
 /* sh:sketch_tokens(list [, kind]): shingle a token sequence given as a list */
 static int shingler_sketch_tokens(lua_State *L)
 {
-    shl_shingler *u = check(L, 1);
+    shl_shingler *u = shl_checkshingler(L, 1);
     int kind;
     sh_error err;
     luaL_checktype(L, 2, LUA_TTABLE);
@@ -188,28 +154,78 @@ static int shingler_sketch_tokens(lua_State *L)
 /* sh:sketch_features(list [, kind]): sketch a set of features (no shingling) */
 static int shingler_sketch_features(lua_State *L)
 {
-    shl_shingler *u = check(L, 1);
-    size_t i;
+    shl_shingler *u = shl_checkshingler(L, 1);
+    sh_error err;
     int kind;
     luaL_checktype(L, 2, LUA_TTABLE);
     kind = kind_arg(L, 3, u->sp.kind);
     ids_from_list(L, u, 2);
-    if (u->work.n_ids > u->work.cap_fps) {
-        uint64_t *f = (uint64_t *)realloc(u->work.fps, u->work.n_ids * sizeof *f);
-        if (!f) return luaL_error(L, "out of memory");
-        u->work.fps = f;
-        u->work.cap_fps = u->work.n_ids;
-    }
-    for (i = 0; i < u->work.n_ids; i++) u->work.fps[i] = u->work.ids[i];
-    u->work.n_fps = u->work.n_ids;
+    if (sh_shingle_features(&u->work, &err) != SH_OK) return shl_raise(L, &err);
     return build(L, u, kind, 1, u->work.n_ids);
+}
+
+/* A box of one document's results (sh_doc_out), released when collected. */
+static void release_doc(void *p)
+{
+    sh_doc_release((sh_doc_out *)p);
+}
+
+/* sh:sketch_doc(bytes, list [, { features, full, sig_k }]) -> { sketch, full,
+ * raw, canonical, set, tokens, sig }: a document that Lua canonicalized (list:
+ * its tokens, or with features its feature set, as sketch_tokens and
+ * sketch_features take them; bytes: the document as read) sketched as the
+ * thread pool sketches the others (core/document.h), so it gets the same
+ * fingerprints and signature whichever path made it. full: also the full
+ * shingle set, which then makes the set fingerprint (exact verification);
+ * sig_k: a min-hash signature of that many values, as a string of sig_k
+ * little-endian u64s. */
+static int shingler_sketch_doc(lua_State *L)
+{
+    shl_shingler *u = shl_checkshingler(L, 1);
+    size_t len;
+    const char *bytes = luaL_checklstring(L, 2, &len);
+    int features = 0, full = 0;
+    lua_Integer sig_k = 0;
+    sh_doc_out *o;
+    sh_error err;
+    luaL_checktype(L, 3, LUA_TTABLE);
+    if (!lua_isnoneornil(L, 4)) {
+        luaL_checktype(L, 4, LUA_TTABLE);
+        features = shl_opt_bool(L, 4, "features", 0);
+        full = shl_opt_bool(L, 4, "full", 0);
+        sig_k = shl_opt_int(L, 4, "sig_k", 0);
+        luaL_argcheck(L, sig_k >= 0 && sig_k <= 4096, 4, "sig_k must be 0 to 4096");
+    }
+    ids_from_list(L, u, 3);
+    if ((features ? sh_shingle_features(&u->work, &err) : sh_shingle_ids(&u->sh, &u->work, &err)) != SH_OK)
+        return shl_raise(L, &err);
+    o = (sh_doc_out *)shl_newbox(L, sizeof *o, release_doc);
+    if (sh_doc_sketch(&u->sh, &u->work, &u->sp, features, full, (uint32_t)sig_k, bytes, len, u->work.n_ids, o, &err) != SH_OK)
+        return shl_raise(L, &err);
+    lua_createtable(L, 0, 7);
+    shl_pushsketch(L, o->sketch); lua_setfield(L, -2, "sketch");
+    if (o->full) { shl_pushsketch(L, o->full); lua_setfield(L, -2, "full"); }
+    shl_pushu64(L, o->raw_fp); lua_setfield(L, -2, "raw");
+    shl_pushu64(L, o->canon_fp); lua_setfield(L, -2, "canonical");
+    shl_pushu64(L, o->set_fp); lua_setfield(L, -2, "set");
+    SHL_SETI(L, "tokens", o->n_tokens);
+    if (o->sig) {
+        char *b = (char *)lua_newuserdata(L, 8 * (size_t)sig_k);
+        lua_Integer j;
+        for (j = 0; j < sig_k; j++) sh_store_le64(b + 8 * j, o->sig[j]);
+        lua_pushlstring(L, b, 8 * (size_t)sig_k);
+        lua_setfield(L, -3, "sig");
+        lua_pop(L, 1);
+    }
+    shl_box_done(L, -2);
+    return 1;
 }
 
 /* sh:shingle_list(text) -> fingerprints, first byte, last byte (1-based,
  * inclusive, as string.sub takes them) of every shingle in document order */
 static int shingler_shingle_list(lua_State *L)
 {
-    shl_shingler *u = check(L, 1);
+    shl_shingler *u = shl_checkshingler(L, 1);
     size_t n, i;
     const char *s = luaL_checklstring(L, 2, &n);
     sh_error err;
@@ -222,16 +238,13 @@ static int shingler_shingle_list(lua_State *L)
     lua_createtable(L, (int)w->n_fps, 0);
     lua_createtable(L, (int)w->n_fps, 0);
     for (i = 0; i < w->n_fps; i++) {
-        size_t first_id = i;
-        size_t last_id = w->n_ids < (size_t)u->sh.c.w ? w->n_ids - 1 : first_id + (size_t)u->sh.c.w - 1;
-        const int pad8 = u->sh.c.tokens == SH_TOKENS_PAD8;
-        const sh_token *a = &w->toks.tok[pad8 ? w->id_tok[first_id] : first_id];
-        const sh_token *b = &w->toks.tok[pad8 ? w->id_tok[last_id] : last_id];
+        size_t first, end;
+        sh_shingle_span(&u->sh, w, i, &first, &end);
         shl_pushu64(L, w->fps[i]);
         lua_rawseti(L, -4, (int)(i + 1));
-        lua_pushinteger(L, (lua_Integer)a->src_off + 1);
+        lua_pushinteger(L, (lua_Integer)first + 1);
         lua_rawseti(L, -3, (int)(i + 1));
-        lua_pushinteger(L, (lua_Integer)(b->src_off + b->src_len));
+        lua_pushinteger(L, (lua_Integer)end);
         lua_rawseti(L, -2, (int)(i + 1));
     }
     return 3;
@@ -242,7 +255,7 @@ static int shingler_shingle_list(lua_State *L)
  * methods to this shared table. */
 static int shingler_sketch(lua_State *L)
 {
-    check(L, 1);
+    shl_checkshingler(L, 1);
     switch (lua_type(L, 2)) {
     case LUA_TSTRING: return shingler_sketch_text(L);
     case LUA_TTABLE: return shingler_sketch_tokens(L);
@@ -281,7 +294,7 @@ static int shingler_shingles(lua_State *L)
 /* sh:tokens(text) -> canonical tokens, first byte, last byte */
 static int shingler_tokens(lua_State *L)
 {
-    shl_shingler *u = check(L, 1);
+    shl_shingler *u = shl_checkshingler(L, 1);
     size_t n, i;
     const char *s = luaL_checklstring(L, 2, &n);
     sh_error err;
@@ -308,7 +321,7 @@ static int shingler_tokens(lua_State *L)
  * (documents, URLs); the "append nulls" form, so it looks random. */
 static int shingler_fingerprint(lua_State *L)
 {
-    shl_shingler *u = check(L, 1);
+    shl_shingler *u = shl_checkshingler(L, 1);
     size_t n;
     const char *s = luaL_checklstring(L, 2, &n);
     shl_pushu64(L, sh_rabin_aug(&u->sh.win, s, n));
@@ -317,7 +330,7 @@ static int shingler_fingerprint(lua_State *L)
 
 static int shingler_token_id(lua_State *L)
 {
-    shl_shingler *u = check(L, 1);
+    shl_shingler *u = shl_checkshingler(L, 1);
     size_t n;
     const char *s = luaL_checklstring(L, 2, &n);
     shl_pushu64(L, sh_token_id(&u->sh, s, n));
@@ -329,23 +342,24 @@ static int shingler_token_id(lua_State *L)
  * byte by byte: the slow reference the sliding window must equal. */
 static int shingler_window(lua_State *L)
 {
-    shl_shingler *u = check(L, 1);
+    shl_shingler *u = shl_checkshingler(L, 1);
     size_t n, i;
+    uint64_t *ids;
     luaL_checktype(L, 2, LUA_TTABLE);
     n = shl_rawlen(L, 2);
-    if (sh_work_reserve_ids(&u->work, n) != SH_OK) return luaL_error(L, "out of memory");
+    if (!(ids = sh_work_ids(&u->work, n))) return luaL_error(L, "out of memory");
     for (i = 0; i < n; i++) {
         lua_rawgeti(L, 2, (int)(i + 1));
-        u->work.ids[i] = shl_checku64(L, lua_gettop(L));
+        ids[i] = shl_checku64(L, lua_gettop(L));
         lua_pop(L, 1);
     }
-    shl_pushu64(L, sh_window_slow(&u->sh, u->work.ids, n));
+    shl_pushu64(L, sh_window_slow(&u->sh, ids, n));
     return 1;
 }
 
 static int shingler_params(lua_State *L)
 {
-    shl_shingler *u = check(L, 1);
+    shl_shingler *u = shl_checkshingler(L, 1);
     const sh_shingler_config *c = &u->sh.c;
     lua_createtable(L, 0, 16);
     lua_pushinteger(L, c->w); lua_setfield(L, -2, "w");
@@ -371,7 +385,7 @@ static int shingler_params(lua_State *L)
 
 static int shingler_tostring(lua_State *L)
 {
-    shl_shingler *u = check(L, 1);
+    shl_shingler *u = shl_checkshingler(L, 1);
     lua_pushfstring(L, "shingle.Shingler(w=%d, k=%d, sketch=%s)", u->sh.c.w, u->sh.c.k, kinds[u->sp.kind]);
     return 1;
 }
@@ -380,20 +394,17 @@ void shl_open_shingler(lua_State *L)
 {
     static const luaL_Reg methods[] = {
         { "sketch_text", shingler_sketch_text }, { "sketch_tokens", shingler_sketch_tokens },
-        { "sketch_features", shingler_sketch_features }, { "shingle_list", shingler_shingle_list },
-        { "tokens", shingler_tokens }, { "fingerprint", shingler_fingerprint },
+        { "sketch_features", shingler_sketch_features }, { "sketch_doc", shingler_sketch_doc },
+        { "shingle_list", shingler_shingle_list }, { "tokens", shingler_tokens }, { "fingerprint", shingler_fingerprint },
         { "token_id", shingler_token_id }, { "window", shingler_window },
         { "params", shingler_params }, { "sketch", shingler_sketch }, { "shingles", shingler_shingles },
         { NULL, NULL }
     };
-    static const luaL_Reg meta[] = { { "__gc", shingler_gc }, { "__tostring", shingler_tostring }, { NULL, NULL } };
-    luaL_newmetatable(L, SHL_SHINGLER);
-    shl_setfuncs(L, meta);
-    lua_newtable(L);
-    shl_setfuncs(L, methods);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -4, "Shingler");
-    lua_setfield(L, -2, "__index");
+    static const luaL_Reg meta[] = { { "__tostring", shingler_tostring }, { NULL, NULL } };
+    shl_newclass(L, SHL_SHINGLER, methods, meta, shingler_close);
+    luaL_getmetatable(L, SHL_SHINGLER);
+    lua_getfield(L, -1, "__index");
+    lua_setfield(L, -3, "Shingler");   /* module.Shingler: the method table */
     lua_pop(L, 1);
     lua_pushcfunction(L, shingler_new);
     lua_setfield(L, -2, "new");

@@ -3,31 +3,25 @@
 #include <string.h>
 #include "lshingle.h"
 
-int shl_raise(lua_State *L, const sh_error *err)
-{
-    return luaL_error(L, "%s", err->msg);
-}
-
-int shl_fail(lua_State *L, const sh_error *err)
-{
-    lua_pushnil(L);
-    lua_pushstring(L, err->msg);
-    lua_pushstring(L, sh_status_name(err->code));
-    return 3;
-}
-
 sh_sketch *shl_checksketch(lua_State *L, int i)
 {
     return (sh_sketch *)luaL_checkudata(L, i, SHL_SKETCH);
 }
 
-void shl_pushsketch(lua_State *L, const sh_sketch *a)
+sh_sketch *shl_newsketch(lua_State *L, size_t n)
 {
-    size_t sz = sizeof *a + a->n * sizeof(uint64_t);
-    sh_sketch *u = (sh_sketch *)shl_newuserdata(L, sz);
-    memcpy(u, a, sz);
+    sh_sketch *u = (sh_sketch *)shl_newuserdata(L, sizeof *u + n * sizeof(uint64_t));
+    memset(u, 0, sizeof *u);
+    u->n = n;
     luaL_getmetatable(L, SHL_SKETCH);
     lua_setmetatable(L, -2);
+    return u;
+}
+
+void shl_pushsketch(lua_State *L, const sh_sketch *a)
+{
+    sh_sketch *u = shl_newsketch(L, a->n);
+    memcpy(u, a, sizeof *a + a->n * sizeof(uint64_t));
 }
 
 static const char *kind_names[] = { "?", "min", "mod", "minmod", "class", "full" };
@@ -78,11 +72,9 @@ static int sk_serialize(lua_State *L)
     sh_sketch_serialize(a, p);
     luaL_pushresultsize(&b, n);
 #else
-    p = (unsigned char *)malloc(n);
-    if (!p) return luaL_error(L, "out of memory serializing a sketch");
+    p = (unsigned char *)lua_newuserdata(L, n);   /* scratch the collector owns */
     sh_sketch_serialize(a, p);
     lua_pushlstring(L, (const char *)p, n);
-    free(p);
     (void)b;
 #endif
     return 1;
@@ -137,13 +129,14 @@ static int sk_len(lua_State *L)
 /* a:reduce(j): a size-class sketch V_i reduced to V_j, j >= i (section 4.1) */
 static int sk_reduce(lua_State *L)
 {
-    sh_sketch *a = shl_checksketch(L, 1), *r;
+    sh_sketch *a = shl_checksketch(L, 1), **r;
     lua_Integer j = luaL_checkinteger(L, 2);
     sh_error err;
     luaL_argcheck(L, j >= 0 && j <= 63, 2, "class must be 0 to 63");
-    if (sh_sketch_reduce(a, (uint32_t)j, &r, &err) != SH_OK) return shl_raise(L, &err);
-    shl_pushsketch(L, r);
-    free(r);
+    r = (sh_sketch **)shl_newptrbox(L);
+    if (sh_sketch_reduce(a, (uint32_t)j, r, &err) != SH_OK) return shl_raise(L, &err);
+    shl_pushsketch(L, *r);
+    shl_box_done(L, -2);
     return 1;
 }
 
@@ -168,11 +161,11 @@ static int sk_load(lua_State *L)
 {
     size_t n;
     const char *s = luaL_checklstring(L, 1, &n);
-    sh_sketch *a;
+    sh_sketch **a = (sh_sketch **)shl_newptrbox(L);
     sh_error err;
-    if (sh_sketch_deserialize((const unsigned char *)s, n, &a, &err) != SH_OK) return shl_fail(L, &err);
-    shl_pushsketch(L, a);
-    free(a);
+    if (sh_sketch_deserialize((const unsigned char *)s, n, a, &err) != SH_OK) return shl_fail(L, &err);
+    shl_pushsketch(L, *a);
+    shl_box_done(L, -2);
     return 1;
 }
 

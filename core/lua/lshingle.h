@@ -1,4 +1,7 @@
-/* Internal declarations shared by the binding files of shingle.core. */
+/* What the binding files of shingle.core share (core/lua/l_aux.c): errors,
+ * the option readers, boxes that own C memory across a Lua error, handle
+ * classes, and the shingler and sketch userdata. Nothing here is exported
+ * from core.so but luaopen_shingle_core. */
 #ifndef SHINGLE_LSHINGLE_H
 #define SHINGLE_LSHINGLE_H
 
@@ -8,31 +11,82 @@
 #define SHL_SHINGLER "shingle.Shingler"
 #define SHL_SKETCH "shingle.Sketch"
 
+/* ---- errors --------------------------------------------------------------
+ * Misuse raises; environmental failure (I/O, a corrupt file) returns
+ * nil, message, code name (STYLE.md, "Errors"). */
+
+/* Raise a Lua error carrying the message of err. */
+int shl_raise(lua_State *L, const sh_error *err);
+/* Return nil, message, code name ("EIO", "EFORMAT", ...). */
+int shl_fail(lua_State *L, const sh_error *err);
+
+/* ---- options: the fields of an options table at index t ------------------
+ * An absent (nil) field gives def; a field of the wrong type raises naming
+ * the option. Strings stay referenced by the table while it is alive. */
+lua_Integer shl_opt_int(lua_State *L, int t, const char *k, lua_Integer def);
+lua_Number shl_opt_num(lua_State *L, int t, const char *k, lua_Number def);
+int shl_opt_bool(lua_State *L, int t, const char *k, int def);
+const char *shl_opt_str(lua_State *L, int t, const char *k, const char *def);
+uint64_t shl_opt_u64(lua_State *L, int t, const char *k, uint64_t def);
+/* The index in names (NULL-terminated) of the field's value, def's when nil. */
+int shl_opt_enum(lua_State *L, int t, const char *k, const char *def, const char *const names[]);
+/* A policy name (core/policy.h). */
+int shl_opt_policy(lua_State *L, int t, const char *k, int def);
+
+/* Set field k of the table on top to an integer or a number. */
+#define SHL_SETI(L, k, v) (lua_pushinteger((L), (lua_Integer)(v)), lua_setfield((L), -2, (k)))
+#define SHL_SETN(L, k, v) (lua_pushnumber((L), (lua_Number)(v)), lua_setfield((L), -2, (k)))
+
+/* ---- boxes ---------------------------------------------------------------
+ * As lauxlib's newbox: a userdata that owns C memory, so that nothing malloc
+ * returned is lost when a Lua error unwinds. Make the box first, then let
+ * the engine allocate into it; the memory is freed when the box is collected
+ * (or closed: __close under 5.4), or at once with shl_box_done. */
+
+/* Push a box of size bytes (zeroed) whose contents fin releases (fin may be
+ * NULL); returns the contents. */
+void *shl_newbox(lua_State *L, size_t size, void (*fin)(void *));
+/* Push a box holding one malloc'ed pointer, freed with free(); returns the
+ * slot to store it in (NULL until stored). */
+void **shl_newptrbox(lua_State *L);
+/* Release the contents of the box at index i now (idempotent). */
+void shl_box_done(lua_State *L, int i);
+
+/* ---- handle classes ------------------------------------------------------
+ * Register metatable name with methods (its __index) and meta. close, the
+ * one idempotent close of the handle, becomes __gc, __close (Lua 5.4) and
+ * the method close (unless methods has one). */
+void shl_newclass(lua_State *L, const char *name, const luaL_Reg *methods, const luaL_Reg *meta, lua_CFunction close);
+
+/* ---- the shingler and sketches -------------------------------------------- */
+
 /* The shingler userdata: configuration, tables and scratch, inline. */
 typedef struct shl_shingler {
     sh_shingler sh;
-    sh_sketch_params sp;  /* kind, s, m, rules */
+    sh_sketch_params sp;  /* kind, s, m, floor, rules */
     sh_work work;
     int closed;
 } shl_shingler;
 
+/* The shingler at index i; raises if it is not one, or is closed. */
+shl_shingler *shl_checkshingler(lua_State *L, int i);
+
 /* A sketch userdata holds its sh_sketch inline (values included). */
 sh_sketch *shl_checksketch(lua_State *L, int i);
+/* Push a new sketch userdata with room for n values; the caller fills it. */
+sh_sketch *shl_newsketch(lua_State *L, size_t n);
 /* Push a copy of a (does not take ownership). */
 void shl_pushsketch(lua_State *L, const sh_sketch *a);
 
-void shl_open_sketch(lua_State *L);    /* leaves the Sketch metatable registered */
-void shl_open_shingler(lua_State *L);  /* registers the Shingler metatable; sets module.new */
-void shl_open_util(lua_State *L);
-void shl_open_cluster(lua_State *L);
-void shl_open_io(lua_State *L);
-void shl_open_index(lua_State *L);    /* the LMDB index */       /* WARC reader, link extraction */  /* the pipeline: pool, phases */      /* rabin, mix, confidence ... into the module table on top */
+/* ---- the parts of the module ------------------------------------------------ */
+void shl_open_aux(lua_State *L);         /* the box metatable */
+void shl_open_sketch(lua_State *L);      /* Sketch, load, is_sketch */
+void shl_open_shingler(lua_State *L);    /* Shingler, new */
+void shl_open_util(lua_State *L);        /* rabin, mix, confidence ... */
+void shl_open_cluster(lua_State *L);     /* the pipeline: pool, phases, run files */
+void shl_open_io(lua_State *L);          /* WARC reader, link extraction */
+void shl_open_index(lua_State *L);       /* the LMDB index */
 void shl_open_collections(lua_State *L); /* web graph, trivial clusters, growing, view */
 void shl_open_proc(lua_State *L);       /* exec */
-
-/* Raise a Lua error carrying the message of err. */
-int shl_raise(lua_State *L, const sh_error *err);
-/* Return nil, message, code name. */
-int shl_fail(lua_State *L, const sh_error *err);
 
 #endif

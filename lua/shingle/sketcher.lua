@@ -1,7 +1,10 @@
 --- Sketching documents in bulk, whatever made the shingler: the C pool's
 -- threads when the canonicalization is all C, Lua otherwise (rule sets with
--- Lua steps, feature extractors). Each result is { sketch, raw, canonical
--- [, full] } or { error = message naming the document }. And the one place
+-- Lua steps, feature extractors), through the one C function that makes a
+-- document's sketch, signature and fingerprints either way (core/document.h),
+-- so a document gets the same identity whichever path sketched it. Each result
+-- is { sketch, raw, canonical, set, tokens [, full, sig] } or { error = message
+-- naming the document }. And the one place
 -- that makes a configuration's pair of shinglers (text and HTML).
 local shingle = require "shingle"
 local core = require "shingle.core"
@@ -51,9 +54,8 @@ end
 --- sketcher.new(text, html, { threads, full, sig_k, max_bytes, extractor })
 function M.new(text, html, opts)
   opts = opts or {}
-  -- in Lua the min-hash signature is taken from the full sketch, so it is made for either
   local self = setmetatable({ text = text, html = html or text, extractor = opts.extractor,
-    full = opts.full or (opts.sig_k or 0) > 0 }, M)
+    full = opts.full, sig_k = opts.sig_k or 0 }, M)
   self.lua = shingle.unwrap(text) ~= text or opts.extractor ~= nil
   self.pool = core.pool(shingle.unwrap(text), shingle.unwrap(self.html), { threads = opts.threads or core.cpus(),
     full = opts.full, sig_k = opts.sig_k or 0, skip_binary = opts.extractor == nil, max_bytes = opts.max_bytes })
@@ -84,11 +86,8 @@ function M:lua_batch(docs)
     if not feats then
       out[i] = { error = (d.path or d.url or "document") .. ": " .. tostring(err) }
     else
-      local method = (ex and ex.kind == "set") and c.sketch_features or c.sketch_tokens
-      local strs = {}
-      for j, t in ipairs(feats) do strs[j] = tostring(t) end
-      out[i] = { sketch = method(c, feats), full = self.full and method(c, feats, "full") or nil,
-        raw = c:token_id(bytes), canonical = c:token_id(table.concat(strs, "\0")) }
+      out[i] = c:sketch_doc(bytes, feats, { features = ex ~= nil and ex.kind == "set", full = self.full,
+        sig_k = self.sig_k })
     end
   end
   return out
