@@ -1,0 +1,124 @@
+-- The C module's handles (one idempotent close each, also run by __gc and,
+-- under Lua 5.4, by <close>), and the two ways a document is sketched (the
+-- C pool, and Shingler:sketch_doc for what Lua canonicalized) giving it one
+-- identity.
+local shingle = require "shingle"
+local core = shingle.core
+
+local function tmpdir()
+  local p = os.tmpname()
+  os.remove(p)
+  assert(os.execute("mkdir -p '" .. p .. "'"))
+  return p
+end
+
+describe("shingle.core handles", function()
+  local dir, n_ix = nil, 0
+  setup(function() dir = tmpdir() end)
+  teardown(function() os.execute("rm -rf '" .. dir .. "'") end)
+
+  -- each: a fresh handle, a call that uses it
+  local kinds = {
+    Shingler = { make = function() return core.new{ w = 3 } end, use = function(h) return h:sketch_text("a b c d") end },
+    Pool = {
+      make = function() local sh = core.new{ w = 3 }; return core.pool(sh, sh, { threads = 1 }) end,
+      use = function(h) return h:sketch({ { text = "a b c d" } }) end,
+    },
+    Index = {
+      make = function() -- one environment per handle: LMDB forbids opening one twice in a process
+        n_ix = n_ix + 1
+        return assert(core.index(dir .. "/ix" .. n_ix))
+      end,
+      use = function(h) return h:count() end,
+    },
+    WarcReader = {
+      make = function()
+        local f = assert(io.open(dir .. "/empty.warc", "wb")); f:close()
+        return assert(core.warc(dir .. "/empty.warc"))
+      end,
+      use = function(h) return h:batch(1) end,
+    },
+    WebGraph = {
+      make = function()
+        n_ix = n_ix + 1
+        os.execute("mkdir -p '" .. dir .. "/wg" .. n_ix .. "'")
+        return assert(core.webgraph(dir .. "/wg" .. n_ix, {}))
+      end,
+      use = function(h) return h:stats() end,
+    },
+  }
+
+  for name, k in pairs(kinds) do
+    it(name .. ":close() is idempotent and a closed " .. name .. " raises when used", function()
+      local h = k.make()
+      assert.is_truthy(k.use(h))
+      h:close()
+      h:close()
+      assert.has_error(function() k.use(h) end)
+    end)
+
+    it(name .. " has __close under Lua 5.4 and __gc everywhere", function()
+      local mt = getmetatable(k.make())
+      assert.is_function(mt.__gc)
+      if _VERSION == "Lua 5.4" then
+        assert.are.equal(mt.__gc, mt.__close)
+        local used
+        local chunk = assert(load([[
+          local make, use = ...
+          local h <close> = make()
+          return h, use(h)
+        ]]))
+        local h = chunk(k.make, k.use)
+        used = h
+        assert.has_error(function() k.use(used) end) -- closed when the scope ended
+      end
+    end)
+  end
+end)
+
+describe("Shingler:sketch_doc()", function()
+  local text = "Shingles of a document sketched by the C pool and by Lua must agree, whichever path "
+    .. "sketched them: the same sketch, the same fingerprints and the same signature, so that identical "
+    .. "documents are found identical across runs that sketched them differently."
+
+  it("gives a document the fingerprints, sketch and signature the C pool gives it", function()
+    for _, kind in ipairs({ "mod", "min" }) do
+      local sh = core.new{ w = 4, sketch = kind, s = 20, m = 3 }
+      local pool = core.pool(sh, sh, { threads = 1, full = true })
+      local c = pool:sketch({ { text = text } })[1]
+      local toks = sh:tokens(text)
+      local l = sh:sketch_doc(text, toks, { full = true, sig_k = 8 })
+      assert.are.equal(c.raw, l.raw)
+      assert.are.equal(c.canonical, l.canonical)
+      assert.are.equal(c.set, l.set)
+      assert.is_true(c.sketch == l.sketch)
+      assert.are.equal(c.tokens, l.tokens)
+      assert.are.equal(64, #l.sig)
+      assert.are.equal("full", l.full:params().kind)
+    end
+  end)
+
+  it("takes the set fingerprint from the full set when it is kept, else from the sketch", function()
+    local sh = core.new{ w = 4, sketch = "mod", m = 5, floor = 0 }
+    local toks = sh:tokens(text)
+    local kept, plain = sh:sketch_doc(text, toks, { full = true }), sh:sketch_doc(text, toks)
+    assert.are.equal(kept.raw, plain.raw)
+    assert.are.equal(kept.canonical, plain.canonical)
+    assert.are_not.equal(kept.set, plain.set)
+    assert.is_nil(plain.full)
+    assert.is_nil(plain.sig)
+  end)
+
+  it("sketches a feature set without shingling, w = 0", function()
+    local sh = core.new{ w = 4, sketch = "full" }
+    local r = sh:sketch_doc("x", { "C4", "E4", "G4", "C4" }, { features = true })
+    assert.are.equal(3, #r.sketch)
+    assert.are.equal(0, r.sketch:params().w)
+  end)
+
+  it("errors on a list item that is neither a string nor an integer", function()
+    local sh = core.new{ w = 2 }
+    assert.has_error(function() sh:sketch_doc("x", { "a", {} }) end,
+      "item 2 of the list is a table; tokens and features must be strings or integers")
+  end)
+end)
