@@ -286,6 +286,28 @@ static void gen_init(gen *g, int64_t seed, int64_t V, double zipf, int64_t size)
     free(large);
 }
 
+static void gen_free(gen *g)
+{
+    int64_t j;
+    int k;
+    for (j = 1; j <= g->V; j++) {
+        free(g->W[j].p);
+        free(g->UP[j].p);
+        free(g->CP[j].p);
+        for (k = 0; k < NSTYLES; k++) free(g->S[j + g->V * k].p);
+    }
+    for (k = 0; k < 8; k++) {
+        free(g->headers[k].v);
+        free(g->footers[k].v);
+    }
+    free(g->T);
+    free(g->A);
+    free(g->S);
+    free(g->W);
+    free(g->UP);
+    free(g->CP);
+}
+
 /* Append n words of running text to c: Gen:words in gen.lua. */
 static void g_words(gen *g, int64_t n, codes *c)
 {
@@ -704,5 +726,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "gen.c: %lld documents, %.1f MB of text, %.2f s CPU, %.1f MB/s of text\n",
                 (long long)N, bytes / 1e6, cpu, cpu > 0 ? bytes / 1e6 / cpu : 0.0);
     }
+    while (npool > 0) free(pool[--npool].c.v);
+    free(pool);
+    free(scratch.v);
+    free(tmp.v);
+    free(text.p);
+    gen_free(&g);
     return 0;
 }

@@ -60,10 +60,38 @@ count_c "browser" scripts/browser/check.sh
 cmake -S . -B build/asan -DSHINGLE_LUA=5.4 -DSHINGLE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null &&
   cmake --build build/asan -j"$(nproc)" >/dev/null || { echo "[asan] build failed"; failed=$((failed + 1)); }
 if [ -d build/asan ]; then
-  export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  # LeakSanitizer on. Every process of this run has the runtime (it is
+  # preloaded, and children inherit it), so ASan and LSan reports go to files
+  # (log_path) and a leak does not change an exit code (exitcode=0); the files
+  # are read below. A report counts when it comes from our code or from a Lua
+  # process (a frame in core/, the shingle module or the Lua library): the
+  # specs also run cp, mkdir and the C compiler, whose leaks at exit are not
+  # ours and are not counted (each is named in one line). No suppression.
+  reports=$(mktemp -d)
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:log_path=$reports/asan LSAN_OPTIONS=exitcode=0 \
+         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   count_c "C asan+ubsan" build/asan/test_*
   count_busted "lua5.4 asan+ubsan" lua5.4 SHINGLE_BUILD=build/asan \
     LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
+  unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
+  ours=0 foreign=0
+  for r in "$reports"/asan.*; do
+    [ -e "$r" ] || continue
+    if grep -q 'ERROR: LeakSanitizer' "$r" && ! grep -q 'ERROR: AddressSanitizer' "$r" &&
+       ! grep -Eq '#[0-9]+ .*(/core/|shingle|liblua|lua5\.[0-9])' "$r"; then
+      foreign=$((foreign + 1))
+      echo "[asan] not ours: leaks at exit of $(grep -Eo '\(/[^+)]+' "$r" | grep -v sanitizer | head -1 | tr -d '(')"
+      continue
+    fi
+    ours=$((ours + 1))
+    echo "[asan] $(grep -m1 -E 'ERROR: (Leak|Address)Sanitizer' "$r")"; sed -n '1,40p' "$r"
+  done
+  rm -rf "$reports"
+  if [ "$ours" -eq 0 ]; then
+    echo "[asan] LeakSanitizer and AddressSanitizer reports of our code: none ($foreign of other programs)"; passed=$((passed + 1))
+  else
+    echo "[asan] LeakSanitizer and AddressSanitizer reports of our code: $ours"; failed=$((failed + 1))
+  fi
 fi
 
 # Without MPI (-DSHINGLE_MPI=OFF, as on a machine without Open MPI): everything
