@@ -55,6 +55,14 @@ count_busted "luajit" luajit
 # The reports in headless Chromium: no console error, phone width, print, no JavaScript.
 count_c "browser" scripts/browser/check.sh
 
+# The module exports its luaopen_ function and nothing else (-fvisibility=hidden).
+for so in build/5.4/lib/shingle/core.so build/5.3/lib/shingle/core.so build/jit/lib/shingle/core.so; do
+  [ -f "$so" ] || continue
+  extra=$(nm -D --defined-only "$so" | awk '{ print $NF }' | grep -v '^luaopen_' || true)
+  if [ -z "$extra" ]; then echo "[symbols] $so exports luaopen_* only"; passed=$((passed + 1))
+  else echo "[symbols] $so also exports: $(echo $extra | head -c 300)"; failed=$((failed + 1)); fi
+done
+
 # Sanitizers: the core and its tests instrumented; the specs through an
 # instrumented module loaded into the stock interpreter (runtime preloaded).
 cmake -S . -B build/asan -DSHINGLE_LUA=5.4 -DSHINGLE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null &&
