@@ -43,7 +43,12 @@ M.defaults = {
   strict = false, quiet = false, log = nil,
 }
 local optional = { threshold = true, temp_dir = true, threads = true, fields = true, html = true, edges = true,
-  log = true, outdir = true, seed = true, canon = true }
+  log = true, outdir = true, seed = true, canon = true,
+  -- more of the shingler's options, nil: shingle.pipeline's defaults
+  floor = true, option = true, fold = true, punctuation = true, numbers = true }
+-- the options the shingles similarity passes on to shingle.pipeline
+local shingler_keys = { "w", "sketch", "s", "m", "k", "seed", "invalid", "canon", "floor", "option", "fold",
+  "punctuation", "numbers" }
 local similarities = { whole = true, lines4 = true, lines2 = true, shingles = true }
 
 function M.new(cfg)
@@ -136,11 +141,12 @@ end
 function M:shingle_pipeline()
   local c = self.cfg
   if not self.shingles then
-    self.shingles = require("shingle.pipeline").new{ outdir = self.dir .. "/shingles",
-      w = c.w, sketch = c.sketch, s = c.s, m = c.m, k = c.k, seed = c.seed, invalid = c.invalid, canon = c.canon,
+    local o = { outdir = self.dir .. "/shingles",
       method = "shingles", policy = "resemblance", threshold = c.threshold or 0.5, verify = false,
       max_df = c.max_df, memory = c.memory, temp_dir = c.temp_dir, threads = c.threads, max_bytes = c.max_bytes,
       quiet = c.quiet, log = self.log }
+    for _, k in ipairs(shingler_keys) do o[k] = c[k] end
+    self.shingles = require("shingle.pipeline").new(o)
   end
   return self.shingles
 end

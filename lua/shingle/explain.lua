@@ -9,12 +9,14 @@ local M = {}
 
 --- explain(a, b [, opts]) -> { estimate, exact, passages = { { a_first, a_last, b_first, b_last } } }
 -- opts: the shingler options (w, sketch, s, m, ...; invalid defaults to
--- latin1), canon, html (nil: each document by its content, shingle.input's rule).
+-- latin1), canon, html (true or false; nil: shingle.input's rule, each
+-- document by its name if opts.names = { name_a, name_b } gives one, else
+-- by its content).
 function M.explain(a, b, opts)
   opts = opts or {}
   local o = {}
   for k, v in pairs(opts) do
-    if k ~= "html" then
+    if k ~= "html" and k ~= "names" then
       if options.defaults[k] == nil and k ~= "canon" then
         error(("unknown option '%s'; explain takes the shingler's options and html"):format(tostring(k)), 2)
       end
@@ -25,7 +27,8 @@ function M.explain(a, b, opts)
   local text, html = sketcher.shinglers(o)
   o.sketch = "full"
   local ftext, fhtml = sketcher.shinglers(o)
-  local ha, hb = input.is_html(nil, a, opts.html), input.is_html(nil, b, opts.html)
+  local names = opts.names or {}
+  local ha, hb = input.is_html(names[1], a, opts.html), input.is_html(names[2], b, opts.html)
   local ea, err = (ha and html or text):sketch(a)
   if not ea then return nil, "first document: " .. err end
   local eb, err2 = (hb and html or text):sketch(b)

@@ -90,7 +90,8 @@ local function begin_add(self, opts, level)
     end
     self.config = c
   else
-    for _, k in ipairs({ "policy", "threshold", "w", "sketch", "m", "s" }) do
+    for _, k in ipairs({ "policy", "threshold", "w", "sketch", "m", "s", "k", "option", "tokens", "fold", "punctuation",
+      "numbers", "invalid", "seed", "canon", "extractor" }) do
       if opts[k] ~= nil and opts[k] ~= self.config[k] then
         return nil, ("%s was made with %s = %s; an add cannot change it (the clusters would no longer equal a fresh clustering)")
           :format(self.path, k, tostring(self.config[k]))

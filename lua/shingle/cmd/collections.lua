@@ -1,7 +1,7 @@
 --- shingle collections INPUT... -o OUTDIR: similar clusters of mirrored
 -- collections (Cho, Shivakumar and Garcia-Molina 2000, sections 2-4).
 local collections = require "shingle.collections"
-local cluster_cmd = require "shingle.cmd.cluster"
+local common = require "shingle.cmd.common"
 
 local M = {}
 
@@ -11,7 +11,7 @@ function M.configure(parser)
     .. "JSON Lines pages (with --edges for the links)."):args("+")
   c:option("-o --output", "Output directory."):count(1)
   c:option("--edges", "An edge list: lines 'SRC_URL DST_URL' or JSON {\"src\":..,\"dst\":..}."):count("*")
-  c:option("--format", "Input format (default: by name).", "auto"):choices({ "auto", "dir", "jsonl", "warc", "file" })
+  common.input_options(c)
   c:option("--similarity", "Page similarity: chunk fingerprints (whole document, 4 lines, 2 lines) or shingles.",
     "lines4"):choices({ "whole", "lines4", "lines2", "shingles" })
   c:option("-T --threshold", "Chunks two pages must share (default: 1, 15, 25), or the resemblance for shingles (0.5).")
@@ -27,31 +27,27 @@ function M.configure(parser)
   c:option("--min-size", "Report clusters of at least this many pages per collection.", "1"):convert(tonumber)
   c:option("--avoid-min-size", "Avoid list: collections of at least this many pages (the paper's noise is smaller).",
     "10"):convert(tonumber)
-  c:option("--memory", "Memory budget for the external sorts, e.g. 512M, 1G.", "1G")
-  c:option("--temp-dir", "Directory for sort runs (default: the output directory).")
-  c:option("--threads", "Sketching threads for --similarity shingles (default: all cores)."):convert(tonumber)
-  c:option("--max-bytes", "Pages larger than this are unreadable.", "64M")
-  c:flag("--html", "Treat every input as HTML.")
-  c:flag("--text", "Treat every input as plain text.")
+  common.shingler_options(c, { defaults = false,
+    prefix = "--similarity shingles (default: MIN_100 of 8-token shingles, the Lua API's): " })
+  common.resource_options(c)
   c:flag("--no-figure11", "Compute trivial clusters for the chosen similarity only.")
-  c:flag("--strict", "Stop at the first unreadable page or broken record.")
-  c:flag("-q --quiet", "No progress or warnings on stderr.")
 end
 
+--- The collections configuration from parsed arguments, or nil, message.
 function M.config(a)
-  local memory, err = cluster_cmd.size(a.memory)
-  if not memory then return nil, "--memory: " .. err end
-  local max_bytes, err2 = cluster_cmd.size(a.max_bytes)
-  if not max_bytes then return nil, "--max-bytes: " .. err2 end
+  local res, err = common.resource_config(a)
+  if not res then return nil, err end
   if a.site_depth < 1 then return nil, "--site-depth must be at least 1" end
-  return {
-    outdir = a.output, edges = a.edges, format = a.format, similarity = a.similarity, threshold = a.threshold,
+  local cfg = {
+    outdir = a.output, edges = a.edges, similarity = a.similarity, threshold = a.threshold,
     anchored = a.anchored, max_df = a.max_df, extended = a.extended, single_site = a.single_site, start = a.start,
     site_depth = a.site_depth, min_cardinality = a.min_cardinality, min_size = a.min_size,
-    avoid_min_size = a.avoid_min_size, memory = memory, temp_dir = a.temp_dir, threads = a.threads,
-    max_bytes = max_bytes, html = a.html and true or (a.text and false or nil), figure11 = not a.no_figure11,
-    strict = a.strict, quiet = a.quiet,
+    avoid_min_size = a.avoid_min_size, figure11 = not a.no_figure11,
   }
+  for _, part in ipairs({ res, common.input_config(a), common.shingler_config(a) }) do
+    for k, v in pairs(part) do cfg[k] = v end
+  end
+  return cfg
 end
 
 local function pct(a, b) return b > 0 and 100 * a / b or 0 end

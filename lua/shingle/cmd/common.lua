@@ -1,34 +1,65 @@
---- Options and helpers shared by the subcommands.
+--- The command-line options the subcommands share, declared once, and the
+-- helpers they share. Commands depend on this module, never on each other.
+--
+-- The shingler's defaults on the command line are shingle.pipeline's (the
+-- Lua API that `shingle cluster` calls, and the paper's clustering run):
+-- w = 10, MOD_25 sketches (--sketch mod) with floor 8, 64-bit fingerprints,
+-- invalid UTF-8 read as Latin-1. Every command that shingles (cluster,
+-- compare, explain, index add) takes them from there, so two commands
+-- sketch a document alike unless told otherwise. (shingle.new{} in Lua
+-- defaults to MIN_200 sketches: a script compares pairs; docs/api.md.)
+local pipeline_defaults = require("shingle.pipeline").defaults
+
 local M = {}
 
---- Declare the shingler options on an argparse command.
-function M.shingler_options(c)
-  c:option("-w --width", "Shingle width in tokens.", "10"):convert(tonumber)
-  c:option("--sketch", "Sketch kind: min, mod, minmod, class or full.", "min")
-    :choices({ "min", "mod", "minmod", "class", "full" })
-  c:option("-s --size", "MIN_s sample size.", "200"):convert(tonumber)
-  c:option("-m --modulus", "MOD_m modulus.", "25"):convert(tonumber)
-  c:option("-k --degree", "Fingerprint polynomial degree (64; 40 as the paper).", "64"):convert(tonumber)
-  c:option("--seed", "Seed for the polynomials and the permutation.")
+local function default(v) return v ~= nil and tostring(v) or nil end
+
+--- Declare the shingler's options, with shingle.pipeline's defaults.
+-- opts.defaults = false: no defaults (the command's Lua API decides: an
+-- index keeps the parameters it was made with, collections have their
+-- own); opts.prefix: said before every help text; opts.index: only the
+-- options an index stores (no --floor).
+function M.shingler_options(c, opts)
+  opts = opts or {}
+  local d = opts.defaults == false and {} or pipeline_defaults
+  local pre = opts.prefix or ""
+  c:option("-w --width", pre .. "Shingle width in tokens (the paper: 10).", default(d.w)):convert(tonumber)
+  c:option("--sketch", pre .. "Sketch kind: mod (MOD_m, the paper's clustering run), min (MIN_s), minmod or class.",
+    default(d.sketch)):choices({ "mod", "min", "minmod", "class" })
+  c:option("-m --modulus", pre .. "MOD_m modulus (the paper: 25).", default(d.m)):convert(tonumber)
+  c:option("-s --size", pre .. "MIN_s sample size.", default(d.s)):convert(tonumber)
+  if not opts.index then
+    c:option("--floor", pre .. "MOD_m: shorter documents use a smaller modulus of m's chain to keep about this many "
+      .. "values; 0: plain MOD_m.", default(d.floor)):convert(tonumber)
+  end
+  c:option("-k --degree", pre .. "Fingerprint polynomial degree (64; 40 as the paper).", default(d.k)):convert(tonumber)
+  c:option("--seed", pre .. "Seed for the polynomials and the permutation (default: a fixed one, so runs compare).")
     :convert(tonumber)
-  c:option("--option", "B: the set of shingles; A: the labelled bag.", "B"):choices({ "A", "B" })
-  c:option("--invalid", "Invalid UTF-8: error, skip or latin1.", "latin1"):choices({ "error", "skip", "latin1" })
-  c:flag("--html", "Treat every input as HTML (default: by extension .html/.htm).")
-  c:flag("--text", "Treat every input as plain text.")
-  c:flag("--fold", "Fold Unicode (NFKC, case fold, strip accents).")
-  c:flag("--punctuation", "Keep punctuation as tokens.")
-  c:flag("--no-numbers", "Drop tokens made only of digits.")
+  c:option("--option", pre .. "B: the set of shingles; A: the labelled bag.", default(d.option)):choices({ "A", "B" })
+  c:option("--invalid", pre .. "Invalid UTF-8: error, skip or latin1.", default(d.invalid))
+    :choices({ "error", "skip", "latin1" })
+  c:flag("--fold", pre .. "Fold Unicode (NFKC, case fold, strip accents).")
+  c:flag("--punctuation", pre .. "Keep punctuation as tokens.")
+  c:flag("--no-numbers", pre .. "Drop tokens made only of digits.")
 end
 
---- The shingler configuration from parsed arguments, with overrides.
+--- The shingler configuration from parsed arguments (nil where an option
+-- was not given and has no default), with overrides.
 function M.shingler_config(a, over)
   local cfg = {
-    w = a.width, sketch = a.sketch, s = a.size, m = a.modulus, k = a.degree, seed = a.seed,
-    option = a.option, invalid = a.invalid, fold = a.fold, punctuation = a.punctuation,
-    numbers = not a.no_numbers,
+    w = a.width, sketch = a.sketch, s = a.size, m = a.modulus, floor = a.floor, k = a.degree, seed = a.seed,
+    option = a.option, invalid = a.invalid, fold = a.fold or nil, punctuation = a.punctuation or nil,
+    numbers = a.no_numbers and false or nil,
   }
   for k, v in pairs(over or {}) do cfg[k] = v end
   return cfg
+end
+
+--- Declare --html and --text.
+function M.html_options(c)
+  c:flag("--html", "Treat every input as HTML (default: a file by its name, .html .htm .xhtml .shtml; "
+    .. "a text without a name by its content).")
+  c:flag("--text", "Treat every input as plain text.")
 end
 
 --- The HTML choice of --html and --text: true, false, or nil (each document
@@ -37,6 +68,87 @@ function M.forced_html(a)
   if a.html then return true end
   if a.text then return false end
   return nil
+end
+
+--- Declare the input options: --format, the JSON Lines fields, --html,
+-- --text, --strict, --quiet.
+function M.input_options(c)
+  c:option("--format", "Input format (default: by name).", "auto"):choices({ "auto", "dir", "list", "jsonl", "warc", "file" })
+  c:option("--text-field", "JSON Lines: the field with the text.", "text")
+  c:option("--url-field", "JSON Lines: the field with the URL.", "url")
+  c:option("--id-field", "JSON Lines: the field with the id (used when there is no URL).", "id")
+  c:option("--date-field", "JSON Lines: the field with the date.", "date")
+  M.html_options(c)
+  c:flag("--strict", "Stop at the first unreadable input, broken record or unreadable document "
+    .. "(default: warn, count and skip it).")
+  c:flag("-q --quiet", "No progress or warnings on stderr.")
+end
+
+--- The input configuration from parsed arguments.
+function M.input_config(a)
+  return { format = a.format, html = M.forced_html(a), strict = a.strict, quiet = a.quiet,
+    fields = { text = a.text_field, url = a.url_field, id = a.id_field, date = a.date_field } }
+end
+
+--- Declare the resource options; which: a list of "memory", "temp_dir",
+-- "threads", "max_bytes" (default: all four).
+function M.resource_options(c, which)
+  local want = {}
+  for _, k in ipairs(which or { "memory", "temp_dir", "threads", "max_bytes" }) do want[k] = true end
+  if want.memory then c:option("--memory", "Memory budget for the external sorts, e.g. 512M, 1G.", "1G") end
+  if want.temp_dir then c:option("--temp-dir", "Directory for sort runs (default: the output directory).") end
+  if want.threads then c:option("--threads", "Sketching threads (default: all cores)."):convert(tonumber) end
+  if want.max_bytes then c:option("--max-bytes", "Skip documents larger than this.", "64M") end
+end
+
+--- A size as the options take it ("512M", "4G", "100k", "1000"): bytes, or
+-- nil and a message.
+function M.size(s)
+  local n, u = tostring(s):match("^(%d+%.?%d*)%s*([kKmMgGtT]?)[bB]?$")
+  if not n then return nil, ("'%s' is not a size; use e.g. 512M or 4G"):format(s) end
+  local mult = ({ [""] = 1, k = 1024, m = 1024 ^ 2, g = 1024 ^ 3, t = 1024 ^ 4 })[u:lower()]
+  return math.floor(tonumber(n) * mult)
+end
+
+--- The resource configuration from parsed arguments, or nil, message.
+function M.resource_config(a)
+  local cfg = { temp_dir = a.temp_dir, threads = a.threads }
+  for _, k in ipairs({ "memory", "max_bytes" }) do
+    if a[k] ~= nil then
+      local v, err = M.size(a[k])
+      if not v then return nil, "--" .. k:gsub("_", "-") .. ": " .. err end
+      cfg[k] = v
+    end
+  end
+  return cfg
+end
+
+--- Declare the options of phase 4. opts.index: only --policy and
+-- --threshold, without defaults (they apply to a new index only).
+function M.decision_options(c, opts)
+  opts = opts or {}
+  local d = opts.index and {} or pipeline_defaults
+  local pre = opts.index and "A new index: " or ""
+  c:option("--policy", pre .. "Link a pair when its resemblance, containment (either direction), either or both reach the threshold.",
+    default(d.policy)):choices({ "resemblance", "containment", "either", "both" })
+  c:option("-t --threshold", pre .. "Threshold for the policy (the paper: 0.5).", default(d.threshold)):convert(tonumber)
+  if opts.index then return end
+  c:option("--verify", "exact: recompute every candidate pair from full shingle sets (default); none: decide on estimates.")
+    :choices({ "none", "exact" })
+  c:option("--candidate", "With --verify exact: the estimated score a pair needs to be verified (default: threshold - 0.2).")
+    :convert(tonumber)
+end
+
+--- Print the summary and phase table of a cluster run.
+function M.print_cluster_summary(p, sum, out)
+  out = out or io.stdout
+  out:write(("documents %d (skipped %d)\n"):format(sum.documents or 0, sum.skipped or 0))
+  out:write(("identical documents: %d exact, %d lexically equivalent, %d shingle equivalent\n"):format(
+    sum.exact_duplicates or 0, sum.lexical_duplicates or 0, sum.shingle_duplicates or 0))
+  out:write(("clusters %d with %d documents: %d of identical documents only, %d mixed\n"):format(
+    sum.clusters or 0, sum.documents_in_clusters or 0, sum.clusters_of_identical_documents_only or 0, sum.mixed_clusters or 0))
+  out:write(("pairs considered %d, linked %d\n\n"):format(sum.pairs_considered or 0, sum.pairs_linked or 0))
+  out:write(p:phase_table(), "\n")
 end
 
 --- Read a whole file; nil, message naming the file on failure.
@@ -48,6 +160,7 @@ function M.read_document(path)
   return s
 end
 
+--- s cut to its last n characters, marked with "...".
 function M.short(s, n)
   if #s <= n then return s end
   return "..." .. s:sub(-(n - 3))

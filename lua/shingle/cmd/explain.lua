@@ -9,7 +9,8 @@ function M.configure(parser)
   local c = parser:command("explain", "Resemblance, containment and the shared passages of two documents.")
   c:argument("a", "First document.")
   c:argument("b", "Second document.")
-  c:option("-w --width", "Shingle width in tokens.", "10"):convert(tonumber)
+  common.shingler_options(c)
+  common.html_options(c)
   c:flag("--no-color", "No highlighting.")
   c:flag("--json", "JSON output.")
 end
@@ -19,7 +20,9 @@ function M.run(a)
   if not ta then io.stderr:write("shingle: ", err, "\n") return 1 end
   local tb, err2 = common.read_document(a.b)
   if not tb then io.stderr:write("shingle: ", err2, "\n") return 1 end
-  local e, xerr = explain.explain(ta, tb, { w = a.width })
+  local o = common.shingler_config(a)
+  o.html, o.names = common.forced_html(a), { a.a, a.b }
+  local e, xerr = explain.explain(ta, tb, o)
   if not e then io.stderr:write("shingle: ", xerr, "\n") return 1 end
   if a.json then io.stdout:write(require("cjson").encode(e), "\n") return 0 end
   io.stdout:write(explain.render(e, ta, not a.no_color and core.isatty(1)))

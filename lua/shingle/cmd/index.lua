@@ -1,7 +1,7 @@
 --- shingle index add DB INPUT... --sweep DATE: add a crawl sweep to an index
 -- (made on first use), linking its documents into the existing clusters.
 local index = require "shingle.index"
-local cluster = require "shingle.cmd.cluster"
+local common = require "shingle.cmd.common"
 local progress = require "shingle.progress"
 
 local M = {}
@@ -13,20 +13,12 @@ function M.configure(parser)
   add:argument("db", "The index directory (made if absent).")
   add:argument("inputs", "Directories, files, JSON Lines, WARC, or - for standard input."):args("+")
   add:option("--sweep", "Name of the sweep, e.g. its crawl date (sweeps sort by name)."):count(1)
-  add:option("--format", "Input format (default: by name).", "auto"):choices({ "auto", "dir", "list", "jsonl", "warc", "file" })
-  add:option("--threads", "Sketching threads (default: all cores)."):convert(tonumber)
-  add:option("--policy", "A new index: link pairs by resemblance, containment, either or both.")
-    :choices({ "resemblance", "containment", "either", "both" })
-  add:option("-t --threshold", "A new index: threshold of the policy (0.5)."):convert(tonumber)
-  add:option("-w --width", "A new index: shingle width (10)."):convert(tonumber)
-  add:option("--sketch", "A new index: sketch kind (mod)."):choices({ "mod", "min", "minmod", "class" })
-  add:option("-m --modulus", "A new index: MOD_m modulus (25)."):convert(tonumber)
-  add:option("-s --size", "A new index: MIN_s size (200)."):convert(tonumber)
+  common.input_options(add)
+  common.resource_options(add, { "threads" })
+  common.decision_options(add, { index = true })
+  common.shingler_options(add, { defaults = false, prefix = "A new index: ", index = true })
   add:option("--rules", "A new index: canonicalization rule set (html, text, code, tweet or a Lua file).")
-  add:option("--extractor", "A new index: feature extractor (midi, code, fasta or a Lua file).")
-  add:flag("--html", "Treat every input as HTML.")
-  add:flag("--strict", "Abandon the add at the first unreadable document.")
-  add:flag("-q --quiet", "No progress or warnings on stderr.")
+  add:option("--extractor", "A new index: feature extractor (midi, code, fasta (fasta:k=N) or a Lua file).")
   local info = c:command("info", "Show an index's parameters and sweeps.")
   info:argument("db", "The index directory.")
 end
@@ -45,10 +37,12 @@ function M.run(a)
   local ix, err = index.open(a.db)
   if not ix then io.stderr:write("shingle: ", err, "\n") return 1 end
   local bar = progress.new("indexing", nil, "docs", a.quiet)
-  local st, aerr = ix:add(a.inputs, { sweep = a.sweep, format = a.format, threads = a.threads, policy = a.policy,
-    threshold = a.threshold, w = a.width, sketch = a.sketch, m = a.modulus, s = a.size,
-    html = a.html or nil, strict = a.strict, canon = a.rules, extractor = a.extractor,
-    progress = function(n) bar:update(n) end })
+  local o = { sweep = a.sweep, threads = a.threads, policy = a.policy, threshold = a.threshold, canon = a.rules,
+    extractor = a.extractor, progress = function(n) bar:update(n) end }
+  for _, part in ipairs({ common.input_config(a), common.shingler_config(a) }) do
+    for k, v in pairs(part) do o[k] = v end
+  end
+  local st, aerr = ix:add(a.inputs, o)
   local t = bar:done()
   if not st then io.stderr:write("shingle: ", aerr, "\n") return 1 end
   if not a.quiet then for _, e in ipairs(st.errors) do io.stderr:write("shingle: ", e, "\n") end end
@@ -56,7 +50,5 @@ function M.run(a)
     :format(st.documents, a.sweep, t, st.documents / math.max(t, 1e-9), st.identical, st.linked, st.skipped))
   return 0
 end
-
-M.size = cluster.size
 
 return M

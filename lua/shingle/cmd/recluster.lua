@@ -1,14 +1,14 @@
 --- shingle recluster OUTDIR: phase 4 again with another policy, from the
 -- files a cluster run kept (no sketching, no sorting).
 local pipeline = require "shingle.pipeline"
-local cluster = require "shingle.cmd.cluster"
+local common = require "shingle.cmd.common"
 
 local M = {}
 
 function M.configure(parser)
   local c = parser:command("recluster", "Redo the final phase of a cluster run with another policy or threshold.")
   c:argument("dir", "The output directory of a `shingle cluster` run.")
-  cluster.decision_options(c)
+  common.decision_options(c)
   c:flag("-q --quiet", "No progress or warnings on stderr.")
 end
 
@@ -21,7 +21,7 @@ function M.run(a)
   if ok then ok, derr = p:save_config() end
   if ok then ok, derr = p:report() end
   if not ok then io.stderr:write("shingle: ", derr, "\n") return 1 end
-  cluster.print_summary(p, p:summary())
+  common.print_cluster_summary(p, p:summary())
   return 0
 end
 

@@ -2,7 +2,7 @@
 -- (docs/serve.md). Checks the index and the workers' access to it, writes
 -- PREFIX/nginx.conf and becomes the nginx master process.
 local serve = require "shingle.serve"
-local size = require("shingle.cmd.cluster").size
+local size = require("shingle.cmd.common").size
 
 local M = {}
 
