@@ -46,3 +46,68 @@ describe("shingle compare", function()
     assert.is_truthy(out:find("--exact", 1, true))
   end)
 end)
+
+describe("the command-line option declarations", function()
+  local cli = require "shingle.cli"
+  local function parse(args)
+    local ok, parsed = cli.parser():pparse(args)
+    assert.is_true(ok, tostring(parsed))
+    return parsed
+  end
+  local shingler = { "width", "sketch", "modulus", "size", "floor", "degree", "seed", "option", "invalid", "fold",
+    "punctuation", "no_numbers" }
+
+  it("gives every command that shingles the same shingler options with one set of defaults, the pipeline's", function()
+    local defaults = require("shingle.pipeline").defaults
+    local ref = parse({ "cluster", "in", "-o", "out" })
+    assert.are.same({ defaults.w, defaults.sketch, defaults.m, defaults.s, defaults.floor, defaults.k, defaults.invalid },
+      { ref.width, ref.sketch, ref.modulus, ref.size, ref.floor, ref.degree, ref.invalid })
+    assert.are.equal("mod", ref.sketch)
+    for _, args in ipairs({ { "compare", "a", "b" }, { "explain", "a", "b" } }) do
+      local o = parse(args)
+      for _, k in ipairs(shingler) do assert.are.equal(ref[k], o[k], args[1] .. " " .. k) end
+    end
+    -- the same names everywhere, a new index's without defaults (the index keeps its own)
+    local given = { "-w", "4", "--sketch", "min", "-m", "5", "-s", "50", "-k", "40", "--seed", "7", "--option", "A",
+      "--invalid", "skip", "--fold", "--punctuation", "--no-numbers" }
+    local ix = parse({ "index", "add", "db", "in", "--sweep", "s1" })
+    for _, k in ipairs(shingler) do assert.is_nil(ix[k], "index add " .. k) end
+    for _, head in ipairs({ { "cluster", "in", "-o", "out" }, { "compare", "a", "b" }, { "explain", "a", "b" },
+      { "index", "add", "db", "in", "--sweep", "s1" }, { "collections", "in", "-o", "out" } }) do
+      local args = {}
+      for _, x in ipairs(head) do args[#args + 1] = x end
+      for _, x in ipairs(given) do args[#args + 1] = x end
+      local o = parse(args)
+      assert.are.same({ 4, "min", 5, 50, 40, 7, "A", "skip", true, true, true },
+        { o.width, o.sketch, o.modulus, o.size, o.degree, o.seed, o.option, o.invalid, o.fold, o.punctuation, o.no_numbers },
+        head[1])
+    end
+  end)
+
+  it("gives the commands that read inputs the same input and resource options", function()
+    for _, head in ipairs({ { "cluster", "in", "-o", "out" }, { "collections", "in", "-o", "out" },
+      { "index", "add", "db", "in", "--sweep", "s1" } }) do
+      local args = {}
+      for _, x in ipairs(head) do args[#args + 1] = x end
+      for _, x in ipairs({ "--format", "jsonl", "--text-field", "body", "--url-field", "u", "--text", "--strict", "-q",
+        "--threads", "3" }) do args[#args + 1] = x end
+      local o = parse(args)
+      assert.are.same({ "jsonl", "body", "u", true, true, true, 3 },
+        { o.format, o.text_field, o.url_field, o.text, o.strict, o.quiet, o.threads }, head[1])
+    end
+  end)
+
+  it("has the commands depend on cmd/common.lua, never on each other", function()
+    local seen = {}
+    for _, name in ipairs(cli.commands) do
+      local f = assert(io.open("lua/shingle/cmd/" .. name .. ".lua"))
+      local src = f:read("*a")
+      f:close()
+      seen[#seen + 1] = name
+      for dep in src:gmatch("shingle%.cmd%.([%w_]+)") do
+        assert.are.equal("common", dep, name .. ".lua requires shingle.cmd." .. dep)
+      end
+    end
+    assert.is_true(#seen >= 9)
+  end)
+end)

@@ -73,7 +73,7 @@ end
 --- Declare the input options: --format, the JSON Lines fields, --html,
 -- --text, --strict, --quiet.
 function M.input_options(c)
-  c:option("--format", "Input format (default: by name).", "auto"):choices({ "auto", "dir", "list", "jsonl", "warc", "file" })
+  c:option("--format", "Input format (auto: by the name of each input).", "auto"):choices({ "auto", "dir", "list", "jsonl", "warc", "file" })
   c:option("--text-field", "JSON Lines: the field with the text.", "text")
   c:option("--url-field", "JSON Lines: the field with the URL.", "url")
   c:option("--id-field", "JSON Lines: the field with the id (used when there is no URL).", "id")
