@@ -1,4 +1,4 @@
-/* bench/gen.c: the corpus generator of lua/shingle/gen.lua in C, for the
+/* bench/gen.c: the corpus generator of bench/lib/gen.lua in C, for the
  * benchmarks (a million documents of 5 KB is 5 GB; Lua 5.4 makes text at
  * about 45 MB/s and writes JSON Lines at about half that).
  *
@@ -622,7 +622,7 @@ int main(int argc, char **argv)
     if (!out_path) usage("--out is required");
     if (N < 0 || size < 100 || seed < 0 || V < 10 || V > 1000000 || !(f >= 0 && f <= 1) ||
         !(txt >= 0 && txt <= 1) || !(zipf >= 0 && zipf <= 4))
-        usage("an option is out of range (see lua/shingle/gen.lua for the ranges)");
+        usage("an option is out of range (see bench/lib/gen.lua for the ranges)");
     if (H < 0) H = N / 20 + 1;
     if (H < 1) usage("--hosts must be at least 1");
     out = strcmp(out_path, "-") ? fopen(out_path, "wb") : stdout;

@@ -1,18 +1,17 @@
--- Writes a synthetic corpus with planted near-duplicates (shingle.gen) and
+-- Writes a synthetic corpus with planted near-duplicates (bench/lib/gen.lua) and
 -- its ground truth, and prints how fast the text was made.
 --
 --   lua5.4 bench/gen.lua --docs 1000000 --size 5000 --seed 1 \
 --     --format jsonl --out /tmp/corpus.jsonl --truth /tmp/truth.jsonl
 --
--- Run from the checkout (or with LUA_PATH set by scripts/env.sh); shingle.gen
--- is pure Lua and needs no C module.
+-- Run from the checkout; bench/lib/gen.lua is pure Lua and needs no C module.
 local function script_dir()
   local src = debug.getinfo(1, "S").source
   return src:match("^@(.*)/[^/]*$") or "."
 end
-package.path = script_dir() .. "/../lua/?.lua;" .. script_dir() .. "/../lua/?/init.lua;" .. package.path
+package.path = script_dir() .. "/lib/?.lua;" .. package.path
 
-local gen = require "shingle.gen"
+local gen = require "gen"
 
 local FORMATS = { dir = true, jsonl = true, warc = true, ["warc.gz"] = true, none = true }
 

@@ -4,7 +4,7 @@
 #   bench/pipeline.sh [DOCS] [SCRATCH] [shingle cluster options ...]
 # DOCS defaults to 1000000 documents of about 5 KB (about 5 GB of JSON Lines);
 # SCRATCH (default /tmp/shingle-pipeline) gets the corpus, made once by
-# bench/gen.c (the C port of shingle.gen) and reused by later runs (remove it yourself), and the
+# bench/gen.c (the C port of bench/lib/gen.lua) and reused by later runs (remove it yourself), and the
 # output directories, removed after each run. Environment:
 #   MEMORY=1G   the --memory budget
 #   REPS=1      runs of each configuration (each one's figures are printed)

@@ -3,11 +3,11 @@
 -- entirely in C) and rule sets with Lua steps; medians of 5 runs over the
 -- same documents, and each ratio to the default measured in the same run.
 --   lua5.4 bench/rules_bench.lua [MB]
-package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
+package.path = "lua/?.lua;lua/?/init.lua;bench/lib/?.lua;" .. package.path
 package.cpath = "build/5.4/lib/?.so;" .. package.cpath
 local shingle = require "shingle"
 local core = require "shingle.core"
-local gen = require "shingle.gen"
+local gen = require "gen"
 
 local mb = tonumber(arg[1]) or 20
 local docs, bytes = {}, 0

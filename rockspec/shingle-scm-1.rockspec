@@ -63,7 +63,6 @@ build = {
       ["shingle.extractors.fasta"] = "lua/shingle/extractors/fasta.lua",
       ["shingle.extractors"] = "lua/shingle/extractors/init.lua",
       ["shingle.extractors.midi"] = "lua/shingle/extractors/midi.lua",
-      ["shingle.gen"] = "lua/shingle/gen.lua",
       ["shingle.html"] = "lua/shingle/html.lua",
       ["shingle.http"] = "lua/shingle/http.lua",
       ["shingle.index"] = "lua/shingle/index.lua",

@@ -119,13 +119,19 @@ else
   echo "[without MPI] build failed"; failed=$((failed + 1))
 fi
 
-# The rockspec builds and installs a working command into a scratch tree.
+# The rockspec builds and installs a working command into a scratch tree, and
+# the examples run against the installed modules alone (not the checkout's).
 tree=$(mktemp -d)
+installed() { # run a command with the installed tree's Lua paths only
+  LUA_PATH="$tree/share/lua/5.4/?.lua;$tree/share/lua/5.4/?/init.lua;;" LUA_CPATH="$tree/lib/lua/5.4/?.so;;" "$@"
+}
 if luarocks --lua-version=5.4 make --tree "$tree" rockspec/shingle-scm-1.rockspec >"$log" 2>&1 &&
-   "$tree/bin/shingle" compare samples/docs/rabin-original.txt samples/docs/rabin-excerpt.txt >"$log" 2>&1; then
-  echo "[luarocks] make --tree and run: ok"; passed=$((passed + 1))
+   "$tree/bin/shingle" compare samples/docs/rabin-original.txt samples/docs/rabin-excerpt.txt >"$log" 2>&1 &&
+   installed lua5.4 examples/custom_pipeline.lua "$tree/run1" >"$log" 2>&1 &&
+   installed lua5.4 examples/cluster_dir.lua samples/docs "$tree/run2" >"$log" 2>&1; then
+  echo "[luarocks] make --tree, run the command and the examples: ok"; passed=$((passed + 1))
 else
-  echo "[luarocks] make --tree and run: FAILED"; tail -20 "$log"; failed=$((failed + 1))
+  echo "[luarocks] make --tree, run the command and the examples: FAILED"; tail -20 "$log"; failed=$((failed + 1))
 fi
 rm -rf "$tree" shingle/core.so core/*.o core/lua/*.o
 rmdir shingle 2>/dev/null || true

@@ -49,10 +49,16 @@ describe("examples/", function()
     local dir = os.tmpname()
     os.remove(dir)
     local out = run("custom_pipeline.lua", dir)
+    os.execute("rm -rf " .. dir)
     local pairs_, linked, clusters = out:match("(%d+) candidate pairs, (%d+) linked, (%d+) clusters")
     assert.is_truthy(pairs_, out)
-    assert.is_true(tonumber(linked) >= 1 and tonumber(clusters) >= 1, out)
-    os.execute("rm -rf " .. dir)
+    -- each of the first four texts with its edited copy and its first half
+    -- (contained in it: the predicate's 90%), nothing else
+    assert.are.equal("4", clusters, out)
+    for i = 1, 4 do
+      assert.is_truthy(out:find(("3  doc%d doc%d%%-edited doc%d%%-first%%-half\n"):format(i, i, i)), out)
+    end
+    assert.is_falsy(out:find("doc5", 1, true), out)
   end)
 
   it("midi_melodies.lua matches a transposed melody fully and another tune not at all", function()

@@ -1,5 +1,5 @@
--- shingle.gen: the synthetic corpus generator with planted near-duplicates.
-local gen = require "shingle.gen"
+-- bench/lib/gen.lua: the synthetic corpus generator with planted near-duplicates.
+local gen = require "gen"
 local shingle = require "shingle"
 local support = require "support"
 
@@ -40,7 +40,7 @@ local function of_kind(kind)
   return out
 end
 
-describe("shingle.gen", function()
+describe("bench/lib/gen.lua", function()
   describe("corpus()", function()
     it("gives the same documents for the same seed, on every Lua", function()
       local a = gen.list{ docs = 40, seed = 13, size = 600 }

@@ -2,7 +2,7 @@
 -- (scripts/browser/check.sh): a cluster run, a collections run and an index
 -- with three sweeps, each with hostile documents whose names, URLs and text
 -- carry markup and script that a report must show as text, never run.
-local gen = require "shingle.gen"
+local gen = require "gen"
 local cjson = require "cjson"
 
 local M = {}

@@ -1,5 +1,8 @@
---- shingle.gen: synthetic corpora with planted near-duplicates, for the
--- clustering specs (small corpora) and the benchmarks (millions of documents).
+--- bench/lib/gen.lua (require "gen"; called shingle.gen in the data it
+-- writes): synthetic corpora with planted near-duplicates, for the clustering
+-- specs (small corpora) and the benchmarks (millions of documents). A tool
+-- of the repository, not part of the installed library: the specs find it
+-- through .busted's lpath, the benchmarks through bench/lib.
 --
 -- A corpus is noise documents (unrelated random text) and families: an
 -- original plus variants of the kinds the Broder et al. clustering has to
