@@ -161,6 +161,132 @@ static sh_sketch *sketch_of(const char *text, int kind, uint32_t sz, uint64_t m)
     return sk;
 }
 
+/* A text of n words drawn from a vocabulary of vocab (repeats included). */
+static char *random_text(size_t n, unsigned vocab, uint64_t *st)
+{
+    char *text = (char *)malloc(n * 12 + 1);
+    size_t i, len = 0;
+    text[0] = 0;
+    for (i = 0; i < n; i++) len += (size_t)sprintf(text + len, "w%u ", (unsigned)(sh_splitmix_next(st) % vocab));
+    return text;
+}
+
+/* The sketch of kind (s, m, floor) of text, through the engine's own path. */
+static sh_sketch *build(sh_shingler *s, const char *text, int kind, uint32_t sz, uint64_t m, uint32_t floor,
+                        sh_work *w)
+{
+    sh_sketch_params p;
+    sh_sketch *sk = NULL;
+    sh_error err;
+    memset(&p, 0, sizeof p);
+    p.kind = (uint8_t)kind; p.s = sz; p.m = m; p.floor = floor;
+    if (sh_shingle_text(s, w, text, strlen(text), &err) != SH_OK) return NULL;
+    if (sh_sketch_build(s, w, &p, 0, w->toks.n, &sk, &err) != SH_OK) return NULL;
+    return sk;
+}
+
+/* MIN_s (Broder 1997, section 3): the s smallest values of the full set of
+ * (permuted) shingles, all of them when there are fewer; at every size
+ * around s, for s from 1 to 200. */
+static void min_s_is_the_s_smallest_of_the_full_set(void)
+{
+    static const size_t words[] = { 0, 1, 5, 48, 49, 50, 51, 52, 198, 200, 209, 210, 211, 1000, 6000 };
+    static const uint32_t sizes[] = { 1, 2, 50, 200 };
+    sh_shingler *s = make(10, 64, 0, SH_TOKENS_RABIN, SH_OPTION_B);
+    uint64_t st = 11;
+    size_t a, b, bad = 0;
+    sh_work w;
+    memset(&w, 0, sizeof w);
+    for (a = 0; a < sizeof words / sizeof *words; a++) {
+        char *text = random_text(words[a], 100000, &st);
+        sh_sketch *full = build(s, text, SH_SKETCH_FULL, 0, 0, 0, &w);
+        CHECK(full != NULL);
+        for (b = 0; full && b < sizeof sizes / sizeof *sizes; b++) {
+            sh_sketch *min = build(s, text, SH_SKETCH_MIN, sizes[b], 0, 0, &w);
+            size_t want = full->n < sizes[b] ? full->n : sizes[b];
+            if (!min || min->n != want || memcmp(min->v, full->v, want * 8) != 0) {
+                bad++;
+                fprintf(stderr, "  %zu words, s = %u: %zu values, want the %zu smallest of %zu\n", words[a],
+                        (unsigned)sizes[b], min ? min->n : 0, want, full->n);
+            }
+            free(min);
+        }
+        free(full);
+        free(text);
+    }
+    CHECK_EQ_U64(bad, 0);
+    sh_work_free(&w);
+}
+
+static uint64_t smallest_factor_slowly(uint64_t m)
+{
+    uint64_t d;
+    for (d = 2; d < m; d++) if (m % d == 0) return d;
+    return m;
+}
+
+/* The default sketch, MOD_m of a text under option B with a floor (its own
+ * one-pass path, mod_sketch), against the obvious computation: the modulus
+ * steps down m's chain (dividing by the smallest prime factor) while the
+ * document's shingle positions / modulus < floor; the sketch is every
+ * distinct permuted shingle that is 0 mod that modulus, ascending. And
+ * against the general path (a full sketch narrowed by sh_sketch_select). */
+static void default_mod_path_equals_the_obvious_computation(void)
+{
+    static const size_t words[] = { 0, 1, 9, 10, 11, 40, 49, 50, 51, 209, 210, 211, 1000, 5000 };
+    static const uint64_t mods[] = { 25, 24, 7, 1 };
+    static const uint32_t floors[] = { 0, 8 };
+    sh_shingler *s = make(10, 64, 0, SH_TOKENS_RABIN, SH_OPTION_B);
+    uint64_t st = 21;
+    size_t a, b, c, bad = 0, i, j;
+    sh_work w;
+    memset(&w, 0, sizeof w);
+    for (a = 0; a < sizeof words / sizeof *words; a++) {
+        char *text = random_text(words[a], a % 2 ? 50 : 100000, &st); /* odd ones repeat shingles */
+        for (b = 0; b < sizeof mods / sizeof *mods; b++)
+            for (c = 0; c < sizeof floors / sizeof *floors; c++) {
+                sh_sketch *mod = build(s, text, SH_SKETCH_MOD, 0, mods[b], floors[c], &w), *full, *sel = NULL;
+                sh_sketch_params p;
+                sh_error err;
+                uint64_t m = mods[b], pos, *want;
+                size_t nw = 0;
+                if (!mod) { bad++; continue; }
+                pos = w.n_fps; /* shingle positions: one for a text shorter than w */
+                while (floors[c] && m > 1 && pos / m < floors[c]) m /= smallest_factor_slowly(m);
+                want = (uint64_t *)malloc((w.n_fps + 1) * 8);
+                for (i = 0; i < w.n_fps; i++) {
+                    uint64_t x = sh_permute(s->c.seed, w.fps[i]);
+                    int seen = 0;
+                    if (x % m != 0) continue;
+                    for (j = 0; j < nw; j++) seen |= want[j] == x;
+                    if (!seen) want[nw++] = x;
+                }
+                for (i = 1; i < nw; i++) /* insertion sort: few values */
+                    for (j = i; j > 0 && want[j - 1] > want[j]; j--) { uint64_t t = want[j]; want[j] = want[j - 1]; want[j - 1] = t; }
+                if (mod->p.m != m || mod->n != nw || memcmp(mod->v, want, nw * 8) != 0 || mod->n_shingles != pos) {
+                    bad++;
+                    fprintf(stderr, "  %zu words, MOD_%llu floor %u: modulus %llu, %zu values; want %llu, %zu\n", words[a],
+                            (unsigned long long)mods[b], (unsigned)floors[c], (unsigned long long)mod->p.m, mod->n,
+                            (unsigned long long)m, nw);
+                }
+                /* the general path: the full set narrowed to MOD_m */
+                full = build(s, text, SH_SKETCH_FULL, 0, 0, 0, &w);
+                memset(&p, 0, sizeof p);
+                p.kind = SH_SKETCH_MOD; p.m = mods[b]; p.floor = floors[c];
+                if (!full || sh_sketch_select(full, &p, &sel, &err) != SH_OK || sel->p.m != m || sel->n != nw ||
+                    memcmp(sel->v, want, nw * 8) != 0)
+                    bad++;
+                free(sel);
+                free(full);
+                free(want);
+                free(mod);
+            }
+        free(text);
+    }
+    CHECK_EQ_U64(bad, 0);
+    sh_work_free(&w);
+}
+
 /* A reader rejects every truncation and every single-bit flip, never crashes. */
 static void serialization_round_trips_and_rejects_damage(void)
 {
@@ -245,6 +371,8 @@ int main(void)
     RUN(token_ids_equal_bytewise_fingerprints);
     RUN(text_ids_equal_bytewise_fingerprints_with_and_without_clmul);
     RUN(option_a_labels_repeated_shingles);
+    RUN(min_s_is_the_s_smallest_of_the_full_set);
+    RUN(default_mod_path_equals_the_obvious_computation);
     RUN(serialization_round_trips_and_rejects_damage);
     RUN(incompatible_sketches_are_refused);
     RUN(size_class_reduction_filters_to_the_coarser_modulus);
