@@ -147,13 +147,22 @@ describe("shingle cluster (the paper's four phases)", function()
     assert.are.equal(6, rel[#docs].copy_of)
   end)
 
-  it("gives the same clusters when the sorts spill to disk under a small memory budget", function()
-    local a, b = dir .. "/bigmem", dir .. "/smallmem"
-    run(a, input, { sketch = "mod", m = 1 })
-    local p = run(b, input, { sketch = "mod", m = 1, memory = 256 * 1024 })
-    assert.is_true(p.stats.pairs.disk_peak > 0, "the small budget should have spilled runs")
-    local ca, cb = clustered_pairs(a), clustered_pairs(b)
-    assert.are.same(ca, cb)
+  it("gives the same clusters and pairs when the sorts spill to disk under a small memory budget", function()
+    -- the defaults (MOD_25, exact verification), and every shingle (m = 1):
+    -- its pair formation needs several runs at the smallest budget
+    for _, over in ipairs({ {}, { sketch = "mod", m = 1, spills = true } }) do
+      local a, b = dir .. "/bigmem", dir .. "/smallmem"
+      local big = { memory = 1024 ^ 3 }
+      local small = { memory = 256 * 1024 }
+      for k, v in pairs(over) do if k ~= "spills" then big[k] = v; small[k] = v end end
+      local pa = run(a, input, big)
+      local pb = run(b, input, small)
+      assert.are.equal(0, pa.stats.pairs.disk_peak)
+      if over.spills then assert.is_true(pb.stats.pairs.disk_peak > 0, "the small budget should have spilled runs") end
+      assert.are.same(clustered_pairs(a), clustered_pairs(b))
+      assert.are.same(select(2, linked_pairs(a)), select(2, linked_pairs(b)))
+      rmdir(a); rmdir(b)
+    end
   end)
 
   it("reclusters from the kept files with another threshold as a fresh run would", function()
@@ -161,10 +170,11 @@ describe("shingle cluster (the paper's four phases)", function()
     run(a, input, { threshold = 0.5 })
     local p = assert(pipeline.load(a, { threshold = 0.8, quiet = true }))
     assert(p:decide())
+    local _, before = clustered_pairs(a) -- still the 0.5 clusters: report() has not run again yet
     assert(p:report())
     run(b, input, { threshold = 0.8 })
     assert.are.same(clustered_pairs(b), clustered_pairs(a))
-    assert.is_true(select(2, clustered_pairs(a)) < select(2, clustered_pairs(dir .. "/plain")))
+    assert.is_true(select(2, clustered_pairs(a)) < before)
   end)
 
   it("finds contained documents with the containment policy", function()
@@ -198,11 +208,33 @@ describe("shingle cluster inputs", function()
   setup(function() dir = tmpdir() end)
   teardown(function() rmdir(dir) end)
 
-  it("reports a broken JSON line with its file and line, skips it, and counts it", function()
+  -- each test makes the files it reads: none depends on another having run
+  local function broken_jsonl()
     local path = dir .. "/broken.jsonl"
     local f = assert(io.open(path, "w"))
     f:write('{"url":"a","text":"one two three four five six"}\n{"url": broken\n{"url":"b","text":"one two three four five six"}\n')
     f:close()
+    return path
+  end
+
+  local function record(uri, body)
+    local http = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: " .. #body .. "\r\n\r\n" .. body
+    return "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: " .. uri .. "\r\nWARC-Date: 2026-11-01T00:00:00Z\r\n"
+      .. "Content-Type: application/http; msgtype=response\r\nContent-Length: " .. #http .. "\r\n\r\n" .. http .. "\r\n\r\n"
+  end
+  local body = "<html><body><p>" .. table.concat(support.words(support.rng(3), 200), " ") .. "</p></body></html>"
+
+  -- two records of the same page at two URIs
+  local function crawl_warc()
+    local plain = dir .. "/crawl.warc"
+    local f = assert(io.open(plain, "wb"))
+    f:write(record("http://a.example/1", body), record("http://b.example/copy", body))
+    f:close()
+    return plain
+  end
+
+  it("reports a broken JSON line with its file and line, skips it, and counts it", function()
+    local path = broken_jsonl()
     local msgs = {}
     local p = pipeline.new{ outdir = dir .. "/o1", quiet = true, w = 3, log = function(m) msgs[#msgs + 1] = m end }
     local sum = assert(p:run({ path }))
@@ -213,7 +245,7 @@ describe("shingle cluster inputs", function()
 
   it("makes a broken line fatal with strict, leaving no output that looks complete", function()
     local p = pipeline.new{ outdir = dir .. "/o2", quiet = true, strict = true }
-    local ok, err = p:run({ dir .. "/broken.jsonl" })
+    local ok, err = p:run({ broken_jsonl() })
     assert.is_nil(ok)
     assert.is_truthy(err:find("line 2", 1, true))
     assert.is_nil(io.open(dir .. "/o2/docs.bin"))
@@ -233,18 +265,8 @@ describe("shingle cluster inputs", function()
   end)
 
   it("reads WARC files, plain and gzipped per record, without HTTP headers in the text", function()
-    local function record(uri, body)
-      local http = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: " .. #body .. "\r\n\r\n" .. body
-      return "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: " .. uri .. "\r\nWARC-Date: 2026-11-01T00:00:00Z\r\n"
-        .. "Content-Type: application/http; msgtype=response\r\nContent-Length: " .. #http .. "\r\n\r\n" .. http .. "\r\n\r\n"
-    end
-    local body = "<html><body><p>" .. table.concat(support.words(support.rng(3), 200), " ") .. "</p></body></html>"
-    local plain = dir .. "/crawl.warc"
-    local f = assert(io.open(plain, "wb"))
-    f:write(record("http://a.example/1", body), record("http://b.example/copy", body))
-    f:close()
+    local plain = crawl_warc()
     local gz = dir .. "/crawl.warc.gz"
-    os.execute(("rm -f %s; for i in 1 2; do printf '%%s' \"$(cat %s)\" > /dev/null; done"):format(gz, plain))
     -- each record its own gzip member
     local f1, f2 = assert(io.open(dir .. "/r1", "wb")), assert(io.open(dir .. "/r2", "wb"))
     f1:write(record("http://c.example/1", body)); f1:close()
@@ -261,7 +283,9 @@ describe("shingle cluster inputs", function()
   end)
 
   it("reports a truncated WARC record with its offset and keeps the records before it", function()
-    local good = io.open(dir .. "/crawl.warc", "rb"):read("*a")
+    local f0 = assert(io.open(crawl_warc(), "rb"))
+    local good = f0:read("*a")
+    f0:close()
     local path = dir .. "/trunc.warc"
     local f = assert(io.open(path, "wb"))
     f:write(good, good:sub(1, 200))
@@ -343,4 +367,54 @@ describe("the shingle cluster command", function()
     assert.are.equal(2, code)
     assert.is_truthy(text:find("--memory: 'lots' is not a size", 1, true), text)
   end)
+end)
+
+-- Phase 3 drops the "common" shingles, those shared by more than max_df
+-- documents ("Syntactic Clustering of the Web", phase 3): a shingle in exactly
+-- max_df documents still makes pairs, one in max_df + 1 does not. Shingles
+-- are single words (w = 1) and every one is in the sketch (MOD_1), so the
+-- documents share exactly the words planted.
+describe("the common-shingle cutoff (max_df)", function()
+  local dir, input
+  setup(function()
+    dir = tmpdir()
+    local lines = {}
+    local function doc(url, words) lines[#lines + 1] = require("cjson").encode({ url = url, text = words }) end
+    for i = 1, 3 do doc("a" .. i, ("alpha a%dx a%dy"):format(i, i)) end -- alpha: 3 documents
+    for i = 1, 4 do doc("b" .. i, ("beta b%dx b%dy"):format(i, i)) end  -- beta: 4 documents
+    input = dir .. "/df.jsonl"
+    local f = assert(io.open(input, "w"))
+    f:write(table.concat(lines, "\n"), "\n")
+    f:close()
+  end)
+  teardown(function() rmdir(dir) end)
+
+  local function clusters(out)
+    local cjson, got = require "cjson", {}
+    for line in io.lines(out .. "/clusters.jsonl") do
+      local urls = {}
+      for _, m in ipairs(cjson.decode(line).members) do urls[#urls + 1] = m.url end
+      table.sort(urls)
+      got[#got + 1] = table.concat(urls, " ")
+    end
+    table.sort(got)
+    return got
+  end
+
+  -- max_df, the pairs phase 3 should form, the shingles it should drop, the clusters
+  for _, case in ipairs({
+    { 3, 3, 1, { "a1 a2 a3" } },               -- alpha (3 = max_df) kept, beta (4) dropped
+    { 4, 9, 0, { "a1 a2 a3", "b1 b2 b3 b4" } }, -- both kept
+    { 2, 0, 2, {} },                            -- both dropped
+  }) do
+    local max_df, npairs, dropped, want = case[1], case[2], case[3], case[4]
+    it(("keeps a shingle of exactly max_df documents and drops one of max_df + 1 (max_df = %d)"):format(max_df), function()
+      local out = dir .. "/df" .. max_df
+      local _, sum = run(out, input, { w = 1, sketch = "mod", m = 1, floor = 0, verify = false, threshold = 0.1,
+        max_df = max_df })
+      assert.are.equal(npairs, sum.pairs_considered)
+      assert.are.equal(dropped, sum.common_shingles_dropped)
+      assert.are.same(want, clusters(out))
+    end)
+  end
 end)

@@ -137,6 +137,22 @@ describe("shingle.index", function()
     assert.are.equal(before, ix:count())
   end)
 
+  it("finds every document from its own sketch, with every value of the sketch shared", function()
+    local missing = {}
+    for id = 1, ix:count() do
+      local _, sk = ix.ix:doc(id)
+      local self_hit
+      for _, h in ipairs(assert(ix.ix:similar(sk, { threshold = 0, top = ix:count() }))) do
+        if h.id == id then self_hit = h end
+      end
+      if not (self_hit and self_hit.shared == #sk and self_hit.resemblance == 1) then
+        missing[#missing + 1] = ("%d (%d values, %s shared)"):format(id, #sk, self_hit and self_hit.shared or "none")
+      end
+    end
+    assert.are.same({}, missing)
+    assert.is_true(ix:count() >= 80)
+  end)
+
   it("refuses a query without shingles with a clear error", function()
     local ok, err = ix:similar("   ")
     assert.is_nil(ok)
@@ -220,6 +236,47 @@ describe("shingle.index under concurrency and crashes", function()
     assert(ix:add({ dir .. "/small.jsonl" }, { sweep = "d", threads = 1 }))
     assert.are.equal(4, ix:count())
     ix:close()
+  end)
+end)
+
+-- Common sketch values ("Syntactic Clustering of the Web": shingles shared by
+-- very many documents carry no information): a value shared by more than
+-- max_df documents makes no candidates, one shared by exactly max_df does,
+-- both when a sweep is added and in a query. Shingles are single words
+-- (w = 1) and every one is in the sketch (MOD_1).
+describe("the index's common-value cutoff (max_df)", function()
+  local dir, ix
+  setup(function()
+    dir = tmpdir()
+    local docs = {}
+    for i = 1, 3 do docs[#docs + 1] = { url = "a" .. i, text = ("alpha a%dx a%dy"):format(i, i) } end -- 3 documents
+    for i = 1, 4 do docs[#docs + 1] = { url = "b" .. i, text = ("beta b%dx b%dy"):format(i, i) } end  -- 4 documents
+    write_jsonl(dir .. "/df.jsonl", docs)
+    ix = assert(index.open(dir .. "/idx"))
+    assert(ix:add({ dir .. "/df.jsonl" }, { sweep = "s1", threads = 1, w = 1, sketch = "mod", m = 1,
+      policy = "resemblance", threshold = 0.1, max_df = 3 }))
+  end)
+  teardown(function() ix:close(); os.execute("rm -rf " .. dir) end)
+
+  local function members(url)
+    local cl = assert(ix:cluster_of(url))
+    local urls = {}
+    for _, m in ipairs(cl[1].members) do urls[#urls + 1] = m.url end
+    table.sort(urls)
+    return table.concat(urls, " ")
+  end
+
+  it("links documents through a value of exactly max_df documents, not through one of max_df + 1", function()
+    assert.are.equal("a1 a2 a3", members("a1"))
+    for i = 1, 4 do assert.are.equal("b" .. i, members("b" .. i)) end
+  end)
+
+  it("queries through a value of exactly max_df documents, not through one of max_df + 1", function()
+    local function hits(text, max_df) return #assert(ix:similar(text, { threshold = 0.1, max_df = max_df })) end
+    assert.are.equal(3, hits("alpha qx qy", 3))
+    assert.are.equal(0, hits("beta qx qy", 3))
+    assert.are.equal(4, hits("beta qx qy", 4))
+    assert.are.equal(0, hits("alpha qx qy", 2))
   end)
 end)
 
