@@ -417,4 +417,14 @@ describe("the common-shingle cutoff (max_df)", function()
       assert.are.same(want, clusters(out))
     end)
   end
+
+  it("links a pair whose resemblance is exactly the threshold (resemblance >= t)", function()
+    -- a1 and a2 share one word of five: resemblance 1/5, estimated exactly under MOD_1
+    local out = dir .. "/at"
+    local _, sum = run(out, input, { w = 1, sketch = "mod", m = 1, floor = 0, verify = false, threshold = 1 / 5 })
+    assert.are.same({ "a1 a2 a3", "b1 b2 b3 b4" }, clusters(out))
+    assert.are.equal(9, sum.pairs_linked)
+    local _, sum2 = run(dir .. "/above", input, { w = 1, sketch = "mod", m = 1, floor = 0, verify = false, threshold = 0.21 })
+    assert.are.equal(0, sum2.pairs_linked)
+  end)
 end)

@@ -269,6 +269,35 @@ describe("shingle.collections", function()
     end)
   end)
 
+  describe("trivial clusters by chunks", function()
+    it("takes pages sharing exactly T chunks as similar, and not pages sharing T - 1", function()
+      -- chunks of two lines: A and B share their first three (six lines), C
+      -- shares only the first two with either
+      local dir = tmpdir()
+      local function lines(prefix, from, to)
+        local t = {}
+        for i = from, to do t[#t + 1] = ("%s line %d says something"):format(prefix, i) end
+        return t
+      end
+      local function page(url, parts)
+        local all = {}
+        for _, p in ipairs(parts) do for _, l in ipairs(p) do all[#all + 1] = l end end
+        return cjson.encode({ url = url, text = table.concat(all, "\n") .. "\n" })
+      end
+      write(dir .. "/pages.jsonl", table.concat({
+        page("http://a.example/p.html", { lines("shared", 1, 10) }),
+        page("http://b.example/p.html", { lines("shared", 1, 6), lines("b only", 7, 10) }),
+        page("http://c.example/p.html", { lines("shared", 1, 4), lines("c only", 5, 10) }),
+      }, "\n") .. "\n")
+      for T, want in pairs({ [3] = 2, [2] = 3, [4] = 0 }) do
+        local c = collections.new({ outdir = dir .. "/t" .. T, similarity = "lines2", threshold = T, figure11 = false,
+          quiet = true, html = false, memory = 16 * 1024 * 1024 })
+        local sum = assert(c:run({ dir .. "/pages.jsonl" }))
+        assert.are.equal(want, sum.trivial.lines2.pages_in_clusters, "T = " .. T)
+      end
+    end)
+  end)
+
   describe("chunks()", function()
     it("gives one whole-document fingerprint, and one per 4 and per 2 lines", function()
       local text = "one a\ntwo b\nthree c\nfour d\nfive e\n"

@@ -153,6 +153,27 @@ describe("shingle.index", function()
     assert.is_true(ix:count() >= 80)
   end)
 
+  it("finds every document of one shingle (one value, one posting) from its own sketch", function()
+    -- a document shorter than w has one shingle and, under MOD_m with its
+    -- floor, one value: a posting that an add left out would lose it
+    local d = tmpdir()
+    local rand, docs = support.rng(9), {}
+    for i = 1, 60 do docs[i] = { url = "short" .. i, text = table.concat(support.words(rand, 3 + i % 6, 40000), " ") } end
+    write_jsonl(d .. "/short.jsonl", docs)
+    local small = assert(index.open(d .. "/idx"))
+    assert(small:add({ d .. "/short.jsonl" }, { sweep = "s1", threads = 2, batch = 16 }))
+    local missing = {}
+    for id = 1, small:count() do
+      local _, sk = small.ix:doc(id)
+      local found = false
+      for _, h in ipairs(assert(small.ix:similar(sk, { threshold = 0 }))) do found = found or h.id == id end
+      if #sk ~= 1 or not found then missing[#missing + 1] = ("%d (%d values)"):format(id, #sk) end
+    end
+    small:close()
+    os.execute("rm -rf " .. d)
+    assert.are.same({}, missing)
+  end)
+
   it("refuses a query without shingles with a clear error", function()
     local ok, err = ix:similar("   ")
     assert.is_nil(ok)

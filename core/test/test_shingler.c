@@ -287,6 +287,83 @@ static void default_mod_path_equals_the_obvious_computation(void)
     sh_work_free(&w);
 }
 
+static uint64_t inverse_odd(uint64_t c) /* c * inverse = 1 mod 2^64, Newton's iteration */
+{
+    uint64_t inv = c;
+    int i;
+    for (i = 0; i < 6; i++) inv *= 2 - c * inv;
+    return inv;
+}
+
+/* The fingerprint whose permuted value (sh_permute: sh_mix(fp ^ seed)) is x:
+ * sh_mix undone step by step. */
+static uint64_t unpermute(uint64_t seed, uint64_t x)
+{
+    x ^= (x >> 31) ^ (x >> 62);
+    x *= inverse_odd(0x94d049bb133111ebULL);
+    x ^= (x >> 27) ^ (x >> 54);
+    x *= inverse_odd(0xbf58476d1ce4e5b9ULL);
+    x ^= (x >> 30) ^ (x >> 60);
+    x -= 0x9e3779b97f4a7c15ULL;
+    return x ^ seed;
+}
+
+/* MOD_m at the edges of the 64-bit range, where a divisibility test by
+ * multiplication (Granlund and Montgomery) can be off by one: 0, m, the
+ * largest multiple of m and its neighbours, 2^64 - 1. Both paths (the
+ * default one-pass MOD_m of a text, and a full set narrowed to MOD_m) keep
+ * exactly the values that are 0 mod m. */
+static void mod_m_keeps_exactly_the_multiples_at_the_edges_of_the_range(void)
+{
+    static const uint64_t mods[] = { 25, 24, 7, 3, 2, 1, 1000003, 0x8000000000000001ULL };
+    sh_shingler *s = make(10, 64, 0, SH_TOKENS_RABIN, SH_OPTION_B);
+    size_t a, i, j, bad = 0;
+    for (a = 0; a < sizeof mods / sizeof *mods; a++) {
+        const uint64_t m = mods[a], top = UINT64_MAX / m * m;
+        const uint64_t xs[] = { 0, 1, m - 1, m, m + 1, 2 * m, top - 1, top, top + 1, UINT64_MAX - 1, UINT64_MAX,
+                                top - m, top / 2 - top / 2 % m };
+        const size_t n = sizeof xs / sizeof *xs;
+        uint64_t want[sizeof xs / sizeof *xs];
+        size_t nw = 0;
+        int path;
+        for (i = 0; i < n; i++) {
+            int seen = 0;
+            if (xs[i] % m != 0) continue;
+            for (j = 0; j < nw; j++) seen |= want[j] == xs[i];
+            if (!seen) want[nw++] = xs[i];
+        }
+        for (i = 1; i < nw; i++)
+            for (j = i; j > 0 && want[j - 1] > want[j]; j--) { uint64_t t = want[j]; want[j] = want[j - 1]; want[j - 1] = t; }
+        for (path = 0; path < 2; path++) {
+            sh_work w;
+            sh_sketch_params p;
+            sh_sketch *sk = NULL, *full = NULL;
+            sh_error err;
+            memset(&w, 0, sizeof w);
+            memset(&p, 0, sizeof p);
+            w.fps = (uint64_t *)malloc(n * sizeof *w.fps);
+            w.cap_fps = w.n_fps = n;
+            for (i = 0; i < n; i++) w.fps[i] = unpermute(s->c.seed, xs[i]);
+            p.kind = path ? SH_SKETCH_FULL : SH_SKETCH_MOD;
+            p.m = m;
+            if (sh_sketch_build(s, &w, &p, 0, n + 9, path ? &full : &sk, &err) != SH_OK) { bad++; sh_work_free(&w); continue; }
+            if (path) {
+                p.kind = SH_SKETCH_MOD;
+                if (sh_sketch_select(full, &p, &sk, &err) != SH_OK) sk = NULL;
+                free(full);
+            }
+            if (!sk || sk->n != nw || memcmp(sk->v, want, nw * 8) != 0) {
+                bad++;
+                fprintf(stderr, "  MOD_%llu (%s path): %zu values, want %zu\n", (unsigned long long)m,
+                        path ? "full set" : "one-pass", sk ? sk->n : 0, nw);
+            }
+            free(sk);
+            sh_work_free(&w);
+        }
+    }
+    CHECK_EQ_U64(bad, 0);
+}
+
 /* A reader rejects every truncation and every single-bit flip, never crashes. */
 static void serialization_round_trips_and_rejects_damage(void)
 {
@@ -373,6 +450,7 @@ int main(void)
     RUN(option_a_labels_repeated_shingles);
     RUN(min_s_is_the_s_smallest_of_the_full_set);
     RUN(default_mod_path_equals_the_obvious_computation);
+    RUN(mod_m_keeps_exactly_the_multiples_at_the_edges_of_the_range);
     RUN(serialization_round_trips_and_rejects_damage);
     RUN(incompatible_sketches_are_refused);
     RUN(size_class_reduction_filters_to_the_coarser_modulus);
