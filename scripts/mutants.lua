@@ -39,10 +39,10 @@ M.mutants = {
     tests = { "c:test_canon" } },
   -- the clustering phases
   { id = "max-df-drops-max-df", what = "phase 3 drops a shingle shared by exactly max_df documents",
-    from = "if (g == max_df) over = 1;", to = "if (g + 1 == max_df) over = 1;",
+    from = "if (f->c->max_df && f->g == f->c->max_df) {", to = "if (f->c->max_df && f->g + 1 == f->c->max_df) {",
     tests = { "spec:cluster_spec.lua" } },
   { id = "max-df-keeps-max-df-plus-1", what = "phase 3 keeps a shingle shared by max_df + 1 documents",
-    from = "if (g == max_df) over = 1;", to = "if (g == max_df + 1) over = 1;",
+    from = "if (f->c->max_df && f->g == f->c->max_df) {", to = "if (f->c->max_df && f->g == f->c->max_df + 1) {",
     tests = { "spec:cluster_spec.lua" } },
   { id = "policy-strict", what = "a pair whose resemblance equals the threshold is not linked",
     from = "case SH_POLICY_RESEMBLANCE: return e->resemblance >= t;",
@@ -68,7 +68,7 @@ M.mutants = {
     tests = { "spec:index_spec.lua" } },
   -- collections (Cho et al. 2000)
   { id = "chunks-threshold-strict", what = "pages sharing exactly T chunks are not similar",
-    from = "if (c >= cfg->threshold) {", to = "if (c > cfg->threshold) {",
+    from = "if (sh_pair_count(rec) >= cfg->threshold) {", to = "if (sh_pair_count(rec) > cfg->threshold) {",
     tests = { "spec:collections_spec.lua" } },
   -- the Lua side
   { id = "shtml-not-html", what = "a .shtml file is not taken as HTML",
