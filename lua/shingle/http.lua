@@ -470,7 +470,10 @@ function M.explain(name)
     if type(doc.a) ~= "string" or type(doc.b) ~= "string" then
       fail(400, "the body must be a JSON object with two strings, { \"a\": text, \"b\": text }")
     end
-    local e, xerr = require("shingle.explain").explain(doc.a, doc.b, { w = p.w or 10 })
+    -- the command line's shingler (shingle.pipeline's defaults), as `shingle explain` uses
+    local o = require("shingle.sketcher").options(require("shingle.pipeline").defaults)
+    o.w = p.w or o.w
+    local e, xerr = require("shingle.explain").explain(doc.a, doc.b, o)
     if not e then fail(400, xerr) end
     M.array(e.passages)
     return 200, e

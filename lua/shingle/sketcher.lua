@@ -19,6 +19,17 @@ local shingler_keys = { "w", "k", "seed", "poly", "idpoly", "sketch", "s", "m", 
 -- the ones a rule set decides instead
 local canon_keys = { lowercase = true, numbers = true, punctuation = true, fold = true }
 
+--- The shingler's options of a configuration (any table: a pipeline's,
+-- an index's, shingle.pipeline.defaults): a new table of just those that are
+-- set, with canon and extractor. shingle.pipeline.defaults through it are the
+-- shingler every command line and the HTTP handlers use by default.
+function M.options(cfg)
+  local o = {}
+  for _, k in ipairs(shingler_keys) do o[k] = cfg[k] end
+  o.canon, o.extractor = cfg.canon, cfg.extractor
+  return o
+end
+
 --- The shinglers of a configuration: text, html, extractor. cfg holds
 -- shingle.new's options (w, k, seed, sketch, s, m, floor, option, tokens,
 -- invalid, lowercase, numbers, punctuation, fold; others are ignored) and
@@ -28,8 +39,8 @@ local canon_keys = { lowercase = true, numbers = true, punctuation = true, fold 
 -- extractor, it decides and the two are one. Raises on bad options or an
 -- unknown rule set or extractor.
 function M.shinglers(cfg)
-  local o = {}
-  for _, k in ipairs(shingler_keys) do o[k] = cfg[k] end
+  local o = M.options(cfg)
+  o.canon, o.extractor = nil, nil
   local canon, ex = cfg.canon, nil
   if cfg.extractor then
     local err
