@@ -335,7 +335,7 @@ static sh_status emit(const sh_sketch *hdr, const uint64_t *v, sh_sketch **out, 
     sh_sketch *sk = (sh_sketch *)malloc(sizeof *sk + hdr->n * sizeof(uint64_t));
     if (!sk) return sh_error_set(err, SH_ENOMEM, 0, "out of memory for a sketch of %zu values", hdr->n);
     *sk = *hdr;
-    memcpy(sk->v, v, hdr->n * sizeof(uint64_t));
+    if (hdr->n) memcpy(sk->v, v, hdr->n * sizeof(uint64_t)); /* v may be NULL for no values */
     *out = sk;
     return SH_OK;
 }

@@ -395,7 +395,7 @@ describe("shingle report", function()
     it("reads pairs that are not local files from the run's inputs", function()
       local dir = root .. "/jsonl"
       assert(os.execute("mkdir -p " .. dir))
-      local gen = require "shingle.gen"
+      local gen = require "gen"
       assert(gen.write_jsonl(gen.corpus({ docs = 120, seed = 4, families = 0.6 }), dir .. "/corpus.jsonl"))
       local p = require("shingle.pipeline").new({ outdir = dir .. "/out", quiet = true, threads = 2 })
       assert(p:run({ dir .. "/corpus.jsonl" }))

@@ -22,7 +22,7 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 if ! lua5.4 - "$work" "$PWD" >"$work/render.log" 2>&1 <<'LUA'
-package.path = arg[2] .. "/spec/?.lua;" .. arg[2] .. "/lua/?.lua;" .. package.path
+package.path = arg[2] .. "/spec/?.lua;" .. arg[2] .. "/lua/?.lua;" .. arg[2] .. "/bench/lib/?.lua;" .. package.path
 -- relative paths, as a user running the commands in a directory would see them
 assert(require("lfs").chdir(arg[1]))
 local fixtures = require "report_fixtures"
