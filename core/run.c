@@ -1,0 +1,145 @@
+/* A cluster run read back: see run.h. */
+#include "run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "byteorder.h"
+
+void sh_run_path(char *out, size_t cap, const char *dir, const char *name)
+{
+    snprintf(out, cap, "%s/%s", dir, name);
+}
+
+void sh_run_close(sh_run *r)
+{
+    sh_recfile_close(&r->docs);
+    sh_recfile_close(&r->skv);
+    sh_recstream_close(&r->full);
+    sh_recfile_close(&r->sigs);
+}
+
+/* Map and check docs.bin and, as asked, the files of sketch values, full sets
+ * and signatures (each step opens only what it reads). */
+sh_status sh_run_open(sh_run *r, const char *dir, int need_values, int need_full, int need_sigs, sh_error *err)
+{
+    char path[4096];
+    sh_status st;
+    sh_sketch *empty;
+    memset(r, 0, sizeof *r);
+    r->full.fd = -1;
+    sh_run_path(path, sizeof path, dir, "docs.bin");
+    if ((st = sh_recfile_open(&r->docs, path, SH_MAGIC_DOCS, sizeof(sh_docrec), 1, err)) != SH_OK) return st;
+    if (r->docs.record_size != sizeof(sh_docrec) || r->docs.meta_size != ((SH_DOCS_META_SIZE + 7u) & ~7u) ||
+        sh_sketch_deserialize(r->docs.meta, SH_SKETCH_PARAMS_SIZE, &empty, err) != SH_OK) {
+        sh_run_close(r);
+        return sh_error_set(err, SH_EFORMAT, 0, "%s has an unexpected layout; it was written by another version", path);
+    }
+    r->p = empty->p;
+    free(empty);
+    r->sig_k = sh_load_le32(r->docs.meta + SH_SKETCH_PARAMS_SIZE);
+    r->d = (const sh_docrec *)(const void *)r->docs.records;
+    r->n = (uint32_t)r->docs.count;
+    if (need_values) {
+        sh_run_path(path, sizeof path, dir, "sketches.bin");
+        if ((st = sh_recfile_open(&r->skv, path, SH_MAGIC_SKETCHES, 8, 1, err)) != SH_OK) { sh_run_close(r); return st; }
+        r->v = (const uint64_t *)(const void *)r->skv.records;
+    }
+    if (need_full) {
+        sh_run_path(path, sizeof path, dir, "shingles.bin");
+        if ((st = sh_recstream_open(&r->full, path, SH_MAGIC_SHINGLES, 8, err)) != SH_OK) {
+            sh_run_close(r);
+            if (st == SH_EIO) return sh_error_set(err, SH_EIO, 0, "%s is missing: exact verification needs the full shingle sets kept in phase 1 (run cluster with --verify exact)", path);
+            return st;
+        }
+    }
+    if (need_sigs) {
+        sh_run_path(path, sizeof path, dir, "sigs.bin");
+        if ((st = sh_recfile_open(&r->sigs, path, SH_MAGIC_SIGS, 8 * r->sig_k, 1, err)) != SH_OK) {
+            sh_run_close(r);
+            if (st == SH_EIO) return sh_error_set(err, SH_EIO, 0, "%s is missing: this method needs min-hash signatures kept in phase 1", path);
+            return st;
+        }
+        r->sig = (const uint64_t *)(const void *)r->sigs.records;
+    }
+    return SH_OK;
+}
+
+static sh_status run_file(sh_recfile *f, const char *dir, const char *name, const char magic[8], uint32_t size,
+                          size_t *n, sh_error *err)
+{
+    char path[4096];
+    sh_status s;
+    sh_run_path(path, sizeof path, dir, name);
+    *n = 0;
+    if ((s = sh_recfile_open(f, path, magic, size, 1, err)) != SH_OK) return s;
+    *n = (size_t)f->count;
+    return SH_OK;
+}
+
+sh_status sh_run_clusters(sh_recfile *f, const char *dir, const sh_clusterrec **recs, size_t *n, sh_error *err)
+{
+    sh_status s = run_file(f, dir, "clusters.bin", SH_MAGIC_CLUSTERS, sizeof **recs, n, err);
+    *recs = s == SH_OK ? (const sh_clusterrec *)(const void *)f->records : NULL;
+    return s;
+}
+
+sh_status sh_run_links(sh_recfile *f, const char *dir, const sh_linkrec **recs, size_t *n, sh_error *err)
+{
+    sh_status s = run_file(f, dir, "links.bin", SH_MAGIC_LINKS, sizeof **recs, n, err);
+    *recs = s == SH_OK ? (const sh_linkrec *)(const void *)f->records : NULL;
+    return s;
+}
+
+sh_status sh_run_docs(sh_recfile *f, const char *dir, const sh_docrec **recs, size_t *n, sh_error *err)
+{
+    sh_status s = run_file(f, dir, "docs.bin", SH_MAGIC_DOCS, sizeof **recs, n, err);
+    *recs = s == SH_OK ? (const sh_docrec *)(const void *)f->records : NULL;
+    return s;
+}
+
+/* ---- documents as the estimator takes them --------------------------------- */
+
+/* A sketch of document i as the estimator takes it, in caller-owned scratch;
+ * the full set is read from shingles.bin (NULL, with err set, if that fails). */
+sh_sketch *sh_run_view(const sh_run *r, uint32_t i, sh_sketch *scratch, int full, sh_error *err)
+{
+    const sh_docrec *d = &r->d[i];
+    scratch->p = r->p;
+    scratch->n_shingles = d->n_shingles;
+    scratch->n_tokens = d->n_tokens;
+    if (full) {
+        scratch->p.kind = SH_SKETCH_FULL;
+        scratch->p.s = 0;
+        scratch->p.m = 0;
+        scratch->p.floor = 0;
+        scratch->n = d->full_n;
+        if (sh_recstream_read(&r->full, d->full_off, d->full_n, scratch->v, err) != SH_OK) return NULL;
+    } else {
+        if (r->p.kind == SH_SKETCH_CLASS) scratch->p.cls = sh_size_class(d->n_shingles);
+        if (r->p.kind == SH_SKETCH_MOD) scratch->p.m = sh_mod_step(r->p.m, d->mod_steps);
+        scratch->n = d->sketch_n;
+        memcpy(scratch->v, r->v + d->sketch_off, d->sketch_n * 8);
+    }
+    return scratch;
+}
+
+/* Exact estimate of documents a and b from their full sets. */
+sh_status sh_run_exact(const sh_run *r, uint32_t a, uint32_t b, sh_sketch *fa, sh_sketch *fb, sh_estimate *e, sh_error *err)
+{
+    if (!sh_run_view(r, a, fa, 1, err) || !sh_run_view(r, b, fb, 1, err)) return err ? err->code : SH_EIO;
+    return sh_sketch_estimate(fa, fb, e, err);
+}
+
+size_t sh_run_max_len(const sh_run *r, int full)
+{
+    size_t m = 1;
+    uint32_t i;
+    for (i = 0; i < r->n; i++) {
+        size_t k = full ? r->d[i].full_n : r->d[i].sketch_n;
+        if (k > m) m = k;
+    }
+    return m;
+}
+
