@@ -221,10 +221,9 @@ typedef struct grow {
     const char *dir;
     const sh_grow_config *cfg;
     sh_grow_stats *st;
-    sh_recfile pages, urls, links, triv, sites;
-    uint32_t *site_off;                 /* start of each site name in sites.bin */
-    size_t nsites;
-    const sh_pagerec *pg;
+    sh_webgraph_files wf;               /* pages, URLs, sites */
+    sh_recfile links, triv;
+    const sh_pagerec *pg;               /* wf.pg */
     uint32_t np, nr;
     const uint32_t *rid;
     uint32_t *size, *r_off, *r_pages;   /* trivial clusters: sizes, pages (CSR, ascending) */
@@ -618,13 +617,13 @@ static void json_str(FILE *f, const char *s, size_t n)
 
 static const char *site_name(const grow *g, uint32_t site)
 {
-    return site < g->nsites ? (const char *)g->sites.records + g->site_off[site] : "";
+    const char *n = sh_webgraph_site(&g->wf, site);
+    return n ? n : "";
 }
 
 static const char *url_of(const grow *g, uint32_t p, size_t *len)
 {
-    *len = g->pg[p].url_len;
-    return (const char *)g->urls.records + g->pg[p].url_off;
+    return sh_webgraph_url(&g->wf, p, len);
 }
 
 /* Write members.bin, colls.bin and collections.jsonl. Per collection: the
@@ -775,23 +774,9 @@ sh_status sh_coll_grow(const char *dir, const sh_grow_config *cfg, sh_grow_stats
     g.cfg = cfg;
     g.st = st;
     t0 = sh_now();
-    path_of(path, sizeof path, dir, "pages.bin");
-    if ((s = sh_recfile_open(&g.pages, path, SH_MAGIC_PAGES, sizeof(sh_pagerec), 1, err)) != SH_OK) return s;
-    g.pg = (const sh_pagerec *)(const void *)g.pages.records;
-    g.np = (uint32_t)g.pages.count;
-    path_of(path, sizeof path, dir, "urls.bin");
-    if ((s = sh_recfile_open(&g.urls, path, SH_MAGIC_URLS, 1, 1, err)) != SH_OK) goto done;
-    path_of(path, sizeof path, dir, "sites.bin");
-    if ((s = sh_recfile_open(&g.sites, path, SH_MAGIC_SITES, 1, 1, err)) != SH_OK) goto done;
-    {
-        uint64_t j, start = 0;
-        for (j = 0; j < g.sites.count; j++) if (g.sites.records[j] == 0) g.nsites++;
-        g.site_off = (uint32_t *)malloc((g.nsites + 1) * 4);
-        if (!g.site_off) { s = nomem(err, "the sites"); goto done; }
-        g.nsites = 0;
-        for (j = 0; j < g.sites.count; j++)
-            if (g.sites.records[j] == 0) { g.site_off[g.nsites++] = (uint32_t)start; start = j + 1; }
-    }
+    if ((s = sh_webgraph_files_open(&g.wf, dir, err)) != SH_OK) goto done;
+    g.pg = g.wf.pg;
+    g.np = g.wf.np;
     path_of(path, sizeof path, dir, "links.bin");
     if ((s = sh_recfile_open(&g.links, path, SH_MAGIC_WEBLINKS, sizeof(sh_weblinkrec), 1, err)) != SH_OK) goto done;
     snprintf(file, sizeof file, "trivial-%s.bin", cfg->trivial);
@@ -837,12 +822,9 @@ sh_status sh_coll_grow(const char *dir, const sh_grow_config *cfg, sh_grow_stats
     s = report(&g, err);
     st->t_report = sh_now() - t0;
 done:
-    sh_recfile_close(&g.pages);
-    sh_recfile_close(&g.urls);
+    sh_webgraph_files_close(&g.wf);
     sh_recfile_close(&g.links);
     sh_recfile_close(&g.triv);
-    sh_recfile_close(&g.sites);
-    free(g.site_off);
     free(g.size);
     free(g.r_off);
     free(g.r_pages);
@@ -853,202 +835,4 @@ done:
     free(g.cells);
     free(g.cl);
     return s;
-}
-
-/* ---- the view ----------------------------------------------------------------- */
-
-struct sh_coll_view {
-    sh_recfile pages, urls, sites, triv, memb, colls;
-    const sh_pagerec *pg;
-    uint32_t np;
-    uint64_t *hkey;           /* URL hash table */
-    uint32_t *hval;
-    size_t hcap;
-    uint32_t *site_off;       /* start of each site name in sites.bin */
-    size_t nsites;
-    uint32_t *tsize;          /* trivial cluster sizes */
-    uint32_t *page_cluster, *page_coll;
-    size_t *cl_first;         /* members of cluster c: [cl_first[c - 1], cl_first[c]) */
-    size_t ncl;
-    char *norm;
-    size_t norm_cap;
-};
-
-void sh_coll_view_close(sh_coll_view *v)
-{
-    if (!v) return;
-    sh_recfile_close(&v->pages);
-    sh_recfile_close(&v->urls);
-    sh_recfile_close(&v->sites);
-    sh_recfile_close(&v->triv);
-    sh_recfile_close(&v->memb);
-    sh_recfile_close(&v->colls);
-    free(v->hkey);
-    free(v->hval);
-    free(v->site_off);
-    free(v->tsize);
-    free(v->page_cluster);
-    free(v->page_coll);
-    free(v->cl_first);
-    free(v->norm);
-    free(v);
-}
-
-static uint64_t vkey(uint64_t h) { return h ? h : 1; }
-
-static void view_put(sh_coll_view *v, uint64_t h, uint32_t id)
-{
-    size_t j;
-    h = vkey(h);
-    for (j = (size_t)h & (v->hcap - 1); v->hkey[j]; j = (j + 1) & (v->hcap - 1))
-        if (v->hkey[j] == h) return;
-    v->hkey[j] = h;
-    v->hval[j] = id;
-}
-
-sh_status sh_coll_view_open(sh_coll_view **out, const char *dir, sh_error *err)
-{
-    sh_coll_view *v = (sh_coll_view *)calloc(1, sizeof *v);
-    char path[4096], file[128];
-    sh_status s;
-    uint64_t i;
-    *out = NULL;
-    if (!v) return nomem(err, "the results");
-#define OPEN(field, name, magic, size) \
-    path_of(path, sizeof path, dir, name); \
-    if ((s = sh_recfile_open(&v->field, path, magic, size, 1, err)) != SH_OK) goto fail;
-    OPEN(pages, "pages.bin", SH_MAGIC_PAGES, sizeof(sh_pagerec))
-    OPEN(urls, "urls.bin", SH_MAGIC_URLS, 1)
-    OPEN(sites, "sites.bin", SH_MAGIC_SITES, 1)
-    OPEN(memb, "members.bin", SH_MAGIC_MEMBERS, sizeof(sh_memberrec))
-    OPEN(colls, "colls.bin", SH_MAGIC_COLLS, sizeof(sh_collrec))
-    {
-        char name[65];
-        memcpy(name, v->colls.meta, v->colls.meta_size < 64 ? v->colls.meta_size : 64);
-        name[v->colls.meta_size < 64 ? v->colls.meta_size : 64] = '\0';
-        snprintf(file, sizeof file, "trivial-%s.bin", name);
-    }
-    OPEN(triv, file, SH_MAGIC_TRIVIAL, 4)
-#undef OPEN
-    v->pg = (const sh_pagerec *)(const void *)v->pages.records;
-    v->np = (uint32_t)v->pages.count;
-    if (v->triv.count != v->np) {
-        s = sh_error_set(err, SH_EFORMAT, 0, "%s/%s does not match pages.bin: run the collections again", dir, file);
-        goto fail;
-    }
-    for (v->hcap = 1024; v->hcap < 2 * ((size_t)v->np + 1); v->hcap *= 2) {}
-    v->hkey = (uint64_t *)calloc(v->hcap, 8);
-    v->hval = (uint32_t *)malloc(v->hcap * 4);
-    v->tsize = (uint32_t *)calloc((size_t)v->np + 1, 4);
-    v->page_cluster = (uint32_t *)calloc((size_t)v->np + 1, 4);
-    v->page_coll = (uint32_t *)calloc((size_t)v->np + 1, 4);
-    if (!v->hkey || !v->hval || !v->tsize || !v->page_cluster || !v->page_coll) { s = nomem(err, "the results"); goto fail; }
-    for (i = 0; i < v->np; i++) {
-        const char *u = (const char *)v->urls.records + v->pg[i].url_off;
-        size_t n = v->pg[i].url_len;
-        uint32_t t = ((const uint32_t *)(const void *)v->triv.records)[i];
-        view_put(v, sh_url_hash(u, n), (uint32_t)i);
-        if (t < v->np) v->tsize[t]++;
-    }
-    for (i = 0; i < v->sites.count; i++) if (v->sites.records[i] == 0) v->nsites++;
-    v->site_off = (uint32_t *)malloc((v->nsites + 1) * 4);
-    if (!v->site_off) { s = nomem(err, "the results"); goto fail; }
-    {
-        size_t k = 0;
-        uint64_t start = 0;
-        for (i = 0; i < v->sites.count; i++)
-            if (v->sites.records[i] == 0) { v->site_off[k++] = (uint32_t)start; start = i + 1; }
-    }
-    {
-        const sh_memberrec *m = (const sh_memberrec *)(const void *)v->memb.records;
-        uint32_t maxc = 0;
-        for (i = 0; i < v->memb.count; i++) if (m[i].cluster > maxc) maxc = m[i].cluster;
-        v->ncl = maxc;
-        v->cl_first = (size_t *)calloc((size_t)maxc + 2, sizeof(size_t));
-        if (!v->cl_first) { s = nomem(err, "the results"); goto fail; }
-        for (i = 0; i < v->memb.count; i++) {
-            if (m[i].page >= v->np || m[i].cluster == 0) {
-                s = sh_error_set(err, SH_EFORMAT, 24 + i * sizeof *m, "%s/members.bin: record %llu is out of range; "
-                                 "run the collections again", dir, (unsigned long long)i);
-                goto fail;
-            }
-            v->cl_first[m[i].cluster]++;
-            if (!v->page_cluster[m[i].page]) {
-                v->page_cluster[m[i].page] = m[i].cluster;
-                v->page_coll[m[i].page] = m[i].collection;
-            }
-        }
-        for (i = 1; i <= maxc; i++) v->cl_first[i] += v->cl_first[i - 1];
-    }
-    *out = v;
-    return SH_OK;
-fail:
-    sh_coll_view_close(v);
-    return s;
-}
-
-uint32_t sh_coll_view_npages(const sh_coll_view *v) { return v->np; }
-
-uint32_t sh_coll_view_find(const sh_coll_view *v, const char *url, size_t n)
-{
-    char buf[8192];
-    size_t len = 0, j;
-    uint64_t h;
-    if (SH_URL_OUT_MAX(0, n) <= sizeof buf && sh_url_normalize(url, n, buf, sizeof buf, &len, NULL) == SH_OK)
-        h = sh_url_hash(buf, len);
-    else
-        h = sh_url_hash(url, n);
-    h = vkey(h);
-    for (j = (size_t)h & (v->hcap - 1); v->hkey[j]; j = (j + 1) & (v->hcap - 1))
-        if (v->hkey[j] == h) return v->hval[j];
-    return UINT32_MAX;
-}
-
-const sh_pagerec *sh_coll_view_page(const sh_coll_view *v, uint32_t page)
-{
-    return page < v->np ? &v->pg[page] : NULL;
-}
-
-const char *sh_coll_view_url(const sh_coll_view *v, uint32_t page, size_t *len)
-{
-    if (page >= v->np) { *len = 0; return NULL; }
-    *len = v->pg[page].url_len;
-    return (const char *)v->urls.records + v->pg[page].url_off;
-}
-
-const char *sh_coll_view_site(const sh_coll_view *v, uint32_t site)
-{
-    return site < v->nsites ? (const char *)v->sites.records + v->site_off[site] : NULL;
-}
-
-uint32_t sh_coll_view_trivial(const sh_coll_view *v, uint32_t page, uint32_t *size)
-{
-    uint32_t t;
-    if (page >= v->np) { *size = 0; return UINT32_MAX; }
-    t = ((const uint32_t *)(const void *)v->triv.records)[page];
-    *size = t < v->np ? v->tsize[t] : 1;
-    return t;
-}
-
-uint32_t sh_coll_view_cluster(const sh_coll_view *v, uint32_t page, uint32_t *collection)
-{
-    if (page >= v->np) { *collection = 0; return 0; }
-    *collection = v->page_coll[page];
-    return v->page_cluster[page];
-}
-
-const sh_collrec *sh_coll_view_colls(const sh_coll_view *v, size_t *n)
-{
-    *n = (size_t)v->colls.count;
-    return (const sh_collrec *)(const void *)v->colls.records;
-}
-
-const sh_memberrec *sh_coll_view_members(const sh_coll_view *v, uint32_t cluster, size_t *n)
-{
-    size_t a, b;
-    if (cluster == 0 || cluster > v->ncl) { *n = 0; return NULL; }
-    a = cluster >= 2 ? v->cl_first[cluster - 1] : 0;
-    b = v->cl_first[cluster];
-    *n = b - a;
-    return (const sh_memberrec *)(const void *)v->memb.records + a;
 }

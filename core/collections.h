@@ -16,7 +16,7 @@
  *                    collections regained from a start point of each
  *                    component (Figure 7). Writes linksummary.bin, tcg.bin,
  *                    members.bin, colls.bin and collections.jsonl.
- *   sh_coll_view     the results read back, for look-ups (roll-up, avoid list).
+ * The results are read back by core/collview.h.
  * Layouts: docs/collections.md. Reentrant, no global state. */
 #ifndef SHINGLE_COLLECTIONS_H
 #define SHINGLE_COLLECTIONS_H
@@ -95,27 +95,5 @@ typedef struct sh_grow_stats {
 } sh_grow_stats;
 
 sh_status sh_coll_grow(const char *dir, const sh_grow_config *cfg, sh_grow_stats *st, sh_error *err);
-
-/* ---- reading results back ------------------------------------------------ */
-typedef struct sh_coll_view sh_coll_view;
-
-/* Open the results in dir (after sh_coll_grow). Errors: SH_EIO, SH_EFORMAT
- * naming the file. */
-sh_status sh_coll_view_open(sh_coll_view **out, const char *dir, sh_error *err);
-void sh_coll_view_close(sh_coll_view *v);
-
-uint32_t sh_coll_view_npages(const sh_coll_view *v);
-/* The page with URL url[0..n) (normalized first), or UINT32_MAX. */
-uint32_t sh_coll_view_find(const sh_coll_view *v, const char *url, size_t n);
-const sh_pagerec *sh_coll_view_page(const sh_coll_view *v, uint32_t page);
-const char *sh_coll_view_url(const sh_coll_view *v, uint32_t page, size_t *len);
-const char *sh_coll_view_site(const sh_coll_view *v, uint32_t site);
-/* The page's trivial cluster and its size. */
-uint32_t sh_coll_view_trivial(const sh_coll_view *v, uint32_t page, uint32_t *size);
-/* The cluster (1-based; 0: none) and collection of the page's first membership. */
-uint32_t sh_coll_view_cluster(const sh_coll_view *v, uint32_t page, uint32_t *collection);
-const sh_collrec *sh_coll_view_colls(const sh_coll_view *v, size_t *n);
-/* The members of cluster id (1-based), in collection order; *n of them. */
-const sh_memberrec *sh_coll_view_members(const sh_coll_view *v, uint32_t cluster, size_t *n);
 
 #endif

@@ -10,6 +10,7 @@
 #include "chunks.h"
 #include "clock.h"
 #include "extsort.h"
+#include "hashtab.h"
 #include "links.h"
 #include "rabin.h"
 #include "recfile.h"
@@ -22,69 +23,6 @@ uint64_t sh_url_hash(const char *s, size_t n)
     size_t i;
     for (i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
     return sh_mix(h ^ n);
-}
-
-/* Open addressing from a 64-bit hash to a u32; hash 0 is remapped to 1 so 0
- * marks an empty slot. */
-typedef struct htab {
-    uint64_t *key;
-    uint32_t *val;
-    size_t cap, n;
-} htab;
-
-static uint64_t hkey(uint64_t h) { return h ? h : 1; }
-
-static int htab_grow(htab *t)
-{
-    size_t cap = t->cap ? 2 * t->cap : 1024, i;
-    uint64_t *k = (uint64_t *)calloc(cap, sizeof *k);
-    uint32_t *v = (uint32_t *)malloc(cap * sizeof *v);
-    if (!k || !v) { free(k); free(v); return -1; }
-    for (i = 0; i < t->cap; i++) {
-        size_t j;
-        if (!t->key[i]) continue;
-        for (j = (size_t)t->key[i] & (cap - 1); k[j]; j = (j + 1) & (cap - 1)) {}
-        k[j] = t->key[i];
-        v[j] = t->val[i];
-    }
-    free(t->key);
-    free(t->val);
-    t->key = k;
-    t->val = v;
-    t->cap = cap;
-    return 0;
-}
-
-/* The value of h, or UINT32_MAX. */
-static uint32_t htab_get(const htab *t, uint64_t h)
-{
-    size_t j;
-    h = hkey(h);
-    if (!t->cap) return UINT32_MAX;
-    for (j = (size_t)h & (t->cap - 1); t->key[j]; j = (j + 1) & (t->cap - 1))
-        if (t->key[j] == h) return t->val[j];
-    return UINT32_MAX;
-}
-
-/* Insert h -> v unless present. Returns 1 inserted, 0 present, -1 no memory. */
-static int htab_put(htab *t, uint64_t h, uint32_t v)
-{
-    size_t j;
-    h = hkey(h);
-    if (2 * (t->n + 1) > t->cap && htab_grow(t) != 0) return -1;
-    for (j = (size_t)h & (t->cap - 1); t->key[j]; j = (j + 1) & (t->cap - 1))
-        if (t->key[j] == h) return 0;
-    t->key[j] = h;
-    t->val[j] = v;
-    t->n++;
-    return 1;
-}
-
-static void htab_free(htab *t)
-{
-    free(t->key);
-    free(t->val);
-    memset(t, 0, sizeof *t);
 }
 
 size_t sh_url_site(const char *url, size_t n, unsigned depth, char *out, size_t cap)
@@ -122,8 +60,8 @@ struct sh_webgraph {
     char *dir, *temp_dir;
     sh_error fail;
     int failed;
-    htab urls;                 /* URL hash -> page id */
-    htab sites;                /* site hash -> site id */
+    sh_htab urls;                 /* URL hash -> page id */
+    sh_htab sites;                /* site hash -> site id */
     char *site_names;          /* NUL-terminated names back to back */
     size_t site_len, site_cap;
     sh_pagerec *pages;
@@ -175,8 +113,8 @@ void sh_webgraph_free(sh_webgraph *g)
     for (s = 0; s < SH_CHUNK_SCHEMES; s++) sh_recwriter_abort(&g->w_chunks[s]);
     if (g->raw) { fclose(g->raw); g->raw = NULL; }
     if (g->raw_path[0]) remove(g->raw_path);
-    htab_free(&g->urls);
-    htab_free(&g->sites);
+    sh_htab_free(&g->urls);
+    sh_htab_free(&g->sites);
     free(g->site_names);
     free(g->pages);
     sh_chunks_free(&g->ch);
@@ -268,11 +206,11 @@ static uint32_t site_id(sh_webgraph *g, const char *url, size_t n, int *nomem)
     char site[2048];
     size_t len = sh_url_site(url, n, g->cfg.site_depth, site, sizeof site);
     uint64_t h = sh_url_hash(site, len);
-    uint32_t id = htab_get(&g->sites, h);
+    uint32_t id = sh_htab_get(&g->sites, h);
     *nomem = 0;
     if (id != UINT32_MAX) return id;
     id = (uint32_t)g->sites.n;
-    if (htab_put(&g->sites, h, id) < 0) { *nomem = 1; return 0; }
+    if (sh_htab_put(&g->sites, h, id) < 0) { *nomem = 1; return 0; }
     if (g->site_len + len + 1 > g->site_cap) {
         size_t cap = g->site_cap ? 2 * g->site_cap : 4096;
         char *p;
@@ -386,13 +324,13 @@ sh_status sh_webgraph_add(sh_webgraph *g, const sh_page_in *pages, size_t n, uin
         if (nomem) { st = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); return set_fail(g, st, err); }
         if ((st = sh_recwriter_append(&g->w_urls, g->norm, ulen, err)) != SH_OK) return set_fail(g, st, err);
         g->url_bytes += ulen;
-        fresh = htab_put(&g->urls, h, id);
+        fresh = sh_htab_put(&g->urls, h, id);
         if (fresh < 0) { st = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); return set_fail(g, st, err); }
         /* a directory URL names its index page */
         if (fresh && ok && (ends_with(g->norm, ulen, "/index.html") || ends_with(g->norm, ulen, "/index.htm"))) {
             size_t k = ulen;
             while (k > 0 && g->norm[k - 1] != '/') k--;
-            if (htab_put(&g->urls, sh_url_hash(g->norm, k), id) < 0) {
+            if (sh_htab_put(&g->urls, sh_url_hash(g->norm, k), id) < 0) {
                 st = sh_error_set(err, SH_ENOMEM, 0, "out of memory");
                 return set_fail(g, st, err);
             }
@@ -501,7 +439,7 @@ static sh_status resolve_links(sh_webgraph *g, sh_error *err)
     if (!g->raw) { st = sh_error_set(err, SH_EIO, 0, "cannot read back %s: %s", g->raw_path, strerror(errno)); goto done; }
     while ((n = fread(in, 16, CHUNK, g->raw)) > 0) {
         for (i = 0, k = 0; i < n; i++) {
-            uint32_t a = htab_get(&g->urls, in[2 * i]), b = htab_get(&g->urls, in[2 * i + 1]);
+            uint32_t a = sh_htab_get(&g->urls, in[2 * i]), b = sh_htab_get(&g->urls, in[2 * i + 1]);
             if (a == UINT32_MAX) { g->st.edges_unknown_source++; continue; }
             if (b == UINT32_MAX) { g->st.links_nowhere++; continue; }
             if (a == b) { g->st.self_links++; continue; }
@@ -585,4 +523,54 @@ sh_status sh_webgraph_finish(sh_webgraph *g, sh_webgraph_stats *out, sh_error *e
     g->failed = 1;
     sh_error_set(&g->fail, SH_EINVAL, 0, "the web graph is finished; start a new one");
     return SH_OK;
+}
+
+/* ---- the files read back ------------------------------------------------------ */
+
+void sh_webgraph_files_close(sh_webgraph_files *f)
+{
+    sh_recfile_close(&f->pages);
+    sh_recfile_close(&f->urls);
+    sh_recfile_close(&f->sites);
+    free(f->site_off);
+    memset(f, 0, sizeof *f);
+}
+
+sh_status sh_webgraph_files_open(sh_webgraph_files *f, const char *dir, sh_error *err)
+{
+    char path[4096];
+    sh_status s;
+    uint64_t i, start = 0;
+    memset(f, 0, sizeof *f);
+    path_of(path, sizeof path, dir, "pages.bin");
+    if ((s = sh_recfile_open(&f->pages, path, SH_MAGIC_PAGES, sizeof(sh_pagerec), 1, err)) != SH_OK) return s;
+    f->pg = (const sh_pagerec *)(const void *)f->pages.records;
+    f->np = (uint32_t)f->pages.count;
+    path_of(path, sizeof path, dir, "urls.bin");
+    if ((s = sh_recfile_open(&f->urls, path, SH_MAGIC_URLS, 1, 1, err)) != SH_OK) return s;
+    path_of(path, sizeof path, dir, "sites.bin");
+    if ((s = sh_recfile_open(&f->sites, path, SH_MAGIC_SITES, 1, 1, err)) != SH_OK) return s;
+    for (i = 0; i < f->sites.count; i++) if (f->sites.records[i] == 0) f->nsites++;
+    f->site_off = (uint32_t *)malloc((f->nsites + 1) * sizeof *f->site_off);
+    if (!f->site_off) return sh_error_set(err, SH_ENOMEM, 0, "out of memory for the sites of %s", dir);
+    f->nsites = 0;
+    for (i = 0; i < f->sites.count; i++)
+        if (f->sites.records[i] == 0) { f->site_off[f->nsites++] = (uint32_t)start; start = i + 1; }
+    for (i = 0; i < f->np; i++)
+        if (f->pg[i].url_off + f->pg[i].url_len > f->urls.count)
+            return sh_error_set(err, SH_EFORMAT, SH_RECFILE_HEADER + (size_t)i * sizeof(sh_pagerec),
+                                "%s/pages.bin: page %llu's URL lies past the end of urls.bin; the files are from "
+                                "different runs: run the collections again", dir, (unsigned long long)i);
+    return SH_OK;
+}
+
+const char *sh_webgraph_url(const sh_webgraph_files *f, uint32_t p, size_t *len)
+{
+    *len = f->pg[p].url_len;
+    return (const char *)f->urls.records + f->pg[p].url_off;
+}
+
+const char *sh_webgraph_site(const sh_webgraph_files *f, uint32_t s)
+{
+    return s < f->nsites ? (const char *)f->sites.records + f->site_off[s] : NULL;
 }

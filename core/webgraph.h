@@ -32,6 +32,7 @@
 #include <stdint.h>
 #include "error.h"
 #include "formats.h"
+#include "recfile.h"
 
 typedef struct sh_webgraph_config {
     const char *dir;         /* output directory (must exist) */
@@ -91,6 +92,27 @@ void sh_webgraph_get_stats(const sh_webgraph *g, sh_webgraph_stats *st);
 
 /* Remove unfinished files and free; NULL is a no-op. */
 void sh_webgraph_free(sh_webgraph *g);
+
+/* ---- the files of a finished graph, read back -------------------------------- */
+
+/* pages.bin, urls.bin and sites.bin of a graph, mapped and checked, with an
+ * index of the site names. */
+typedef struct sh_webgraph_files {
+    sh_recfile pages, urls, sites;
+    const sh_pagerec *pg;    /* the pages, pg[0..np) */
+    uint32_t np;
+    uint32_t *site_off;      /* where each site's name starts in sites.bin */
+    size_t nsites;
+} sh_webgraph_files;
+
+/* Open the graph in dir. Errors: SH_EIO, SH_EFORMAT naming the file, SH_ENOMEM.
+ * Close with sh_webgraph_files_close whatever it returns. */
+sh_status sh_webgraph_files_open(sh_webgraph_files *f, const char *dir, sh_error *err);
+void sh_webgraph_files_close(sh_webgraph_files *f);
+/* The URL of page p (p < np): *len bytes, not NUL-terminated. */
+const char *sh_webgraph_url(const sh_webgraph_files *f, uint32_t p, size_t *len);
+/* The name of site s, NUL-terminated; NULL if there is no such site. */
+const char *sh_webgraph_site(const sh_webgraph_files *f, uint32_t s);
 
 /* The site of the absolute URL url[0..n) at depth depth, into out (cap
  * bytes, NUL-terminated). Returns its length, or 0 if url has no scheme. */

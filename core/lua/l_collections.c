@@ -1,12 +1,13 @@
 /* shingle.core bindings for mirrored collections: the web graph builder
  * (core/webgraph.h), trivial clusters and cluster growing over its files, and
- * a view of the results (core/collections.h). Page and cluster ids are
+ * a view of the results (core/collections.h, core/collview.h). Page and cluster ids are
  * 1-based here. */
 #include <stdlib.h>
 #include <string.h>
 #include "lshingle.h"
 #include "chunks.h"
 #include "collections.h"
+#include "collview.h"
 #include "webgraph.h"
 
 #define SHL_WEBGRAPH "shingle.WebGraph"

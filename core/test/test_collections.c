@@ -2,6 +2,7 @@
  * 2000) on small graphs, through the C API alone. */
 #include "chunks.h"
 #include "collections.h"
+#include "collview.h"
 #include "links.h"
 #include "test.h"
 #include "webgraph.h"
