@@ -10,6 +10,7 @@
 #include "chunks.h"
 #include "clock.h"
 #include "extsort.h"
+#include "grow.h"
 #include "links.h"
 #include "pairs.h"
 #include "recfile.h"
@@ -239,21 +240,6 @@ typedef struct grow {
     size_t ncl, cap_cl;
 } grow;
 
-static int grow_push(void **v, size_t *cap, size_t n, size_t need, size_t elem)
-{
-    if (n + need <= *cap) return 0;
-    {
-        size_t c = *cap ? *cap : 1024;
-        void *p;
-        while (c < n + need) c *= 2;
-        p = realloc(*v, c * elem);
-        if (!p) return -1;
-        *v = p;
-        *cap = c;
-    }
-    return 0;
-}
-
 static int cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -339,7 +325,7 @@ static sh_status link_summary(grow *g, sh_error *err)
                     g->st->summary_rows++;
                     merge = cfg->extended ? (a == s_cnt && d == b && s_cnt >= d) : (a == s_cnt && s_cnt == d && d == b);
                     if (merge) {
-                        if (grow_push((void **)&g->e, &g->cap_e, g->ne, 1, sizeof *g->e) != 0) { st = nomem(err, "the TCG"); goto done; }
+                        if (!sh_grow((void **)&g->e, &g->cap_e, g->ne + 1, sizeof *g->e, 1024)) { st = nomem(err, "the TCG"); goto done; }
                         g->e[g->ne].ri = ci;
                         g->e[g->ne].rj = cj;
                         g->e[g->ne].off = gstart;
@@ -369,7 +355,7 @@ static sh_status link_summary(grow *g, sh_error *err)
                 dcap = cap;
             }
             dsts[nd++] = dst;
-            if (grow_push((void **)&g->ml, &g->cap_ml, g->nml, 2, 4) != 0) { st = nomem(err, "the merge links"); goto done; }
+            if (!sh_grow((void **)&g->ml, &g->cap_ml, g->nml + 2, 4, 1024)) { st = nomem(err, "the merge links"); goto done; }
             g->ml[g->nml++] = src;
             g->ml[g->nml++] = dst;
         }
@@ -443,8 +429,8 @@ static sh_status build_cluster(grow *g, regain *x, uint32_t m, sh_error *err)
     uint32_t start = x->order[0], n = g->size[start], k, c;
     size_t base = g->ncells;
     gcluster *cl;
-    if (grow_push((void **)&g->cells, &g->cap_cells, g->ncells, (size_t)n * m, 4) != 0) return nomem(err, "the collections");
-    if (grow_push((void **)&g->cl, &g->cap_cl, g->ncl, 1, sizeof *g->cl) != 0) return nomem(err, "the clusters");
+    if (!sh_grow((void **)&g->cells, &g->cap_cells, g->ncells + (size_t)n * m, 4, 1024)) return nomem(err, "the collections");
+    if (!sh_grow((void **)&g->cl, &g->cap_cl, g->ncl + 1, sizeof *g->cl, 1024)) return nomem(err, "the clusters");
     for (c = 0; c < n; c++) g->cells[base + c] = g->r_pages[g->r_off[start] + c];
     for (k = 1; k < m; k++) {
         uint32_t v = x->order[k];

@@ -1,6 +1,7 @@
 #include "shingler.h"
 
 #include "byteorder.h"
+#include "grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -88,34 +89,20 @@ uint64_t sh_window_slow(const sh_shingler *s, const uint64_t *ids, size_t n)
     return f;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    size_t nc;
-    void *q;
-    if (need <= *cap) return 1;
-    nc = *cap ? *cap : 256;
-    while (nc < need) nc *= 2;
-    q = realloc(*p, nc * elem);
-    if (!q) return 0;
-    *p = q;
-    *cap = nc;
-    return 1;
-}
-
 sh_status sh_work_reserve_ids(sh_work *w, size_t n)
 {
     size_t cap = w->cap_ids;
     if (n <= cap) return SH_OK;
-    if (!grow((void **)&w->ids, &cap, n, sizeof *w->ids)) return SH_ENOMEM;
+    if (!sh_grow((void **)&w->ids, &cap, n, sizeof *w->ids, 256)) return SH_ENOMEM;
     cap = w->cap_ids;
-    if (!grow((void **)&w->id_tok, &cap, n, sizeof *w->id_tok)) return SH_ENOMEM;
+    if (!sh_grow((void **)&w->id_tok, &cap, n, sizeof *w->id_tok, 256)) return SH_ENOMEM;
     w->cap_ids = cap;
     return SH_OK;
 }
 
 static sh_status reserve_fps(sh_work *w, size_t n)
 {
-    return grow((void **)&w->fps, &w->cap_fps, n, sizeof *w->fps) ? SH_OK : SH_ENOMEM;
+    return sh_grow((void **)&w->fps, &w->cap_fps, n, sizeof *w->fps, 256) ? SH_OK : SH_ENOMEM;
 }
 
 uint64_t *sh_work_ids(sh_work *w, size_t n)

@@ -10,6 +10,8 @@
 #define ZLIB_CONST
 #include <zlib.h>
 
+#include "grow.h"
+
 /* Three layers:
  *   raw     bytes of the file, in raw[] (raw_base = file offset of raw[0]);
  *   logical the WARC byte stream, in out[]: raw bytes for a plain file, the
@@ -69,13 +71,8 @@ struct sh_warc {
 
     char *hbuf;  size_t hcap;    /* WARC header, parsed in place */
     char *block; size_t bcap;
-    char *hh;    size_t hhcap;   /* copy of the HTTP header, parsed in place */
-    char *body;  size_t bodycap; /* de-chunked body */
-    char *body2; size_t body2cap;/* decoded body */
     sh_warc_field *wf; size_t wfcap;
-    sh_warc_field *hf; size_t hfcap;
-    z_stream hz;
-    int hz_ok;
+    sh_http *http;               /* application/http blocks, made when first needed */
     char warning[512];
     sh_warc_record rec;
 };
@@ -410,402 +407,28 @@ static void resync_text(sh_warc *w, uint64_t from)
 
 /* ---- header fields ------------------------------------------------------- */
 
-static int lower_eq(const char *a, const char *b)
+/* ---- records ------------------------------------------------------------- */
+
+/* The HTTP response in the record's block: status, headers and the body
+ * de-chunked and decoded as its payload (core/http.h). */
+static sh_status read_http(sh_warc *w, sh_error *err)
 {
-    for (; *a && *b; a++, b++) {
-        int x = (unsigned char)*a, y = (unsigned char)*b;
-        if (x >= 'A' && x <= 'Z') x += 32;
-        if (y >= 'A' && y <= 'Z') y += 32;
-        if (x != y)
-            return 0;
-    }
-    return *a == *b;
-}
-
-const char *sh_warc_field_get(const sh_warc_field *f, size_t n, const char *name)
-{
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (lower_eq(f[i].name, name))
-            return f[i].value;
-    return NULL;
-}
-
-static int grow_bytes(char **p, size_t *cap, size_t need)
-{
-    size_t c = *cap ? *cap : 4096;
-    char *q;
-    if (need <= *cap)
-        return 1;
-    while (c < need)
-        c = c > ((size_t)-1) / 2 ? need : c * 2;
-    q = realloc(*p, c);
-    if (!q)
-        return 0;
-    *p = q;
-    *cap = c;
-    return 1;
-}
-
-static int is_ws(char c) { return c == ' ' || c == '\t'; }
-
-/* Parse "Name: value" lines in buf[start..end) in place (buf has one spare
- * byte at end). Folded lines (leading space or tab) continue the previous
- * value. A line without a colon is an error when strict (returns its offset
- * + 1 in *bad), else ignored. Stops at an empty line. Returns 0 on ENOMEM. */
-static int parse_fields(char *buf, size_t start, size_t end, sh_warc_field **fa, size_t *fcap,
-                        size_t *nf, int strict, size_t *bad)
-{
-    size_t i = start, o = start, n = 0;
-    size_t *pos = NULL;   /* pairs of (name offset, value offset), pointers made at the end */
-    size_t k, poscap = 0;
-    *bad = 0;
-    while (i < end) {
-        size_t e = i, le;
-        while (e < end && buf[e] != '\n')
-            e++;
-        le = e;
-        if (le > i && buf[le - 1] == '\r')
-            le--;
-        if (le == i)
-            break;
-        if (is_ws(buf[i])) {
-            size_t a = i, b = le;
-            while (a < b && is_ws(buf[a])) a++;
-            while (b > a && is_ws(buf[b - 1])) b--;
-            if (n > 0 && b > a) {
-                buf[o - 1] = ' ';
-                memmove(buf + o, buf + a, b - a);
-                o += b - a;
-                buf[o++] = '\0';
-            }
-        } else {
-            char *colon = memchr(buf + i, ':', le - i);
-            if (!colon) {
-                if (strict) {
-                    free(pos);
-                    *bad = i + 1;
-                    *nf = 0;
-                    return 1;
-                }
-            } else {
-                size_t c = (size_t)(colon - buf), ne = c, a = c + 1, b = le, no;
-                while (ne > i && is_ws(buf[ne - 1])) ne--;
-                while (a < b && is_ws(buf[a])) a++;
-                while (b > a && is_ws(buf[b - 1])) b--;
-                if (2 * (n + 1) > poscap) {
-                    size_t nc = poscap ? poscap * 2 : 64;
-                    size_t *q = realloc(pos, nc * sizeof *q);
-                    if (!q) {
-                        free(pos);
-                        return 0;
-                    }
-                    pos = q;
-                    poscap = nc;
-                }
-                no = o;
-                memmove(buf + o, buf + i, ne - i);
-                o += ne - i;
-                buf[o++] = '\0';
-                pos[2 * n] = no;
-                pos[2 * n + 1] = o;
-                memmove(buf + o, buf + a, b - a);
-                o += b - a;
-                buf[o++] = '\0';
-                n++;
-            }
-        }
-        i = e < end ? e + 1 : end;
-    }
-    if (n > *fcap) {
-        sh_warc_field *q = realloc(*fa, n * sizeof *q);
-        if (!q) {
-            free(pos);
-            return 0;
-        }
-        *fa = q;
-        *fcap = n;
-    }
-    for (k = 0; k < n; k++) {
-        (*fa)[k].name = buf + pos[2 * k];
-        (*fa)[k].value = buf + pos[2 * k + 1];
-    }
-    *nf = n;
-    free(pos);
-    return 1;
-}
-
-/* ---- HTTP ---------------------------------------------------------------- */
-
-static const char *find_nocase(const char *hay, const char *needle)
-{
-    size_t m = strlen(needle);
-    for (; *hay; hay++) {
-        size_t i;
-        for (i = 0; i < m; i++) {
-            int x = (unsigned char)hay[i], y = (unsigned char)needle[i];
-            if (x >= 'A' && x <= 'Z') x += 32;
-            if (x != y)
-                break;
-        }
-        if (i == m)
-            return hay;
-    }
-    return NULL;
-}
-
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-/* De-chunk in[0..n) into w->body. Returns the decoded length, or (size_t)-1
- * when the first chunk-size line is not one (the body was stored de-chunked). */
-static size_t dechunk(sh_warc *w, const char *in, size_t n)
-{
-    size_t i = 0, o = 0;
-    int first = 1;
-    if (!grow_bytes(&w->body, &w->bodycap, n + 1)) {
-        add_warning(w, "out of memory de-chunking the body; kept as stored");
-        return (size_t)-1;
-    }
-    for (;;) {
-        uint64_t size = 0;
-        size_t d = i;
-        while (i < n && hexval((unsigned char)in[i]) >= 0) {
-            if (size > (UINT64_MAX >> 4)) {
-                add_warning(w, "chunk size at body byte %zu overflows", d);
-                return o;
-            }
-            size = size * 16 + (uint64_t)hexval((unsigned char)in[i]);
-            i++;
-        }
-        if (i == d) {
-            if (first)
-                return (size_t)-1;
-            if (i < n)
-                add_warning(w, "malformed chunk size at body byte %zu; body cut there", d);
-            else
-                add_warning(w, "chunked body is truncated (no last chunk)");
-            return o;
-        }
-        while (i < n && in[i] != '\n')   /* chunk extensions */
-            i++;
-        if (i == n) {
-            add_warning(w, "chunked body is truncated in a chunk-size line");
-            return o;
-        }
-        i++;
-        first = 0;
-        if (size == 0)
-            return o;   /* trailers, if any, are not part of the body */
-        if (size > n - i) {
-            memcpy(w->body + o, in + i, n - i);
-            o += n - i;
-            add_warning(w, "chunked body is truncated (a chunk of %" PRIu64 " bytes has %zu)",
-                        size, n - i);
-            return o;
-        }
-        memcpy(w->body + o, in + i, (size_t)size);
-        o += (size_t)size;
-        i += (size_t)size;
-        if (i < n && in[i] == '\r')
-            i++;
-        if (i < n && in[i] == '\n')
-            i++;
-    }
-}
-
-/* Inflate in[0..n) into w->body2 (wbits as for inflateInit2). Concatenated
- * gzip members are all decoded. Returns 0 on success, else 1 with a warning
- * (w->body2 then holds what could be decoded, *outlen long). */
-static int inflate_body(sh_warc *w, const char *in, size_t n, int wbits, size_t *outlen,
-                        const char *what)
-{
-    size_t o = 0, i = 0, limit = w->max_record;
-    int ret;
-    *outlen = 0;
-    if (!w->hz_ok) {
-        memset(&w->hz, 0, sizeof w->hz);
-        if (inflateInit2(&w->hz, wbits) != Z_OK) {
-            add_warning(w, "cannot start a %s decoder", what);
-            return 1;
-        }
-        w->hz_ok = 1;
-    } else if (inflateReset2(&w->hz, wbits) != Z_OK) {
-        add_warning(w, "cannot reset the %s decoder", what);
-        return 1;
-    }
-    if (limit > ((size_t)-1) / 4)
-        limit = ((size_t)-1) / 4;
-    for (;;) {
-        size_t room, used, made;
-        uInt in0, out0;
-        if (o == limit) {
-            add_warning(w, "decoded %s body exceeds max_record (%zu bytes); cut there", what, limit);
-            *outlen = o;
-            return 1;
-        }
-        if (o + 1 >= w->body2cap) {   /* keep one spare byte; o < limit here */
-            size_t want = w->body2cap < 4096 ? 4096 : w->body2cap * 2;
-            if (want < 2 * n && n < limit)
-                want = 2 * n;
-            if (want > limit + 1)
-                want = limit + 1;
-            if (!grow_bytes(&w->body2, &w->body2cap, want)) {
-                add_warning(w, "out of memory decoding the %s body", what);
-                *outlen = o;
-                return 1;
-            }
-        }
-        room = w->body2cap - 1 - o;
-        if (room > limit - o)
-            room = limit - o;
-        if (room > (1u << 30))
-            room = 1u << 30;
-        w->hz.next_in = (const Bytef *)(in + i);
-        w->hz.avail_in = in0 = (uInt)((n - i) > (1u << 30) ? (1u << 30) : (n - i));
-        w->hz.next_out = (Bytef *)(w->body2 + o);
-        w->hz.avail_out = out0 = (uInt)room;
-        ret = inflate(&w->hz, Z_NO_FLUSH);
-        used = in0 - w->hz.avail_in;
-        made = out0 - w->hz.avail_out;
-        i += used;
-        o += made;
-        if (ret == Z_STREAM_END) {
-            if (wbits > 15 && n - i >= 2 && (unsigned char)in[i] == 0x1f &&
-                (unsigned char)in[i + 1] == 0x8b && inflateReset(&w->hz) == Z_OK)
-                continue;   /* another gzip member */
-            *outlen = o;
-            return 0;
-        }
-        if (ret == Z_OK && (used || made))
-            continue;
-        if (ret == Z_BUF_ERROR && i == n)
-            add_warning(w, "%s body is truncated after %zu decoded bytes", what, o);
-        else
-            add_warning(w, "%s body is corrupt after %zu decoded bytes (%s)", what, o,
-                        w->hz.msg ? w->hz.msg : zError(ret));
-        *outlen = o;
-        return 1;
-    }
-}
-
-/* Status line, headers and body of an application/http response block. */
-static sh_status parse_http(sh_warc *w, sh_error *err)
-{
-    const char *b = w->block, *body;
-    size_t n = w->rec.block_len, hs = 0, eol, he, bs, blen, bad, i;
-    int status;
-    const char *te, *ce;
-    static const char empty[] = "";
-
-    w->rec.payload = empty;
-    w->rec.payload_len = 0;
-    for (;;) {
-        const char *nl;
-        status = 0;
-        if (n - hs < 12 || memcmp(b + hs, "HTTP/", 5) != 0) {
-            add_warning(w, "the application/http block does not start with an HTTP status line");
-            return SH_OK;
-        }
-        nl = memchr(b + hs, '\n', n - hs);
-        eol = nl ? (size_t)(nl - b) : n;
-        for (i = hs + 5; i < eol && b[i] != ' '; i++)
-            ;
-        while (i < eol && b[i] == ' ')
-            i++;
-        if (i + 3 > eol || (unsigned)(b[i] - '0') > 9 || (unsigned)(b[i + 1] - '0') > 9 ||
-            (unsigned)(b[i + 2] - '0') > 9 || (i + 3 < eol && b[i + 3] != ' ' && b[i + 3] != '\r')) {
-            add_warning(w, "malformed HTTP status line");
-            return SH_OK;
-        }
-        status = (b[i] - '0') * 100 + (b[i + 1] - '0') * 10 + (b[i + 2] - '0');
-        /* end of headers: a line that is empty or "\r" */
-        he = bs = n;
-        for (i = eol; i < n; i++) {
-            if (b[i] != '\n')
-                continue;
-            if (i + 1 < n && b[i + 1] == '\n') {
-                he = i + 1;
-                bs = i + 2;
-                break;
-            }
-            if (i + 2 < n && b[i + 1] == '\r' && b[i + 2] == '\n') {
-                he = i + 1;
-                bs = i + 3;
-                break;
-            }
-        }
-        /* interim 1xx responses precede the real one */
-        if (status >= 100 && status < 200 && status != 101 && bs < n && n - bs >= 5 &&
-            memcmp(b + bs, "HTTP/", 5) == 0) {
-            hs = bs;
-            continue;
-        }
-        break;
-    }
-    w->rec.http_status = status;
-    w->rec.http_headers = b + hs;
-    w->rec.http_headers_len = he - hs;
-
-    /* a copy of the header lines, parsed in place */
-    if (!grow_bytes(&w->hh, &w->hhcap, he - hs + 2))
+    sh_http_response r;
+    if (!w->http && sh_http_new(&w->http, err) != SH_OK)
+        return rec_fail(w, err, SH_ENOMEM, "out of memory for an HTTP parser");
+    if (sh_http_parse(w->http, w->rec.block, w->rec.block_len, w->max_record, &r, err) != SH_OK)
         return rec_fail(w, err, SH_ENOMEM, "out of memory for HTTP headers");
-    i = eol < he ? eol + 1 : he;
-    memcpy(w->hh, b + i, he - i);
-    w->hh[he - i] = '\0';
-    if (!parse_fields(w->hh, 0, he - i, &w->hf, &w->hfcap, &w->rec.http_nfields, 0, &bad))
-        return rec_fail(w, err, SH_ENOMEM, "out of memory for HTTP headers");
-    w->rec.http_fields = w->hf;
-    w->rec.http_content_type = sh_warc_field_get(w->hf, w->rec.http_nfields, "Content-Type");
-
-    body = b + bs;
-    blen = n - bs;
-    te = sh_warc_field_get(w->hf, w->rec.http_nfields, "Transfer-Encoding");
-    if (te && find_nocase(te, "chunked")) {
-        size_t d = dechunk(w, body, blen);
-        if (d != (size_t)-1) {
-            body = w->body;
-            blen = d;
-        }
-    }
-    ce = sh_warc_field_get(w->hf, w->rec.http_nfields, "Content-Encoding");
-    if (ce && *ce && !lower_eq(ce, "identity")) {
-        size_t o = 0;
-        int bad_enc = 0;
-        if (lower_eq(ce, "gzip") || lower_eq(ce, "x-gzip")) {
-            if (blen >= 2 && (unsigned char)body[0] == 0x1f && (unsigned char)body[1] == 0x8b) {
-                inflate_body(w, body, blen, 15 + 32, &o, "gzip");
-                body = w->body2;
-                blen = o;
-            }
-            /* else the crawler stored it decoded: keep it */
-        } else if (lower_eq(ce, "deflate")) {
-            size_t save = strlen(w->warning);
-            if (inflate_body(w, body, blen, 15, &o, "deflate") && o == 0) {
-                w->warning[save] = '\0';   /* not zlib-wrapped: try raw deflate */
-                if (!save)
-                    w->rec.warning = NULL;
-                inflate_body(w, body, blen, -15, &o, "deflate");
-            }
-            body = w->body2;
-            blen = o;
-        } else {
-            bad_enc = 1;
-        }
-        if (bad_enc)
-            add_warning(w, "Content-Encoding \"%s\" is not decoded; the payload is the encoded body", ce);
-    }
-    w->rec.payload = blen ? body : empty;
-    w->rec.payload_len = blen;
+    w->rec.http_status = r.status;
+    w->rec.http_content_type = r.content_type;
+    w->rec.http_fields = r.fields;
+    w->rec.http_nfields = r.nfields;
+    w->rec.http_headers = r.headers;
+    w->rec.http_headers_len = r.headers_len;
+    w->rec.payload = r.payload;
+    w->rec.payload_len = r.payload_len;
+    if (r.warning) add_warning(w, "%s", r.warning);
     return SH_OK;
 }
-
-/* ---- records ------------------------------------------------------------- */
 
 /* Parse one record starting at the current logical position lstart. */
 static sh_status read_record(sh_warc *w, uint64_t lstart, int aligned, sh_error *err)
@@ -844,7 +467,7 @@ static sh_status read_record(sh_warc *w, uint64_t lstart, int aligned, sh_error 
             return rec_fail(w, err, SH_EFORMAT,
                             "the WARC header is longer than max_header (%zu bytes) or has no end",
                             w->max_header);
-        if (!grow_bytes(&w->hbuf, &w->hcap, hlen + take + 1))
+        if (!sh_grow((void **)&w->hbuf, &w->hcap, hlen + take + 1, 1, 4096))
             return rec_fail(w, err, SH_ENOMEM, "out of memory for the WARC header");
         memcpy(w->hbuf + hlen, w->out + w->out_pos, take);
         hlen += take;
@@ -877,7 +500,7 @@ static sh_status read_record(sh_warc *w, uint64_t lstart, int aligned, sh_error 
         }
     }
     w->rec.version = hb;
-    if (!parse_fields(hb, vlen + 1, hlen, &w->wf, &w->wfcap, &nf, 1, &bad))
+    if (!sh_header_parse(hb, vlen + 1, hlen, &w->wf, &w->wfcap, &nf, 1, &bad))
         return rec_fail(w, err, SH_ENOMEM, "out of memory for the WARC header");
     if (bad)
         return rec_fail(w, err, SH_EFORMAT,
@@ -885,11 +508,11 @@ static sh_status read_record(sh_warc *w, uint64_t lstart, int aligned, sh_error 
                         bad - 1);
     w->rec.fields = w->wf;
     w->rec.nfields = nf;
-    w->rec.type = sh_warc_field_get(w->wf, nf, "WARC-Type");
-    w->rec.date = sh_warc_field_get(w->wf, nf, "WARC-Date");
-    w->rec.record_id = sh_warc_field_get(w->wf, nf, "WARC-Record-ID");
-    w->rec.content_type = sh_warc_field_get(w->wf, nf, "Content-Type");
-    v = sh_warc_field_get(w->wf, nf, "WARC-Target-URI");
+    w->rec.type = sh_header_get(w->wf, nf, "WARC-Type");
+    w->rec.date = sh_header_get(w->wf, nf, "WARC-Date");
+    w->rec.record_id = sh_header_get(w->wf, nf, "WARC-Record-ID");
+    w->rec.content_type = sh_header_get(w->wf, nf, "Content-Type");
+    v = sh_header_get(w->wf, nf, "WARC-Target-URI");
     if (v) {
         size_t m = strlen(v);
         if (m >= 2 && v[0] == '<' && v[m - 1] == '>') {
@@ -903,7 +526,7 @@ static sh_status read_record(sh_warc *w, uint64_t lstart, int aligned, sh_error 
     }
     w->rec.target_uri = v;
 
-    v = sh_warc_field_get(w->wf, nf, "Content-Length");
+    v = sh_header_get(w->wf, nf, "Content-Length");
     if (!v)
         return rec_fail(w, err, SH_EFORMAT, "the WARC header has no Content-Length");
     if (!*v)
@@ -946,7 +569,7 @@ static sh_status read_record(sh_warc *w, uint64_t lstart, int aligned, sh_error 
         w->rec.block_len = 0;
     } else {
         size_t got = 0;
-        if (!grow_bytes(&w->block, &w->bcap, (size_t)cl + 1))
+        if (!sh_grow((void **)&w->block, &w->bcap, (size_t)cl + 1, 1, 4096))
             return rec_fail(w, err, SH_ENOMEM, "out of memory for a block of %" PRIu64 " bytes", cl);
         while (got < (size_t)cl) {
             size_t take;
@@ -1004,9 +627,9 @@ static sh_status read_record(sh_warc *w, uint64_t lstart, int aligned, sh_error 
 
     w->rec.payload = w->rec.block ? w->rec.block : empty;
     w->rec.payload_len = w->rec.block_len;
-    if (!w->raw_http && !w->rec.skipped && w->rec.type && lower_eq(w->rec.type, "response") &&
-        w->rec.content_type && find_nocase(w->rec.content_type, "application/http") == w->rec.content_type)
-        return parse_http(w, err);
+    if (!w->raw_http && !w->rec.skipped && w->rec.type && sh_header_eq(w->rec.type, "response") &&
+        w->rec.content_type && sh_header_find(w->rec.content_type, "application/http") == w->rec.content_type)
+        return read_http(w, err);
     return SH_OK;
 }
 
@@ -1179,14 +802,9 @@ void sh_warc_close(sh_warc *w)
         fclose(w->fp);
     if (w->z_ok)
         inflateEnd(&w->z);
-    if (w->hz_ok)
-        inflateEnd(&w->hz);
+    sh_http_free(w->http);
     free(w->hbuf);
     free(w->block);
-    free(w->hh);
-    free(w->body);
-    free(w->body2);
     free(w->wf);
-    free(w->hf);
     free(w);
 }

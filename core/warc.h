@@ -6,7 +6,8 @@
  * of the file, never from its name. For `response` records whose Content-Type
  * is application/http, the HTTP status line and headers are parsed and the
  * body is given separately, de-chunked and decompressed, because that body is
- * the document text to be shingled and the headers are not.
+ * the document text to be shingled and the headers are not (core/http.h does
+ * that part).
  *
  * Errors: a malformed, truncated or corrupt record makes sh_warc_next return
  * SH_EFORMAT with a message naming the file, the byte offset and the problem.
@@ -25,6 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "error.h"
+#include "http.h"
 
 typedef struct sh_warc sh_warc;
 
@@ -38,12 +40,10 @@ typedef struct sh_warc_opts {
 #define SH_WARC_DEFAULT_MAX_RECORD ((size_t)64 << 20)
 #define SH_WARC_DEFAULT_MAX_HEADER ((size_t)1 << 20)
 
-/* A header field; name and value are NUL-terminated, value trimmed, folded
- * continuation lines joined with one space. */
-typedef struct sh_warc_field {
-    const char *name;
-    const char *value;
-} sh_warc_field;
+/* A header field (core/http.h): name and value NUL-terminated, the value
+ * trimmed, folded continuation lines joined with one space. Look one up with
+ * sh_header_get. */
+typedef sh_header_field sh_warc_field;
 
 typedef struct sh_warc_record {
     uint64_t offset;         /* where the record starts in the file; in a gzip file,
@@ -108,9 +108,6 @@ sh_status sh_warc_next(sh_warc *w, const sh_warc_record **rec, sh_error *err);
 
 /* 1 if the file is gzip-compressed. */
 int sh_warc_is_gzip(const sh_warc *w);
-
-/* The value of the first field called name (ASCII case-insensitive), or NULL. */
-const char *sh_warc_field_get(const sh_warc_field *fields, size_t n, const char *name);
 
 /* Close the reader (and the file it opened). NULL is allowed. */
 void sh_warc_close(sh_warc *w);

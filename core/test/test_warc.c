@@ -148,7 +148,7 @@ static void check_sample(sh_warc *w, const uint64_t offs[NREC], const uint64_t l
     CHECK(streq(r->content_type, "application/warc-fields"));
     CHECK(streq(r->date, "2024-05-01T12:00:00Z"));
     CHECK(r->record_id && strncmp(r->record_id, "<urn:uuid:", 10) == 0);
-    CHECK(streq(sh_warc_field_get(r->fields, r->nfields, "warc-filename"), "sample.warc"));
+    CHECK(streq(sh_header_get(r->fields, r->nfields, "warc-filename"), "sample.warc"));
     CHECK_EQ_U64(r->offset, offs[0]);
     CHECK_EQ_U64(r->length, lens[0]);
     CHECK(r->http_status == 0 && r->warning == NULL && !r->skipped);
@@ -171,14 +171,14 @@ static void check_sample(sh_warc *w, const uint64_t offs[NREC], const uint64_t l
     CHECK(streq(r->type, "response"));
     CHECK(streq(r->target_uri, "http://example.com/page.html"));
     CHECK(streq(r->content_type, "application/http; msgtype=response"));
-    CHECK(streq(sh_warc_field_get(r->fields, r->nfields, "WARC-Payload-Digest"), "sha1:XYZ"));
-    CHECK(streq(sh_warc_field_get(r->fields, r->nfields, "WARC-Folded"), "a b"));
+    CHECK(streq(sh_header_get(r->fields, r->nfields, "WARC-Payload-Digest"), "sha1:XYZ"));
+    CHECK(streq(sh_header_get(r->fields, r->nfields, "WARC-Folded"), "a b"));
     CHECK_EQ_U64(r->offset, offs[2]);
     CHECK_EQ_U64(r->length, lens[2]);
     CHECK(r->http_status == 200);
     CHECK(streq(r->http_content_type, "text/html; charset=utf-8"));
-    CHECK(streq(sh_warc_field_get(r->http_fields, r->http_nfields, "server"), "test"));
-    CHECK(streq(sh_warc_field_get(r->http_fields, r->http_nfields, "X-Folded"), "first second"));
+    CHECK(streq(sh_header_get(r->http_fields, r->http_nfields, "server"), "test"));
+    CHECK(streq(sh_header_get(r->http_fields, r->http_nfields, "X-Folded"), "first second"));
     CHECK(r->http_headers == r->block && strncmp(r->http_headers, "HTTP/1.1 200 OK\r\n", 17) == 0);
     CHECK(r->http_headers_len + 2 + strlen(html_body) == r->block_len);
     CHECK(payload_is(r, html_body));
