@@ -674,6 +674,7 @@ static sh_status report(grow *g, sh_error *err)
             cr.site = g->pg[root].site;
             cr.prefix_page = root;
             if (c == 0) cr.flags |= SH_COLL_KEPT;
+            cr.cluster_size = cl->m;
             plen = rlen;
             for (k = 0; k < cl->m; k++) {
                 uint32_t p = g->cells[cl->cells + (size_t)k * cl->n + c];

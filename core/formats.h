@@ -225,7 +225,8 @@ typedef struct sh_collrec {
     uint64_t bytes;        /* bytes of its pages */
     uint64_t avoid_bytes;  /* bytes of its avoid_pages */
     uint32_t flags;        /* SH_COLL_* */
-    uint32_t pad;          /* 0 */
+    uint32_t cluster_size; /* its cluster's size: the rows (trivial clusters) of the cluster;
+                            * 0 in files written before it was recorded */
 } sh_collrec;
 SH_FORMAT_CHECK(collrec, sizeof(sh_collrec) == 56);
 

@@ -194,6 +194,26 @@ describe("shingle.collections", function()
     end)
   end)
 
+  describe("collections.jsonl", function()
+    it("writes one cluster a line, keys in their documented order, URLs as they are (quotes and backslashes escaped)", function()
+      local odd = 'q"uo\\te'
+      local pages, links = {}, {}
+      for _, site in ipairs({ "x", "y" }) do
+        for _, l in ipairs({ "a", odd }) do pages[#pages + 1] = { site, l, "the text of " .. l .. " is the same on both sites" } end
+        links[#links + 1] = { site, "a", site, odd }
+      end
+      local cl, _, out = run_graph(pages, links)
+      assert.are.equal(1, #cl)
+      local line = io.lines(out .. "/collections.jsonl")()
+      assert.is_truthy(line:find('^{"cluster":1,"cardinality":2,"size":2,"collections":%[{"root":"http://x/a%.html",'
+        .. '"prefix":"http://x/","site":"http://x","kept":true,"whole_site":true,"pages":2,'
+        .. '"bytes":%d+,"avoid_bytes":0,"urls":%["http://x/a%.html","http://x/q\\"uo\\\\te%.html"%]},{"root":"http://y/'), line)
+      local urls = cl[1].collections[2].urls
+      assert.are.same({ "http://y/a.html", "http://y/" .. odd .. ".html" }, urls)
+      assert.is_false(cl[1].collections[2].kept)
+    end)
+  end)
+
   describe("WARC input", function()
     it("reads response records and extracts their links", function()
       local dir = tmpdir()

@@ -341,7 +341,7 @@ static int v_page(lua_State *L)
 }
 
 /* v:collections() -> list of { cluster, index, root, root_url, site, prefix, pages,
- * bytes, avoid_pages, avoid_bytes, kept, whole_site } */
+ * bytes, avoid_pages, avoid_bytes, kept, whole_site, cluster_size } */
 static int v_collections(lua_State *L)
 {
     sh_coll_view *v = check_view(L);
@@ -360,6 +360,7 @@ static int v_collections(lua_State *L)
         lua_pushlstring(L, url, c[i].prefix_len <= len ? c[i].prefix_len : len); lua_setfield(L, -2, "prefix");
         SHL_SETI(L, "pages", c[i].pages); SHL_SETI(L, "bytes", c[i].bytes);
         SHL_SETI(L, "avoid_pages", c[i].avoid_pages); SHL_SETI(L, "avoid_bytes", c[i].avoid_bytes);
+        SHL_SETI(L, "cluster_size", c[i].cluster_size);
         lua_pushboolean(L, (c[i].flags & SH_COLL_KEPT) != 0); lua_setfield(L, -2, "kept");
         lua_pushboolean(L, (c[i].flags & SH_COLL_WHOLE_SITE) != 0); lua_setfield(L, -2, "whole_site");
         lua_rawseti(L, -2, (int)(i + 1));

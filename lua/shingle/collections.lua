@@ -261,6 +261,58 @@ function M:trivial()
   return self.stats.trivial
 end
 
+-- A JSON string as the report writes it: cjson's escapes, but "/" left as it
+-- is (cjson writes "\/"; a URL reads better without): "\/" in cjson's output
+-- only ever stands for "/", an encoded backslash being "\\".
+local function json_string(s)
+  return (require("cjson").encode(s):gsub("\\/", "/"))
+end
+
+local function json_fields(fields)
+  local out = {}
+  for i, f in ipairs(fields) do out[i] = json_string(f[1]) .. ":" .. f[2] end
+  return "{" .. table.concat(out, ",") .. "}"
+end
+
+--- collections.jsonl: one similar cluster a line, { cluster, cardinality,
+-- size, collections = { { root, prefix, site, kept, whole_site, pages,
+-- bytes, avoid_bytes, urls } } }, the collections in order (the kept one
+-- first) and each one's URLs row by row (section 3's table of a cluster),
+-- keys in that order. Written from the results files (colls.bin,
+-- members.bin) through the view; returns true, or nil, err.
+function M.write_collections(dir)
+  local view, err = core.coll_view(dir)
+  if not view then return nil, err end
+  local colls = view:collections()
+  local ok, werr = util.atomic_write(dir .. "/collections.jsonl", function(f)
+    local i = 1
+    while i <= #colls do
+      local id, j = colls[i].cluster, i
+      while j < #colls and colls[j + 1].cluster == id do j = j + 1 end
+      local urls = {}
+      for _, m in ipairs(view:members(id)) do
+        local list = urls[m.collection] or {}
+        urls[m.collection] = list
+        list[#list + 1] = json_string(m.url)
+      end
+      local parts = {}
+      for k = i, j do
+        local c = colls[k]
+        parts[#parts + 1] = json_fields({ { "root", json_string(c.root_url) }, { "prefix", json_string(c.prefix) },
+          { "site", json_string(c.site) }, { "kept", tostring(c.kept) }, { "whole_site", tostring(c.whole_site) },
+          { "pages", ("%d"):format(c.pages) }, { "bytes", ("%d"):format(c.bytes) },
+          { "avoid_bytes", ("%d"):format(c.avoid_bytes) }, { "urls", "[" .. table.concat(urls[c.index] or {}, ",") .. "]" } })
+      end
+      f:write(json_fields({ { "cluster", ("%d"):format(id) }, { "cardinality", ("%d"):format(j - i + 1) },
+        { "size", ("%d"):format(colls[i].cluster_size) }, { "collections", "[" .. table.concat(parts, ",") .. "]" } }), "\n")
+      i = j + 1
+    end
+  end)
+  view:close()
+  if not ok then return nil, werr end
+  return true
+end
+
 --- Grow the trivial clusters into similar clusters of collections (Figure 9).
 function M:grow()
   local c = self.cfg
@@ -276,6 +328,10 @@ function M:grow()
   if not view then return nil, verr end
   for _, t in ipairs(st.top) do t.root_url = view:page(t.root).url end
   view:close()
+  local t0 = core.now()
+  local ok, werr = M.write_collections(self.dir)
+  if not ok then return nil, werr end
+  self.times.report = (self.times.report or 0) + core.now() - t0
   return st
 end
 
