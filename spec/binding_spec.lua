@@ -2,15 +2,11 @@
 -- under Lua 5.4, by <close>), and the two ways a document is sketched (the
 -- C pool, and Shingler:sketch_doc for what Lua canonicalized) giving it one
 -- identity.
+local support = require "support"
+local tmpdir = support.tmpdir
 local shingle = require "shingle"
 local core = shingle.core
 
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p '" .. p .. "'"))
-  return p
-end
 
 describe("shingle.core handles", function()
   local dir, n_ix = nil, 0

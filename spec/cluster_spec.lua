@@ -3,15 +3,9 @@
 local shingle = require "shingle"
 local pipeline = require "shingle.pipeline"
 local support = require "support"
+local tmpdir, rmdir = support.tmpdir, support.rmdir
 
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p " .. p))
-  return p
-end
 
-local function rmdir(p) os.execute("rm -rf " .. p) end
 
 -- Families of documents with planted edits, plus unrelated noise. Returns the
 -- texts and the JSON Lines file that holds them.

@@ -6,6 +6,7 @@ local collections = require "shingle.collections"
 local core = require "shingle.core"
 local cjson = require "cjson"
 local support = require "spec.support"
+local write, read_jsonl = support.write, support.read_jsonl
 
 local tmp_root = os.tmpname()
 os.remove(tmp_root)
@@ -18,17 +19,7 @@ local function tmpdir()
   return d
 end
 
-local function write(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
 
-local function read_jsonl(path)
-  local out = {}
-  for line in io.lines(path) do out[#out + 1] = cjson.decode(line) end
-  return out
-end
 
 -- A graph given as pages (site, label, text) and links (site, label, site, label):
 -- JSON Lines pages plus an edge list, run with the given options.

@@ -2,13 +2,8 @@
 local gen = require "gen"
 local shingle = require "shingle"
 local support = require "support"
+local tmpdir = support.tmpdir
 
-local function tmpdir()
-  local path = os.tmpname()
-  os.remove(path)
-  assert(os.execute("mkdir -p '" .. path .. "'"))
-  return path
-end
 
 local function rmrf(path) os.execute("rm -rf '" .. path .. "'") end
 

@@ -2,13 +2,8 @@
 -- document, the policy of a similar query, and one snapshot per request.
 local index = require "shingle.index"
 local support = require "support"
+local tmpdir = support.tmpdir
 
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p " .. p))
-  return p
-end
 
 local function text(rand, n) return table.concat(support.words(rand, n, 20000), " ") end
 

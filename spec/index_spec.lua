@@ -4,22 +4,12 @@
 local index = require "shingle.index"
 local pipeline = require "shingle.pipeline"
 local support = require "support"
+local tmpdir, write_jsonl = support.tmpdir, support.write_jsonl
 local cjson = require "cjson"
 
 local LUA = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
 
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p " .. p))
-  return p
-end
 
-local function write_jsonl(path, docs)
-  local f = assert(io.open(path, "w"))
-  for _, d in ipairs(docs) do f:write(cjson.encode(d), "\n") end
-  f:close()
-end
 
 -- Two sweeps: the second keeps, edits, rewrites, moves, drops and adds pages.
 local function sweeps(dir, rand)

@@ -1,20 +1,11 @@
 -- shingle.input: the one rule for HTML and the one policy for problems, the
 -- same for the clustering pipeline, the collections and the index.
+local support = require "support"
+local tmpdir, write = support.tmpdir, support.write
 local input = require "shingle.input"
 local cjson = require "cjson"
 
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p " .. p))
-  return p
-end
 
-local function write(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
 
 describe("input.is_html()", function()
   it("takes a file as HTML by its name: .html, .htm, .xhtml and .shtml, in any case", function()

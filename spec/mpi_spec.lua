@@ -5,6 +5,7 @@
 -- and the sanitizer build run one small job each, so that the module is
 -- known to load and work there too.
 local support = require "support"
+local tmpdir, write, read = support.tmpdir, support.write, support.read
 local cjson = require "cjson"
 
 local v = rawget(_G, "jit") and "jit" or _VERSION:match("%d+%.%d+")
@@ -16,26 +17,8 @@ local full = v == "5.4" and not os.getenv("SHINGLE_BUILD")
 
 local MPIRUN = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 mpirun --oversubscribe"
 
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p " .. p))
-  return p
-end
 
-local function write(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
 
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
 
 -- A JSON value with its keys sorted (cjson's order depends on the process).
 local function canonical(x)

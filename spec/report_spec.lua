@@ -2,25 +2,16 @@
 -- pages of a small run of each kind (cluster, collections, index sweeps):
 -- sections present, numbers equal to the run's own files, every SVG and the
 -- page's main content well-formed XML, hostile documents shown as text.
+local support = require "support"
+local tmpdir, write = support.tmpdir, support.write
 local plot = require "shingle.plot"
 local html = require "shingle.html"
 local report = require "shingle.report"
 local fixtures = require "report_fixtures"
 local cjson = require "cjson"
 
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p " .. p))
-  return p
-end
 local root = tmpdir()
 
-local function write(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
 
 local function read(path)
   local f = assert(io.open(path, "rb"))

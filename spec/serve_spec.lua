@@ -4,6 +4,7 @@
 -- and a clean stop that leaves no nginx running. Requests go through curl to
 -- 127.0.0.1 on a free port.
 local support = require "support"
+local write = support.write
 local cjson = require "cjson"
 
 -- Every command without the sanitizer preload of the asan run (curl and ps
@@ -22,11 +23,6 @@ local function tmpdir()
   return d
 end
 
-local function write(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
 
 local function read(path)
   local f = io.open(path, "rb")

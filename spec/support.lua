@@ -19,6 +19,47 @@ function M.words(rand, n, vocab)
   return t
 end
 
+--- A new empty directory under the system's temporary directory.
+function M.tmpdir()
+  local p = os.tmpname()
+  os.remove(p)
+  assert(os.execute("mkdir -p '" .. p .. "'"))
+  return p
+end
+
+--- Remove a directory tree.
+function M.rmdir(p) os.execute("rm -rf '" .. p .. "'") end
+
+--- Write s to path (raises on failure).
+function M.write(path, s)
+  local f = assert(io.open(path, "wb"))
+  assert(f:write(s))
+  assert(f:close())
+end
+
+--- The bytes of a file, or nil if it cannot be read.
+function M.read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+--- JSON Lines: write a list of records; read a file into a list.
+function M.write_jsonl(path, records)
+  local cjson = require "cjson"
+  local lines = {}
+  for i, r in ipairs(records) do lines[i] = cjson.encode(r) .. "\n" end
+  M.write(path, table.concat(lines))
+end
+
+function M.read_jsonl(path)
+  local cjson, out = require "cjson", {}
+  for line in io.lines(path) do out[#out + 1] = cjson.decode(line) end
+  return out
+end
+
 function M.run(cmd)
   local f = io.popen(cmd .. " 2>&1; echo \"exit:$?\"")
   local out = f:read("*a")
