@@ -146,7 +146,7 @@ static void lsd_sort(const sort_params *p, unsigned char *a, unsigned char *b, s
 /* Sorts the m records at a by key bytes d..ks-1, b being scratch of the same
  * size; the result ends in b if to_b, else in a. The top bytes are split MSD
  * (stable, out of place) so that each bucket fits in cache, then each bucket is
- * finished LSD (FINGERPRINTS.md, "Sorting and union-find at scale": keys are
+ * finished LSD (docs/vectors.md, "Sorting and union-find at scale": keys are
  * uniform fingerprints, so the buckets are even). */
 static void msd_sort(const sort_params *p, unsigned char *a, unsigned char *b, size_t m,
                      size_t d, int to_b)

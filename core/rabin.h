@@ -12,7 +12,7 @@
  * The byte loop is table-driven, one lookup per byte. The sh_mulx tables
  * multiply a whole 64-bit word by a fixed power of x with 8 independent
  * lookups: that is what makes the sliding window over tokens O(1) per token.
- * Vectors for all of this are in shared/FINGERPRINTS.md and core/test/test_rabin.c. */
+ * Vectors for all of this are in docs/vectors.md and core/test/test_rabin.c. */
 #ifndef SHINGLE_RABIN_H
 #define SHINGLE_RABIN_H
 

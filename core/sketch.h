@@ -123,7 +123,7 @@ sh_status sh_sketch_deserialize(const unsigned char *in, size_t n, sh_sketch **o
 /* Section 4.2: the binomial probability that an estimate from s samples of a
  * resemblance r lies within [r - eps, r + eps] (the paper's p(s, r, eps)) ... */
 double sh_confidence(uint32_t s, double r, double eps);
-/* ... and that it is off by eps or more (the tables of shared/FINGERPRINTS.md). */
+/* ... and that it is off by eps or more (the tables of docs/vectors.md). */
 double sh_error_probability(uint32_t s, double r, double eps);
 
 #endif

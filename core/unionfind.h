@@ -3,7 +3,7 @@
  * documents over the resemblance threshold is a link; the connected
  * components are the clusters). Vertices live in memory, 8 bytes each (parent
  * and size arrays); edges are streamed in bulk (semi-external, as in
- * FINGERPRINTS.md "Sorting and union-find at scale"). Union by size and path
+ * docs/vectors.md "Sorting and union-find at scale"). Union by size and path
  * halving: near-constant amortized time per operation.
  *
  * Vertex ids are 0..n-1 with n <= SH_UF_MAX_VERTICES; the structure grows on

@@ -74,3 +74,20 @@ describe("docs/api.md", function()
     check(require("shingle.serve"), { "serve." }, "serve")
   end)
 end)
+
+-- The repository is self-contained: code, docs and tests cite files inside it
+-- (docs/vectors.md holds the known-answer vectors, with their provenance).
+describe("the repository", function()
+  it("cites no file outside it (the team's shared notes)", function()
+    local p = io.popen("grep -rlI --exclude-dir=.git --exclude-dir=build --exclude-dir=node_modules "
+      .. "-e 'shared/FINGERPRINTS' -e 'FINGERPRINTS.md' -e '/work/shared' -e '\\.\\./shared/' . 2>/dev/null")
+    local found = {}
+    for f in p:lines() do
+      f = f:gsub("^%./", "")
+      if f ~= "docs/vectors.md" and f ~= "spec/docs_spec.lua" then found[#found + 1] = f end
+    end
+    p:close()
+    assert.is_truthy(io.open("docs/vectors.md"), "run from the repository's root")
+    assert.are.same({}, found)
+  end)
+end)
