@@ -4,7 +4,7 @@
 -- and a clean stop that leaves no nginx running. Requests go through curl to
 -- 127.0.0.1 on a free port.
 local support = require "support"
-local write = support.write
+local write, read = support.write, support.read
 local cjson = require "cjson"
 
 -- Every command without the sanitizer preload of the asan run (curl and ps
@@ -23,14 +23,6 @@ local function tmpdir()
   return d
 end
 
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
 
 local function alive(pid)
   if not pid then return false end
