@@ -294,7 +294,7 @@ sh_status sh_pairs(const char *dir, const sh_pairs_config *cfg, sh_pairs_stats *
     if ((s = sh_extsort_finish(pairs, err)) != SH_OK) goto done;
     sh_run_add_disk(st, pairs);
     sh_run_path(path, sizeof path, dir, "pairs.bin");
-    s = sh_pairs_write(path, pairs, &st->pairs, err);
+    s = sh_pairs_write(path, pairs, 0, &st->pairs, err);
     st->t_pairmerge = sh_now() - t0;
 done:
     sh_extsort_free(keys);

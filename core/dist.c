@@ -210,12 +210,14 @@ static sh_status local_open(local *l, const char *dir, int values, int full, sh_
     return SH_OK;
 }
 
-/* Write a docs.bin of n records with the meta of l's (the run's parameters). */
+/* Write a docs.bin of n records with the meta of l's (the run's parameters),
+ * a working file of this rank (not synced). */
 static sh_status write_docs(const char *path, const local *l, const sh_docrec *recs, size_t n, sh_error *err)
 {
     sh_recwriter w;
     sh_status s = sh_recwriter_open(&w, path, SH_MAGIC_DOCS, sizeof(sh_docrec), l->docs.meta, SH_DOCS_META_SIZE, err);
     if (s != SH_OK) return s;
+    w.scratch = 1;
     if ((s = sh_recwriter_append(&w, recs, n, err)) != SH_OK) { sh_recwriter_abort(&w); return s; }
     return sh_recwriter_commit(&w, err);
 }
@@ -863,7 +865,7 @@ sh_status sh_dist_pairs(sh_dist *d, const sh_pairs_config *cfg, sh_pairs_stats *
     if ((s = sh_extsort_finish(pairs, err)) != SH_OK) goto done;
     disk_of(pairs, &st->disk_peak);
     path_of(path, sizeof path, d->dir, "pairs.bin");
-    if ((s = sh_pairs_write(path, pairs, &st->pairs, err)) != SH_OK) goto done;
+    if ((s = sh_pairs_write(path, pairs, 1, &st->pairs, err)) != SH_OK) goto done;
     st->t_pairmerge = sh_now() - t0;
     sums[0] = st->records; sums[1] = st->shingles; sums[2] = st->common_dropped; sums[3] = st->pair_records;
     sums[4] = st->pairs;
@@ -1032,6 +1034,7 @@ sh_status sh_dist_decide(sh_dist *d, const sh_decide_config *cfg, sh_decide_stat
     /* the sketches: this rank's from its files, the others' asked for */
     path_of(path, sizeof path, h.dir, "sketches.bin");
     if ((s = sh_recwriter_open(&h.vals, path, SH_MAGIC_SKETCHES, 8, NULL, 0, err)) != SH_OK) goto done;
+    h.vals.scratch = 1;
     for (i = 0; i < m; i++) {
         const sh_docrec *r;
         if (need[i] < d->first || need[i] - d->first >= d->n) continue;
@@ -1058,6 +1061,7 @@ sh_status sh_dist_decide(sh_dist *d, const sh_decide_config *cfg, sh_decide_stat
         if (!o) { s = nomem(err); goto done; }
         path_of(path, sizeof path, h.dir, "pairs.bin");
         if ((s = sh_recwriter_open(&w, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), NULL, 0, err)) != SH_OK) { free(o); goto done; }
+        w.scratch = 1;
         for (k = 0; k < pf.count && s == SH_OK; k++) {
             const sh_pairrec *p = (const sh_pairrec *)(const void *)(pf.records + k * sizeof(sh_pairrec));
             o[no].a = (uint32_t)find_id(need, m, p->a);
@@ -1079,6 +1083,7 @@ sh_status sh_dist_decide(sh_dist *d, const sh_decide_config *cfg, sh_decide_stat
         if ((s = sh_candidates(h.dir, cfg, mark, NULL, NULL, err)) != SH_OK) goto done;
         path_of(path, sizeof path, h.dir, "shingles.bin");
         if ((s = sh_recwriter_open(&h.full, path, SH_MAGIC_SHINGLES, 8, NULL, 0, err)) != SH_OK) goto done;
+        h.full.scratch = 1;
         for (i = 0; i < m; i++) {
             int mine = need[i] >= d->first && need[i] - d->first < d->n;
             if (!mark[i]) continue;
@@ -1120,6 +1125,7 @@ sh_status sh_dist_decide(sh_dist *d, const sh_decide_config *cfg, sh_decide_stat
         sh_recwriter w;
         path_of(path, sizeof path, d->dir, "links.bin");
         if ((s = sh_recwriter_open(&w, path, SH_MAGIC_LINKS, sizeof(sh_linkrec), NULL, 0, err)) != SH_OK) goto done;
+        w.scratch = 1;
         for (k = 0; k < lf.count && s == SH_OK; k++) {
             sh_linkrec r;
             memcpy(&r, lf.records + k * sizeof r, sizeof r);

@@ -154,13 +154,14 @@ sh_status sh_comm_gather(sh_comm *c, int root, size_t record_size, sh_produce_fn
 {
     const size_t p = (size_t)c->size;
     size_t chunk = c->round_bytes - c->round_bytes % record_size, *rc = NULL, *rd = NULL, i;
-    unsigned char *buf = NULL;
+    unsigned char *buf = NULL, *in = NULL;
     sh_status s = SH_OK;
     int src;
     if (chunk == 0) chunk = record_size;
     buf = (unsigned char *)malloc(chunk);
+    in = c->rank == root ? (unsigned char *)malloc(chunk) : NULL; /* MPI wants send and receive buffers apart */
     rc = (size_t *)calloc(2 * p, sizeof *rc);
-    if (!buf || !rc) { free(buf); free(rc); return nomem(err, "for a gather"); }
+    if (!buf || !rc || (c->rank == root && !in)) { free(buf); free(in); free(rc); return nomem(err, "for a gather"); }
     rd = rc + p;
     /* rank by rank: the source says how much it sends, then sends it */
     for (src = 0; src < c->size && s == SH_OK; src++) {
@@ -179,16 +180,17 @@ sh_status sh_comm_gather(sh_comm *c, int root, size_t record_size, sh_produce_fn
             }
             for (i = 0; i < p; i++) rc[i] = rd[i] = 0;
             rc[src] = (size_t)n;
-            if ((s = c->t.gatherv(c->t.ud, root, buf, c->rank == src ? (size_t)n : 0, buf, rc, rd, err)) != SH_OK) break;
+            if ((s = c->t.gatherv(c->t.ud, root, buf, c->rank == src ? (size_t)n : 0, in, rc, rd, err)) != SH_OK) break;
             c->rounds++;
             if (src != root) {
                 if (c->rank == src) c->sent += n;
                 if (c->rank == root) c->received += n;
             }
-            if (c->rank == root && (s = sink(sud, src, buf, (size_t)n, err)) != SH_OK) break;
+            if (c->rank == root && (s = sink(sud, src, in, (size_t)n, err)) != SH_OK) break;
         }
     }
     free(buf);
+    free(in);
     free(rc);
     return s;
 }

@@ -125,7 +125,7 @@ done:
     return s;
 }
 
-sh_status sh_pairs_write(const char *path, sh_extsort *pairs, uint64_t *count, sh_error *err)
+sh_status sh_pairs_write(const char *path, sh_extsort *pairs, int scratch, uint64_t *count, sh_error *err)
 {
     sh_recwriter w;
     unsigned char *buf = (unsigned char *)malloc((size_t)CHUNK * SH_PAIR_RECORD);
@@ -134,6 +134,7 @@ sh_status sh_pairs_write(const char *path, sh_extsort *pairs, uint64_t *count, s
     sh_status s;
     if (!buf || !o) { free(buf); free(o); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
     if ((s = sh_recwriter_open(&w, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), NULL, 0, err)) != SH_OK) goto done;
+    w.scratch = scratch;
     for (;;) {
         if ((s = sh_extsort_read(pairs, buf, CHUNK, &n, err)) != SH_OK) { sh_recwriter_abort(&w); goto done; }
         if (n == 0) break;

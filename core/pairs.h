@@ -60,9 +60,10 @@ sh_status sh_form_pairs(sh_extsort *keys, const sh_form_config *c, sh_form_stats
 sh_status sh_pairsort_open(sh_extsort **out, size_t memory, const char *temp_dir, sh_error *err);
 
 /* Write the merged pairs of a finished pair sorter as a pairs.bin record file
- * (sh_pairrec, core/formats.h) at path; *count is added the number written.
- * Errors: those of the sorter and the writer (nothing is left at path). */
-sh_status sh_pairs_write(const char *path, sh_extsort *pairs, uint64_t *count, sh_error *err);
+ * (sh_pairrec, core/formats.h) at path (scratch: a working file, not synced;
+ * recfile.h); *count is added the number written. Errors: those of the
+ * sorter and the writer (nothing is left at path). */
+sh_status sh_pairs_write(const char *path, sh_extsort *pairs, int scratch, uint64_t *count, sh_error *err);
 
 /* A key record: key (its low key_size bytes, BE), then id. */
 static inline void sh_key_record(unsigned char *o, size_t key_size, uint64_t key, uint32_t id)

@@ -33,6 +33,9 @@ typedef struct sh_recwriter {
     uint64_t count;
     uint32_t crc;      /* of the records so far */
     uint32_t hcrc;     /* of header + meta */
+    int scratch;       /* set by the caller after open: a working file that need not
+                          survive a crash (a rank's shard, core/dist.c), so commit
+                          skips the fsync; still checksummed and renamed */
 } sh_recwriter;
 
 /* Start writing path (as path.tmp). magic is 8 bytes. */
@@ -40,7 +43,8 @@ sh_status sh_recwriter_open(sh_recwriter *w, const char *path, const char magic[
                             const void *meta, uint32_t meta_size, sh_error *err);
 /* Append n records. */
 sh_status sh_recwriter_append(sh_recwriter *w, const void *records, size_t n, sh_error *err);
-/* Write the trailer, flush, fsync and rename to the final name. Frees w's resources. */
+/* Write the trailer, flush, fsync (unless w->scratch) and rename to the final
+ * name. Frees w's resources. */
 sh_status sh_recwriter_commit(sh_recwriter *w, sh_error *err);
 /* Give up: close and remove the .tmp. Safe to call on a committed or zeroed writer. */
 void sh_recwriter_abort(sh_recwriter *w);

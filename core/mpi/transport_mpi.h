@@ -30,6 +30,12 @@ int sh_mpi_local_rank(const sh_mpi *m);
 const char *sh_mpi_host(const sh_mpi *m);
 /* The MPI library's version string (MPI_Get_library_version), first line. */
 const char *sh_mpi_library(const sh_mpi *m);
+/* A limit on how long a barrier waits for the other ranks (0, the default:
+ * none). Barriers do not burn a core (they poll, then sleep up to 1 ms
+ * between polls); one that outlasts the limit returns SH_EIO naming the rank,
+ * so a job whose rank hangs alive ends instead of waiting for the
+ * scheduler's time limit. The pipeline puts a barrier before each phase. */
+void sh_mpi_set_timeout(sh_mpi *m, double seconds);
 /* End every rank of the job with exit status code. Does not return. */
 void sh_mpi_abort(sh_mpi *m, int code);
 /* Free the world and finalize MPI if sh_mpi_open initialized it; after a

@@ -168,6 +168,11 @@ function Run:phase(name, fn)
   local t0 = core.now()
   local a, b = fn()
   if a == nil then error(b, 0) end
+  -- the ranks meet at the end of every phase, waiting without polling at full
+  -- speed (and within --mpi-timeout): the long waits are here, for the slowest
+  -- rank; a phase's time is thus the slowest rank's
+  local ok, berr = self.world:barrier()
+  if not ok then error(berr, 0) end
   local s1, r1 = self.world:counters()
   local me = { seconds = core.now() - t0, sent = s1 - s0, received = r1 - r0 }
   self:take_steps(name)
@@ -355,7 +360,7 @@ function Run:go(inputs)
   mpi.remove_on_signal(work)
   -- phase 1: the single process's, over this rank's share
   local wc = copy(cfg)
-  wc.outdir, wc.temp_dir, wc.resume, wc.mpi_collect = work, work, false, nil
+  wc.outdir, wc.temp_dir, wc.resume, wc.mpi_collect, wc.mpi_timeout = work, work, false, nil, nil
   wc.quiet = cfg.quiet or rank ~= 0      -- progress bars on rank 0
   wc.log = self.log                      -- warnings from every rank
   wc.threads = cfg.threads or math.max(1, math.floor(core.cpus() / world:local_size()))
@@ -418,6 +423,9 @@ function Run:go(inputs)
     self:finish(stats)
   end
   remove_work(self)
+  -- the other ranks wait here, without polling at full speed, while rank 0 reports
+  local ok, berr = world:barrier()
+  if not ok then error(berr, 0) end
   return self.summary or true
 end
 
@@ -426,7 +434,7 @@ function Run:finish(stats)
   local cfg = self.cfg
   local rc = copy(cfg)
   rc.log = self.log
-  rc.mpi_collect = nil
+  rc.mpi_collect, rc.mpi_timeout = nil, nil
   local p = pipeline.new(rc)
   p.stats = { documents = stats.documents, sketched = stats.sketched, skipped = stats.skipped, identical = stats.identical,
     pairs = stats.pairs }
@@ -527,7 +535,8 @@ end
 --- Run the pipeline across the ranks of the MPI job this process is part
 -- of. cfg as pipeline.new's (outdir required), plus mpi_collect (also gather
 -- sketches.bin, shingles.bin, sigs.bin and pairs.bin into outdir, so that
--- recluster can work from it). Every rank calls it with the same arguments.
+-- recluster can work from it) and mpi_timeout (seconds one collective call
+-- may wait for the other ranks before the job ends; nil: no limit). Every rank calls it with the same arguments.
 -- Returns, on rank 0, the summary and the run (for its phase_table); on other
 -- ranks true. A failure on any rank ends the whole job (MPI_Abort) after
 -- that rank reports it: this function does not return then.
@@ -537,13 +546,14 @@ function M.run(cfg, inputs)
     return nil, "this shingle was built without MPI: install Open MPI (Debian: openmpi-bin libopenmpi-dev) and run "
       .. "scripts/setup.sh again (" .. tostring(mpi):match("^[^\n]*") .. ")"
   end
-  local c = util.merge_options(pipeline.defaults, { seed = true, threads = true, temp_dir = true, candidate = true,
-    bands = true, rows = true, fields = true, html = true, log = true, outdir = true, canon = true, extractor = true,
-    mpi_collect = true }, cfg, "pipeline", 2)
-  c.candidate = c.candidate or (c.verify and math.max(0, c.threshold - 0.2) or c.threshold)
+  local optional = copy(pipeline.optional)
+  optional.mpi_collect = true
+  optional.mpi_timeout = true
+  local c = util.merge_options(pipeline.defaults, optional, cfg, "pipeline", 2)
   local round = round_bytes(c.memory)
   local world, werr = mpi.world({ round_bytes = round })
   if not world then return nil, werr end
+  if c.mpi_timeout then world:set_timeout(c.mpi_timeout) end
   local self = setmetatable({ cfg = c, mpi = mpi, world = world, rank = world:rank(), size = world:size(), round = round,
     mine = {}, per_phase = {}, order = {}, times = {}, steps = {}, seen_steps = 0 }, Run)
   local quiet = c.quiet

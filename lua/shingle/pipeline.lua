@@ -37,9 +37,11 @@ M.defaults = {
 }
 
 local methods = { shingles = true, supershingle = true, lsh = true, greedy = true }
--- options whose default is nil
+-- options whose default is nil (shingle.dist takes the same)
 local optional = { seed = true, threads = true, temp_dir = true, candidate = true, bands = true, rows = true,
   fields = true, html = true, log = true, outdir = true, canon = true, extractor = true }
+
+M.optional = optional
 
 function M.new(cfg)
   local self = setmetatable({}, M)

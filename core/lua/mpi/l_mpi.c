@@ -319,6 +319,17 @@ static int w_counters(lua_State *L)
     return 3;
 }
 
+/* world:set_timeout(seconds): the longest one collective call waits for the
+ * other ranks before it fails (0: no limit) */
+static int w_set_timeout(lua_State *L)
+{
+    world *w = check_world(L, 1);
+    lua_Number t = luaL_checknumber(L, 2);
+    luaL_argcheck(L, t >= 0, 2, "a timeout is 0 (none) or a number of seconds");
+    sh_mpi_set_timeout(w->mpi, (double)t);
+    return 0;
+}
+
 /* world:abort([code]): end every rank of the job now (MPI_Abort). */
 static int w_abort(lua_State *L)
 {
@@ -704,7 +715,7 @@ static const luaL_Reg world_methods[] = {
     { "rank", w_rank }, { "size", w_size }, { "local_size", w_local_size }, { "local_rank", w_local_rank },
     { "host", w_host }, { "library", w_library }, { "barrier", w_barrier }, { "allreduce", w_allreduce },
     { "alltoall", w_alltoall }, { "gather", w_gather }, { "bcast", w_bcast }, { "gather_file", w_gather_file },
-    { "counters", w_counters }, { "abort", w_abort }, { "finalize", w_finalize }, { "dist", w_dist },
+    { "counters", w_counters }, { "set_timeout", w_set_timeout }, { "abort", w_abort }, { "finalize", w_finalize }, { "dist", w_dist },
     { NULL, NULL }
 };
 

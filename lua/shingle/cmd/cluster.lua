@@ -27,6 +27,9 @@ function M.configure(parser)
   c:flag("--mpi", "Run across the ranks of an MPI job: mpirun -np N shingle cluster ... --mpi (docs/scale-out.md).")
   c:flag("--mpi-collect", "With --mpi: also gather sketches.bin, shingles.bin and pairs.bin into the output directory, "
     .. "so that recluster can start from it.")
+  c:option("--mpi-timeout", "With --mpi: end the job when a rank waits this many seconds for the others between two "
+    .. "phases (a rank stuck alive; default: no limit).")
+    :convert(tonumber)
   c:option("--index", "Also add the documents to this index (made if absent), with the same parameters and policy.")
   c:option("--sweep", "With --index: the sweep name (default: today's date).")
 end
@@ -55,7 +58,7 @@ local index_keys = { "w", "sketch", "m", "s", "k", "seed", "option", "invalid", 
 function M.run_mpi(a, cfg)
   if a.index then io.stderr:write("shingle: --index is not available with --mpi: add to the index after the run\n") return 2 end
   if a.resume then io.stderr:write("shingle: --resume is not available with --mpi\n") return 2 end
-  cfg.mpi_collect = a.mpi_collect
+  cfg.mpi_collect, cfg.mpi_timeout = a.mpi_collect, a.mpi_timeout
   local sum, run = require("shingle.dist").run(cfg, a.inputs)
   if not sum then io.stderr:write("shingle: ", run, "\n") return 1 end
   if type(run) == "table" then common.print_cluster_summary(run, sum) end
@@ -68,7 +71,7 @@ function M.run(a)
   local ok, p = pcall(pipeline.new, cfg)
   if not ok then io.stderr:write("shingle: ", tostring(p), "\n") return 2 end
   if a.mpi then return M.run_mpi(a, cfg) end
-  if a.mpi_collect then io.stderr:write("shingle: --mpi-collect goes with --mpi\n") return 2 end
+  if a.mpi_collect or a.mpi_timeout then io.stderr:write("shingle: --mpi-collect and --mpi-timeout go with --mpi\n") return 2 end
   local sum, rerr = p:run(a.inputs)
   if not sum then io.stderr:write("shingle: ", rerr, "\n") return 1 end
   common.print_cluster_summary(p, sum)
