@@ -24,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../compat.h"
+#include "../lshingle.h"
 #include "dist.h"
 #include "exchange.h"
 #include "recfile.h"
@@ -50,52 +50,11 @@ __attribute__((visibility("default")))
 #endif
 int luaopen_shingle_mpi(lua_State *L);
 
-static int fail(lua_State *L, const sh_error *err)
-{
-    lua_pushnil(L);
-    lua_pushstring(L, err->msg);
-    lua_pushstring(L, sh_status_name(err->code));
-    return 3;
-}
-
 static world *check_world(lua_State *L, int i)
 {
     world *w = (world *)luaL_checkudata(L, i, SHL_WORLD);
     luaL_argcheck(L, !w->finalized, i, "MPI was finalized");
     return w;
-}
-
-/* ---- options ------------------------------------------------------------- */
-
-static lua_Number opt_num(lua_State *L, int t, const char *k, lua_Number def)
-{
-    lua_Number v = def;
-    lua_getfield(L, t, k);
-    if (!lua_isnil(L, -1)) {
-        if (lua_type(L, -1) != LUA_TNUMBER) luaL_error(L, "option '%s' must be a number", k);
-        v = lua_tonumber(L, -1);
-    }
-    lua_pop(L, 1);
-    return v;
-}
-
-static int opt_bool(lua_State *L, int t, const char *k, int def)
-{
-    int v = def;
-    lua_getfield(L, t, k);
-    if (!lua_isnil(L, -1)) v = lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    return v;
-}
-
-/* A string option; it stays alive in the table. */
-static const char *opt_str(lua_State *L, int t, const char *k)
-{
-    const char *v = NULL;
-    lua_getfield(L, t, k);
-    if (!lua_isnil(L, -1)) v = luaL_checkstring(L, -1);
-    lua_pop(L, 1);
-    return v;
 }
 
 /* ---- the world ------------------------------------------------------------- */
@@ -107,7 +66,7 @@ static int m_world(lua_State *L)
     sh_transport t;
     sh_error err;
     size_t round = 0;
-    if (lua_istable(L, 1)) round = (size_t)opt_num(L, 1, "round_bytes", 0);
+    if (lua_istable(L, 1)) round = (size_t)shl_opt_num(L, 1, "round_bytes", 0);
     lua_getfield(L, LUA_REGISTRYINDEX, SHL_WORLD ".instance");
     if (!lua_isnil(L, -1)) return 1;
     lua_pop(L, 1);
@@ -116,7 +75,7 @@ static int m_world(lua_State *L)
     w->finalized = 1;
     luaL_getmetatable(L, SHL_WORLD);
     lua_setmetatable(L, -2);
-    if (sh_mpi_open(&w->mpi, &err) != SH_OK) return fail(L, &err);
+    if (sh_mpi_open(&w->mpi, &err) != SH_OK) return shl_fail(L, &err);
     w->finalized = 0;
     sh_mpi_transport(&t, w->mpi);
     sh_comm_init(&w->comm, &t, round);
@@ -136,7 +95,7 @@ static int w_barrier(lua_State *L)
 {
     world *w = check_world(L, 1);
     sh_error err;
-    if (sh_comm_barrier(&w->comm, &err) != SH_OK) return fail(L, &err);
+    if (sh_comm_barrier(&w->comm, &err) != SH_OK) return shl_fail(L, &err);
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -161,7 +120,7 @@ static int w_allreduce(lua_State *L)
         v[i] = (uint64_t)x;
         lua_pop(L, 1);
     }
-    if ((s = sh_comm_allreduce(&w->comm, v, (size_t)n, (sh_reduce)op, &err)) != SH_OK) return fail(L, &err);
+    if ((s = sh_comm_allreduce(&w->comm, v, (size_t)n, (sh_reduce)op, &err)) != SH_OK) return shl_fail(L, &err);
     lua_createtable(L, n, 0);
     for (i = 0; i < n; i++) {
         lua_pushinteger(L, (lua_Integer)v[i]);
@@ -170,28 +129,23 @@ static int w_allreduce(lua_State *L)
     return 1;
 }
 
-/* A box of malloc'ed byte buffers, one per rank, freed by __gc: what a
- * collective receives is kept there until it is pushed as Lua strings, so a
- * Lua error while pushing leaks nothing. */
-#define SHL_BYTES "shingle.mpi.Bytes"
+/* What a collective receives, one malloc'ed buffer per rank, kept in a box
+ * (lshingle.h) until it is pushed as Lua strings, so a Lua error while
+ * pushing leaks nothing. */
 struct buf { char *p; size_t len, cap; };
 typedef struct bytes { size_t n; struct buf b[]; } bytes;
 
-static int bytes_gc(lua_State *L)
+static void bytes_free(void *ud)
 {
-    bytes *x = (bytes *)luaL_checkudata(L, 1, SHL_BYTES);
+    bytes *x = (bytes *)ud;
     size_t i;
     for (i = 0; i < x->n; i++) { free(x->b[i].p); x->b[i].p = NULL; }
-    return 0;
 }
 
 static bytes *new_bytes(lua_State *L, size_t n)
 {
-    bytes *x = (bytes *)shl_newuserdata(L, sizeof(bytes) + n * sizeof(struct buf));
-    memset(x, 0, sizeof(bytes) + n * sizeof(struct buf));
+    bytes *x = (bytes *)shl_newbox(L, sizeof(bytes) + n * sizeof(struct buf), bytes_free);
     x->n = n;
-    luaL_getmetatable(L, SHL_BYTES);
-    lua_setmetatable(L, -2);
     return x;
 }
 
@@ -236,7 +190,7 @@ static int w_alltoall(lua_State *L)
         luaL_addvalue(&send);
     }
     luaL_pushresult(&send);
-    if (sh_comm_exchange(&w->comm, lua_tostring(L, -1), counts, 1, bytes_sink, got, &err) != SH_OK) return fail(L, &err);
+    if (sh_comm_exchange(&w->comm, lua_tostring(L, -1), counts, 1, bytes_sink, got, &err) != SH_OK) return shl_fail(L, &err);
     lua_createtable(L, p, 0);
     for (r = 0; r < p; r++) {
         lua_pushlstring(L, got->b[r].p ? got->b[r].p : "", got->b[r].len);
@@ -258,7 +212,7 @@ static int w_gather(lua_State *L)
     luaL_argcheck(L, root >= 0 && root < w->comm.size, 3, "not a rank");
     got = new_bytes(L, (size_t)w->comm.size);
     b.data = (const unsigned char *)s; b.size = n; b.pos = 0;
-    if (sh_comm_gather(&w->comm, root, 1, sh_buffer_produce, &b, bytes_sink, got, &err) != SH_OK) return fail(L, &err);
+    if (sh_comm_gather(&w->comm, root, 1, sh_buffer_produce, &b, bytes_sink, got, &err) != SH_OK) return shl_fail(L, &err);
     if (w->comm.rank != root) { lua_pushboolean(L, 1); return 1; }
     lua_createtable(L, w->comm.size, 0);
     for (r = 0; r < w->comm.size; r++) {
@@ -280,14 +234,14 @@ static int w_bcast(lua_State *L)
     sh_error err;
     luaL_argcheck(L, root >= 0 && root < w->comm.size, 3, "not a rank");
     if (w->comm.rank == root) { s = luaL_checklstring(L, 2, &len); n = len; }
-    if (sh_comm_bcast(&w->comm, root, &n, sizeof n, &err) != SH_OK) return fail(L, &err);
+    if (sh_comm_bcast(&w->comm, root, &n, sizeof n, &err) != SH_OK) return shl_fail(L, &err);
     if (w->comm.rank == root) {
-        if (sh_comm_bcast(&w->comm, root, (void *)(uintptr_t)s, (size_t)n, &err) != SH_OK) return fail(L, &err);
+        if (sh_comm_bcast(&w->comm, root, (void *)(uintptr_t)s, (size_t)n, &err) != SH_OK) return shl_fail(L, &err);
         lua_pushvalue(L, 2);
         return 1;
     }
     buf = (char *)lua_newuserdata(L, (size_t)n + 1);
-    if (sh_comm_bcast(&w->comm, root, buf, (size_t)n, &err) != SH_OK) return fail(L, &err);
+    if (sh_comm_bcast(&w->comm, root, buf, (size_t)n, &err) != SH_OK) return shl_fail(L, &err);
     lua_pushlstring(L, buf, (size_t)n);
     return 1;
 }
@@ -303,7 +257,7 @@ static int w_gather_file(lua_State *L)
     sh_error err;
     luaL_argcheck(L, root >= 0 && root < w->comm.size, 4, "not a rank");
     luaL_argcheck(L, w->comm.rank != root || out, 3, "the root needs the path to write");
-    if (sh_dist_gather_file(&w->comm, root, path, out, &written, &err) != SH_OK) return fail(L, &err);
+    if (sh_dist_gather_file(&w->comm, root, path, out, &written, &err) != SH_OK) return shl_fail(L, &err);
     if (w->comm.rank == root) lua_pushinteger(L, (lua_Integer)written);
     else lua_pushboolean(L, 1);
     return 1;
@@ -350,7 +304,7 @@ static int w_finalize(lua_State *L)
         s = sh_mpi_close(w->mpi, &err);
         w->mpi = NULL;
     }
-    if (s != SH_OK) return fail(L, &err);
+    if (s != SH_OK) return shl_fail(L, &err);
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -404,14 +358,14 @@ static int w_dist(lua_State *L)
     sh_error err;
     luaL_checktype(L, 3, LUA_TTABLE);
     memset(&cfg, 0, sizeof cfg);
-    cfg.memory = (size_t)opt_num(L, 3, "memory", 256.0 * 1024 * 1024);
-    cfg.temp_dir = opt_str(L, 3, "temp_dir");
+    cfg.memory = (size_t)shl_opt_num(L, 3, "memory", 256.0 * 1024 * 1024);
+    cfg.temp_dir = shl_opt_str(L, 3, "temp_dir", NULL);
     d = (dist *)shl_newuserdata(L, sizeof *d);
     memset(d, 0, sizeof *d);
     d->ref_world = LUA_NOREF;
     luaL_getmetatable(L, SHL_DIST);
     lua_setmetatable(L, -2);
-    if (sh_dist_open(&d->d, &w->comm, dir, &cfg, &err) != SH_OK) return fail(L, &err);
+    if (sh_dist_open(&d->d, &w->comm, dir, &cfg, &err) != SH_OK) return shl_fail(L, &err);
     d->open = 1;
     lua_pushvalue(L, 1);
     d->ref_world = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -427,8 +381,8 @@ static int d_close(lua_State *L)
     return 0;
 }
 
-#define SETI(k, v) (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, k))
-#define SETN(k, v) (lua_pushnumber(L, (lua_Number)(v)), lua_setfield(L, -2, k))
+#define SETI(k, v) SHL_SETI(L, k, v)
+#define SETN(k, v) SHL_SETN(L, k, v)
 
 /* d:steps([from]) -> { { name, seconds, sent, received }, ... } of the steps
  * after the first `from` (0: all kept) */
@@ -464,7 +418,7 @@ static int d_dedupe(lua_State *L)
     dist *d = check_dist(L, 1);
     sh_dedupe_stats st;
     sh_error err;
-    if (sh_dist_dedupe(&d->d, &st, &err) != SH_OK) return fail(L, &err);
+    if (sh_dist_dedupe(&d->d, &st, &err) != SH_OK) return shl_fail(L, &err);
     lua_createtable(L, 0, 6);
     SETI("docs", st.docs); SETI("skipped", st.skipped); SETI("exact", st.exact);
     SETI("lexical", st.lexical); SETI("shingle", st.shingle); SETI("representatives", st.representatives);
@@ -481,10 +435,10 @@ static int d_pairs(lua_State *L)
     sh_error err;
     luaL_checktype(L, 2, LUA_TTABLE);
     memset(&c, 0, sizeof c);
-    c.max_df = (uint32_t)opt_num(L, 2, "max_df", 1000);
+    c.max_df = (uint32_t)shl_opt_num(L, 2, "max_df", 1000);
     luaL_argcheck(L, c.max_df >= 2, 2, "max_df must be at least 2");
     set_progress(L, d, 2, &lp);
-    if (sh_dist_pairs(&d->d, &c, &st, &err) != SH_OK) return fail(L, &err);
+    if (sh_dist_pairs(&d->d, &c, &st, &err) != SH_OK) return shl_fail(L, &err);
     lua_createtable(L, 0, 9);
     SETI("records", st.records); SETI("shingles", st.shingles); SETI("common_dropped", st.common_dropped);
     SETI("pair_records", st.pair_records); SETI("pairs", st.pairs); SETI("disk_peak", st.disk_peak);
@@ -495,31 +449,22 @@ static int d_pairs(lua_State *L)
 /* d:decide{ policy, threshold, verify, candidate, progress } */
 static int d_decide(lua_State *L)
 {
-    static const char *const policies[] = { "resemblance", "containment", "either", "both", NULL };
     dist *d = check_dist(L, 1);
     sh_decide_config c;
     sh_decide_stats st;
     lua_progress lp;
     sh_error err;
-    const char *pol;
-    int i;
     luaL_checktype(L, 2, LUA_TTABLE);
     memset(&c, 0, sizeof c);
-    c.threshold = opt_num(L, 2, "threshold", 0.5);
-    c.verify = opt_bool(L, 2, "verify", 0);
-    c.candidate = opt_num(L, 2, "candidate", c.threshold);
-    pol = opt_str(L, 2, "policy");
-    c.policy = SH_POLICY_RESEMBLANCE;
-    if (pol) {
-        for (i = 0; policies[i] && strcmp(policies[i], pol) != 0; i++) {}
-        if (!policies[i]) return luaL_error(L, "policy '%s'; use resemblance, containment, either or both", pol);
-        c.policy = (sh_policy)i;
-    }
+    c.threshold = shl_opt_num(L, 2, "threshold", 0.5);
+    c.verify = shl_opt_bool(L, 2, "verify", 0);
+    c.candidate = shl_opt_num(L, 2, "candidate", c.threshold);
+    c.policy = (sh_policy)shl_opt_policy(L, 2, "policy", SH_POLICY_RESEMBLANCE);
     luaL_argcheck(L, c.threshold >= 0 && c.threshold <= 1, 2, "threshold must be between 0 and 1");
     set_progress(L, d, 2, &lp);
     c.progress = d->d.progress;
     c.progress_ud = d->d.progress_ud;
-    if (sh_dist_decide(&d->d, &c, &st, &err) != SH_OK) return fail(L, &err);
+    if (sh_dist_decide(&d->d, &c, &st, &err) != SH_OK) return shl_fail(L, &err);
     lua_createtable(L, 0, 3);
     SETI("pairs", st.pairs); SETI("candidates", st.candidates); SETI("linked", st.linked);
     return 1;
@@ -536,13 +481,13 @@ static int d_collect(lua_State *L)
     luaL_argcheck(L, root >= 0 && root < d->d.comm->size, 2, "not a rank");
     luaL_argcheck(L, d->d.comm->rank != root || out, 3, "the root needs the output directory");
     if (lua_istable(L, 4)) {
-        if (opt_bool(L, 4, "sketches", 0)) what |= SH_COLLECT_SKETCHES;
-        if (opt_bool(L, 4, "full", 0)) what |= SH_COLLECT_FULL;
-        if (opt_bool(L, 4, "sigs", 0)) what |= SH_COLLECT_SIGS;
-        if (opt_bool(L, 4, "pairs", 0)) what |= SH_COLLECT_PAIRS;
-        if (opt_bool(L, 4, "links", 0)) what |= SH_COLLECT_LINKS;
+        if (shl_opt_bool(L, 4, "sketches", 0)) what |= SH_COLLECT_SKETCHES;
+        if (shl_opt_bool(L, 4, "full", 0)) what |= SH_COLLECT_FULL;
+        if (shl_opt_bool(L, 4, "sigs", 0)) what |= SH_COLLECT_SIGS;
+        if (shl_opt_bool(L, 4, "pairs", 0)) what |= SH_COLLECT_PAIRS;
+        if (shl_opt_bool(L, 4, "links", 0)) what |= SH_COLLECT_LINKS;
     }
-    if (sh_dist_collect(&d->d, root, out ? out : "", what, &err) != SH_OK) return fail(L, &err);
+    if (sh_dist_collect(&d->d, root, out ? out : "", what, &err) != SH_OK) return shl_fail(L, &err);
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -552,32 +497,24 @@ static int d_collect(lua_State *L)
  * verification (bench/mpi_model.lua replays the fetches of phase 4 with it) */
 static int m_candidates(lua_State *L)
 {
-    static const char *const policies[] = { "resemblance", "containment", "either", "both", NULL };
     const char *dir = luaL_checkstring(L, 1);
     sh_decide_config c;
     sh_recfile pf;
     sh_error err;
     char path[4096];
-    const char *pol;
     unsigned char *flags;
     uint64_t n;
-    int i;
     luaL_checktype(L, 2, LUA_TTABLE);
     memset(&c, 0, sizeof c);
-    c.threshold = opt_num(L, 2, "threshold", 0.5);
-    c.candidate = opt_num(L, 2, "candidate", c.threshold);
-    pol = opt_str(L, 2, "policy");
-    if (pol) {
-        for (i = 0; policies[i] && strcmp(policies[i], pol) != 0; i++) {}
-        if (!policies[i]) return luaL_error(L, "policy '%s'; use resemblance, containment, either or both", pol);
-        c.policy = (sh_policy)i;
-    }
+    c.threshold = shl_opt_num(L, 2, "threshold", 0.5);
+    c.candidate = shl_opt_num(L, 2, "candidate", c.threshold);
+    c.policy = (sh_policy)shl_opt_policy(L, 2, "policy", SH_POLICY_RESEMBLANCE);
     snprintf(path, sizeof path, "%s/pairs.bin", dir);
-    if (sh_recfile_open(&pf, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), 0, &err) != SH_OK) return fail(L, &err);
+    if (sh_recfile_open(&pf, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), 0, &err) != SH_OK) return shl_fail(L, &err);
     n = pf.count;
     sh_recfile_close(&pf);
     flags = (unsigned char *)lua_newuserdata(L, (size_t)n + 1);
-    if (sh_candidates(dir, &c, NULL, flags, NULL, &err) != SH_OK) return fail(L, &err);
+    if (sh_candidates(dir, &c, NULL, flags, NULL, &err) != SH_OK) return shl_fail(L, &err);
     lua_pushlstring(L, (const char *)flags, (size_t)n);
     return 1;
 }
@@ -590,7 +527,7 @@ static int m_finish_clusters(lua_State *L)
     sh_decide_stats st;
     sh_error err;
     memset(&st, 0, sizeof st);
-    if (sh_finish_clusters(dir, NULL, 0, &st, NULL, &err) != SH_OK) return fail(L, &err);
+    if (sh_finish_clusters(dir, NULL, 0, &st, NULL, &err) != SH_OK) return shl_fail(L, &err);
     lua_createtable(L, 0, 4);
     SETI("clusters", st.clusters); SETI("clustered_docs", st.clustered_docs);
     SETI("identical_only_clusters", st.identical_only_clusters); SETI("mixed_clusters", st.mixed_clusters);
@@ -605,7 +542,7 @@ static int m_line_start(lua_State *L)
     uint64_t pos;
     sh_error err;
     luaL_argcheck(L, off >= 0, 2, "offsets are not negative");
-    if (sh_dist_line_start(path, (uint64_t)off, &pos, &err) != SH_OK) return fail(L, &err);
+    if (sh_dist_line_start(path, (uint64_t)off, &pos, &err) != SH_OK) return shl_fail(L, &err);
     lua_pushinteger(L, (lua_Integer)pos);
     return 1;
 }
@@ -618,7 +555,7 @@ static int m_count_lines(lua_State *L)
     uint64_t n;
     sh_error err;
     luaL_argcheck(L, a >= 0 && b >= a, 3, "need 0 <= start <= stop");
-    if (sh_dist_count_lines(path, (uint64_t)a, (uint64_t)b, &n, &err) != SH_OK) return fail(L, &err);
+    if (sh_dist_count_lines(path, (uint64_t)a, (uint64_t)b, &n, &err) != SH_OK) return shl_fail(L, &err);
     lua_pushinteger(L, (lua_Integer)n);
     return 1;
 }
@@ -725,24 +662,11 @@ static const luaL_Reg dist_methods[] = {
     { NULL, NULL }
 };
 
-static void new_class(lua_State *L, const char *name, const luaL_Reg *methods, lua_CFunction gc)
-{
-    luaL_newmetatable(L, name);
-    lua_newtable(L);
-    if (methods) shl_setfuncs(L, methods);
-    lua_setfield(L, -2, "__index");
-    if (gc) {
-        lua_pushcfunction(L, gc);
-        lua_setfield(L, -2, "__gc");
-    }
-    lua_pop(L, 1);
-}
-
 int luaopen_shingle_mpi(lua_State *L)
 {
-    new_class(L, SHL_WORLD, world_methods, NULL);  /* no __gc: MPI ends by finalize or abort, never by collection */
-    new_class(L, SHL_DIST, dist_methods, d_close);
-    new_class(L, SHL_BYTES, NULL, bytes_gc);
+    shl_open_aux(L);
+    shl_newclass(L, SHL_WORLD, world_methods, NULL, NULL);  /* no __gc: MPI ends by finalize or abort, not by collection */
+    shl_newclass(L, SHL_DIST, dist_methods, NULL, d_close);
     lua_newtable(L);
     lua_pushcfunction(L, m_world);
     lua_setfield(L, -2, "world");
