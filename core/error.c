@@ -27,6 +27,7 @@ const char *sh_status_name(sh_status code)
     case SH_EFORMAT: return "EFORMAT";
     case SH_EMISMATCH: return "EMISMATCH";
     case SH_EIO: return "EIO";
+    case SH_EBUSY: return "EBUSY";
     }
     return "EUNKNOWN";
 }

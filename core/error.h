@@ -14,7 +14,8 @@ typedef enum sh_status {
     SH_EUTF8,       /* invalid UTF-8 in the input (with SH_UTF8_ERROR) */
     SH_EFORMAT,     /* a serialized sketch or file is truncated, corrupt or foreign */
     SH_EMISMATCH,   /* two objects made with incompatible parameters */
-    SH_EIO          /* an operating-system I/O failure; errno is in sys_errno */
+    SH_EIO,         /* an operating-system I/O failure; errno is in sys_errno */
+    SH_EBUSY        /* a lock is held by another process (the message names it) */
 } sh_status;
 
 typedef struct sh_error {

@@ -29,14 +29,14 @@ build = {
    modules = {
       ["shingle.core"] = {
          sources = {
-            "core/alternatives.c", "core/canon.c", "core/chunks.c", "core/clmul.c", "core/clock.c",
-            "core/cluster.c", "core/collections.c", "core/collview.c", "core/decide.c", "core/dist.c",
-            "core/document.c", "core/error.c", "core/estimate.c", "core/exchange.c", "core/extsort.c",
-            "core/hashtab.c", "core/http.c", "core/index.c", "core/links.c", "core/pairs.c", "core/policy.c",
-            "core/pool.c", "core/rabin.c", "core/recfile.c", "core/run.c", "core/shingler.c", "core/sketch.c",
-            "core/sort.c", "core/transport_threads.c", "core/unionfind.c", "core/warc.c", "core/webgraph.c",
-            "core/lua/l_aux.c", "core/lua/l_cluster.c", "core/lua/l_collections.c", "core/lua/l_core.c",
-            "core/lua/l_index.c", "core/lua/l_io.c", "core/lua/l_proc.c", "core/lua/l_shingler.c",
+            "core/alternatives.c", "core/canon.c", "core/chunks.c", "core/clmul.c", "core/clock.c", "core/cluster.c",
+            "core/collections.c", "core/collview.c", "core/decide.c", "core/dist.c", "core/document.c", "core/error.c",
+            "core/estimate.c", "core/exchange.c", "core/extsort.c", "core/hashtab.c", "core/http.c", "core/index.c",
+            "core/links.c", "core/outdir.c", "core/pairs.c", "core/policy.c", "core/pool.c", "core/rabin.c",
+            "core/recfile.c", "core/run.c", "core/shingler.c", "core/sketch.c", "core/sort.c",
+            "core/transport_threads.c", "core/unionfind.c", "core/warc.c", "core/webgraph.c", "core/lua/l_aux.c",
+            "core/lua/l_cluster.c", "core/lua/l_collections.c", "core/lua/l_core.c", "core/lua/l_index.c",
+            "core/lua/l_io.c", "core/lua/l_outdir.c", "core/lua/l_proc.c", "core/lua/l_shingler.c",
             "core/lua/l_sketch.c", "core/lua/l_util.c",
          },
          incdirs = { "core", "$(ZLIB_INCDIR)", "$(UTF8PROC_INCDIR)", "$(LMDB_INCDIR)", "$(XXHASH_INCDIR)" },

@@ -315,12 +315,15 @@ describe("interrupted and resumed runs", function()
     os.execute(env .. lua .. " " .. script .. " " .. dir .. "/out " .. marker .. " & pid=$!; while [ ! -e " .. marker ..
       " ]; do sleep 0.05; done; kill -9 $pid; wait $pid 2>/dev/null")
     assert.is_nil(io.open(dir .. "/out/docs.bin"))
-    assert.is_nil(io.open(dir .. "/out/clusters.jsonl"))
-    assert.is_truthy(io.open(dir .. "/out/docs.bin.tmp")) -- what was being written, under a name no reader takes
+    assert.is_nil(io.open(dir .. "/out"))  -- no output at all: the run was building it beside
+    -- what was being written, in the unfinished run's directory, under a name no reader takes
+    assert.is_truthy(io.open(dir .. "/.out.new/docs.bin.tmp"))
+    assert.is_nil(io.open(dir .. "/.out.new/run.json"))
     local p = pipeline.new{ outdir = dir .. "/out", quiet = true, resume = true }
     local sum = assert(p:run({ "samples/docs" }))
     assert.are.equal(8, sum.documents)
     assert.is_nil(p.resumed)
+    assert.is_nil(io.open(dir .. "/.out.new"))
     os.execute("rm -rf " .. dir)
   end)
 

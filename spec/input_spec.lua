@@ -48,20 +48,22 @@ describe("input.reader()", function()
     dir = tmpdir()
     write(dir .. "/good.jsonl", cjson.encode({ url = "a", text = "one two three four five six seven" }) .. "\n"
       .. "{ broken\n" .. cjson.encode({ url = "b", text = "eight nine ten eleven twelve" }) .. "\n")
+    -- an input that exists and cannot be read as JSON Lines, even by root
+    assert(os.execute("mkdir " .. dir .. "/unreadable.jsonl"))
   end)
   teardown(function() os.execute("rm -rf " .. dir) end)
 
   it("warns about and counts an unreadable input, a broken record and a rejected document, and goes on", function()
     local msgs, seen = {}, 0
-    local r = input.reader{ warn = function(m) msgs[#msgs + 1] = m end }
-    assert.is_true(r:each({ dir .. "/missing.jsonl", dir .. "/good.jsonl" }, function(docs)
+    local r = input.reader{ format = "jsonl", warn = function(m) msgs[#msgs + 1] = m end }
+    assert.is_true(r:each({ dir .. "/unreadable.jsonl", dir .. "/good.jsonl" }, function(docs)
       seen = seen + #docs
       return r:problem("documents", "doc b: rejected")
     end))
     assert.are.equal(2, seen)
     assert.are.same({ inputs = 1, records = 1, documents = 1 }, r.skipped)
     assert.are.equal(3, r:total_skipped())
-    assert.is_truthy(msgs[1]:find("missing.jsonl", 1, true) and msgs[1]:find("; skipped$"), msgs[1])
+    assert.is_truthy(msgs[1]:find("unreadable.jsonl: it is a directory", 1, true) and msgs[1]:find("; skipped$"), msgs[1])
     assert.is_truthy(msgs[2]:find("good.jsonl: line 2:", 1, true), msgs[2])
     assert.are.equal("doc b: rejected", msgs[3])
   end)
@@ -71,10 +73,23 @@ describe("input.reader()", function()
     local ok, err = r:each({ dir .. "/good.jsonl" }, function() return true end)
     assert.is_nil(ok)
     assert.is_truthy(err:find("good.jsonl: line 2:", 1, true) and err:find("--strict makes it fatal", 1, true), err)
-    local ok2, err2 = input.reader{ strict = true }:each({ dir .. "/missing.jsonl" }, function() return true end)
+    local ok2, err2 = input.reader{ strict = true, format = "jsonl" }:each({ dir .. "/unreadable.jsonl" },
+      function() return true end)
     assert.is_nil(ok2)
-    assert.is_truthy(err2:find("missing.jsonl", 1, true), err2)
+    assert.is_truthy(err2:find("unreadable.jsonl", 1, true), err2)
   end)
+
+  it("refuses an input that does not exist before reading anything, with or without strict", function()
+    for _, strict in ipairs({ false, true }) do
+      local called = false
+      local ok, err = input.reader{ strict = strict }:each({ dir .. "/good.jsonl", dir .. "/missing.jsonl" },
+        function() called = true; return true end)
+      assert.is_nil(ok)
+      assert.are.equal("cannot read input " .. dir .. "/missing.jsonl: No such file or directory", err)
+      assert.is_false(called)
+    end
+  end)
+
 
   it("reads Lua functions as inputs, one document per call", function()
     local n = 0
@@ -97,24 +112,26 @@ describe("an unreadable input", function()
     dir = tmpdir()
     docs = dir .. "/docs.jsonl"
     write(docs, cjson.encode({ url = "http://a.example/1", text = "the first document has some words in it" }) .. "\n")
+    assert(os.execute("mkdir " .. dir .. "/unreadable.jsonl")) -- exists, and is no JSON Lines file
   end)
   teardown(function() os.execute("rm -rf " .. dir) end)
 
   local runners = {
     pipeline = function(out, strict, log)
-      local p = require("shingle.pipeline").new{ outdir = out, quiet = true, strict = strict, log = log }
-      local sum, err = p:run({ dir .. "/missing.jsonl", docs })
+      local p = require("shingle.pipeline").new{ outdir = out, quiet = true, strict = strict, log = log, format = "jsonl" }
+      local sum, err = p:run({ dir .. "/unreadable.jsonl", docs })
       return sum and sum.skipped, err
     end,
     collections = function(out, strict, log)
       local c = require("shingle.collections").new{ outdir = out, quiet = true, strict = strict, log = log,
-        memory = 16 * 1024 * 1024 }
-      local sum, err = c:run({ dir .. "/missing.jsonl", docs })
+        memory = 16 * 1024 * 1024, format = "jsonl" }
+      local sum, err = c:run({ dir .. "/unreadable.jsonl", docs })
       return sum and sum.graph.skipped_inputs, err
     end,
     index = function(out, strict, log)
       local ix = assert(require("shingle.index").open(out))
-      local st, err = ix:add({ dir .. "/missing.jsonl", docs }, { sweep = "s1", strict = strict, threads = 1 })
+      local st, err = ix:add({ dir .. "/unreadable.jsonl", docs }, { sweep = "s1", strict = strict, threads = 1,
+        format = "jsonl" })
       if st then for _, e in ipairs(st.errors) do log("shingle: " .. e) end end
       ix:close()
       return st and st.skipped, err
@@ -125,11 +142,11 @@ describe("an unreadable input", function()
       local msgs = {}
       local skipped, err = runners[name](dir .. "/" .. name, false, function(m) msgs[#msgs + 1] = m end)
       assert.are.equal(1, skipped, tostring(err))
-      assert.is_truthy(msgs[1] and msgs[1]:find("missing.jsonl", 1, true) and msgs[1]:find("skipped", 1, true),
+      assert.is_truthy(msgs[1] and msgs[1]:find("unreadable.jsonl", 1, true) and msgs[1]:find("skipped", 1, true),
         tostring(msgs[1]))
       local none, serr = runners[name](dir .. "/" .. name .. "-strict", true, function() end)
       assert.is_nil(none)
-      assert.is_truthy(serr:find("missing.jsonl", 1, true), serr)
+      assert.is_truthy(serr:find("unreadable.jsonl", 1, true), serr)
     end)
   end
 end)

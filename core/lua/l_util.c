@@ -2,6 +2,7 @@
  * polynomial, irreducibility, the mixer, the confidence of section 4.2. */
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "lshingle.h"
 #include "canon.h"
 
@@ -132,6 +133,24 @@ static int u_cpus(lua_State *L)
     return 1;
 }
 
+/* core.crc32(s [, crc]): zlib's CRC-32 of s, continuing crc (for checking
+ * text files the pipeline writes, such as docs.jsonl) */
+static int u_crc32(lua_State *L)
+{
+    size_t n;
+    const char *s = luaL_checklstring(L, 1, &n);
+    lua_Integer c0 = luaL_optinteger(L, 2, 0);
+    uLong c = (uLong)(uint32_t)c0;
+    while (n > 0) {
+        uInt k = (uInt)(n > (1u << 30) ? (1u << 30) : n);
+        c = crc32(c, (const Bytef *)s, k);
+        s += k;
+        n -= k;
+    }
+    lua_pushinteger(L, (lua_Integer)(uint32_t)c);
+    return 1;
+}
+
 void shl_open_util(lua_State *L)
 {
     static const luaL_Reg funcs[] = {
@@ -139,6 +158,7 @@ void shl_open_util(lua_State *L)
         { "mix", u_mix }, { "confidence", u_confidence }, { "error_probability", u_error_probability },
         { "size_class", u_size_class }, { "tohex", u_tohex }, { "isatty", u_isatty }, { "cpus", u_cpus },
         { "utf8_check", u_utf8_check },
+        { "crc32", u_crc32 },
         { NULL, NULL }
     };
     shl_setfuncs(L, funcs);

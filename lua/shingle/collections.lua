@@ -77,7 +77,7 @@ end
 -- .txt) file below root, with the URL http://PATH, PATH relative to root, so
 -- the first path component is the host; other files are left out.
 function M.mirror_source(root, html)
-  local paths = input.walk(root)
+  local paths, problems = input.walk(root)
   local prefix = root:gsub("/+$", "") .. "/"
   local src = { total = 0, skipped_files = 0 }
   local list = {}
@@ -92,9 +92,10 @@ function M.mirror_source(root, html)
   src.total = #list
   local i = 0
   function src:batch(n)
-    local docs = {}
+    local docs, errors = {}, problems
+    problems = {} -- unreadable directories are reported with the first batch
     while #docs < n and i < #list do i = i + 1; docs[#docs + 1] = list[i] end
-    return docs, {}, i >= #list
+    return docs, errors, i >= #list
   end
   return src
 end
@@ -445,15 +446,30 @@ function M:report()
   return sum
 end
 
---- Everything, from the inputs to the report.
+--- Everything, from the inputs to the report, written beside the output
+-- directory and put in its place only when complete (shingle.util.output:
+-- outdir holds the previous finished run or this one, never a mix; a lock
+-- keeps two runs apart). Inputs that do not exist or hold no page are an
+-- error that leaves outdir as it was.
 function M:run(inputs)
+  local final = self.dir
+  local o, oerr = util.output(final, { kind = "collections run", marker = "summary.json",
+    log = function(msg) self.log("shingle: " .. msg) end })
+  if not o then return nil, oerr end
+  self.dir = o.dir
   local sum, err = self:pages(inputs)
-  if not sum then return nil, err end
-  sum, err = self:trivial()
-  if not sum then return nil, err end
-  sum, err = self:grow()
-  if not sum then return nil, err end
-  return self:report()
+  if sum and (sum.pages or 0) == 0 then
+    sum, err = nil, ("no pages in %s"):format(require("shingle.pipeline").describe_inputs(inputs))
+  end
+  if sum then sum, err = self:trivial() end
+  if sum then sum, err = self:grow() end
+  if sum then sum, err = self:report() end
+  self.dir = final
+  if self.shingles then self.shingles.dir = final .. "/shingles" end
+  if not sum then o:abort(); return nil, util.unstage(err, o) end
+  local ok, cerr = o:commit()
+  if not ok then return nil, cerr end
+  return sum
 end
 
 --- Figure 11 as text: pages by number of replicas, per similarity.

@@ -48,14 +48,23 @@ function M.detect(spec, format)
   return "file"
 end
 
---- Every regular file below dir, sorted, so ids are stable across runs.
+--- Every regular file below dir, sorted, so ids are stable across runs, and
+-- a message for each directory below it that cannot be read ("D: cannot
+-- read the directory: why"), which is skipped.
 function M.walk(dir)
   local lfs = require "lfs"
-  local out = {}
+  local out, problems = {}, {}
   local function rec(d)
     local names = {}
-    for name in lfs.dir(d) do
-      if name ~= "." and name ~= ".." then names[#names + 1] = name end
+    local ok, err = pcall(function()
+      for name in lfs.dir(d) do
+        if name ~= "." and name ~= ".." then names[#names + 1] = name end
+      end
+    end)
+    if not ok then
+      problems[#problems + 1] = ("%s: cannot read the directory: %s"):format(d,
+        tostring(err):gsub("^.-cannot open [^:]*: ", ""))
+      return
     end
     table.sort(names)
     for _, name in ipairs(names) do
@@ -66,7 +75,7 @@ function M.walk(dir)
     end
   end
   rec(dir)
-  return out
+  return out, problems
 end
 
 --- A source over one input argument; src:batch(n) returns up to n documents,
@@ -82,9 +91,9 @@ function M.source(spec, opts)
   local src = { spec = spec, format = format }
 
   if format == "dir" or format == "list" or format == "file" then
-    local paths
+    local paths, problems
     if format == "dir" then
-      paths = M.walk(spec)
+      paths, problems = M.walk(spec)
     elseif format == "list" then
       paths = {}
       local f, err = io.open(spec, "r")
@@ -101,6 +110,7 @@ function M.source(spec, opts)
     end
     local ps = M.paths_source(paths, opts)
     ps.spec, ps.format = spec, format
+    ps.problems = problems -- directories below that cannot be read, reported with the first batch
     return ps
   end
 
@@ -110,6 +120,7 @@ function M.source(spec, opts)
     local fields = opts.fields or {}
     local fid, furl, ftext, fdate = fields.id or "id", fields.url or "url", fields.text or "text", fields.date or "date"
     local f, err
+    if spec ~= "-" and is_dir(spec) then return nil, ("cannot read %s: it is a directory, not a JSON Lines file"):format(spec) end
     if spec == "-" then f = io.stdin else f, err = io.open(spec, "rb") end
     if not f then return nil, ("cannot read %s: %s"):format(spec, err) end
     local name = spec == "-" and "standard input" or spec
@@ -181,13 +192,14 @@ function M.paths_source(paths, opts)
   local src = { paths = paths, total = #paths }
   local i = 0
   function src:batch(n)
-    local docs = {}
+    local docs, errors = {}, src.problems or {}
+    src.problems = nil -- what the caller set (unreadable directories) is reported once, with the first batch
     while #docs < n and i < #paths do
       i = i + 1
       local p = paths[i]
       docs[#docs + 1] = { path = p, url = p, html = M.is_html(p, nil, opts.html) }
     end
-    return docs, {}, i >= #paths
+    return docs, errors, i >= #paths
   end
   return src
 end
@@ -241,11 +253,27 @@ function Reader:total_skipped()
   return s.inputs + s.records + s.documents
 end
 
+--- Inputs named by path must exist, whatever the policy for problems: a
+-- mistyped path is an error, not an empty input. true, or nil and a message
+-- naming the first that does not.
+function M.check_exist(inputs)
+  local lfs = require "lfs"
+  for _, spec in ipairs(inputs) do
+    if type(spec) == "string" and spec ~= "-" and not lfs.attributes(spec, "mode") then
+      local _, err = io.open(spec, "rb")
+      return nil, ("cannot read input %s: %s"):format(spec, (err or "no such file or directory"):gsub("^.-: ", ""))
+    end
+  end
+  return true
+end
+
 --- Call fn(docs, src) with every batch of every input, in order; fn returns
 -- true, or nil, err to stop. Returns true, or nil, err (from fn, or the first
 -- problem under strict).
 function Reader:each(inputs, fn)
   local o = self.opts
+  local ok, err = M.check_exist(inputs)
+  if not ok then return nil, err end
   for _, spec in ipairs(inputs) do
     local src, serr
     if type(spec) == "function" then src = M.function_source(spec)

@@ -118,12 +118,16 @@ function M:phase1()
   if not sok then return nil, text end
   local sk = require("shingle.sketcher").new(text, html, { threads = c.threads, full = c.verify,
     sig_k = self:signature_length(), extractor = self.extractor, max_bytes = c.max_bytes })
+  -- from here on the directory holds an unfinished run: run.json, written
+  -- last, is what marks a finished one
+  os.remove(self.dir .. "/run.json")
   local w, werr = core.phase1(self.dir, sk.pool)
   if not w then return nil, werr end
   local meta_path = self.dir .. "/docs.jsonl"
   local meta, merr = io.open(meta_path .. ".tmp", "wb")
   if not meta then w:abort(); return nil, ("cannot write %s: %s"):format(meta_path, merr) end
-  return setmetatable({ sk = sk, w = w, meta = meta, meta_path = meta_path, documents = 0, sketched = 0 }, Phase1)
+  return setmetatable({ p = self, sk = sk, w = w, meta = meta, meta_path = meta_path, documents = 0, sketched = 0,
+    jsonl = { bytes = 0, lines = 0, crc32 = 0 } }, Phase1)
 end
 
 --- Sketch and append a batch: the number of documents so far, or nil, err.
@@ -138,7 +142,11 @@ function Phase1:add(docs, problem)
       local ok, perr = problem(e)
       if not ok then return nil, perr end
     end
-    self.meta:write(cjson.encode({ id = self.documents, url = d.url, date = d.date, skipped = e and true or nil }), "\n")
+    local line = cjson.encode({ id = self.documents, url = d.url, date = d.date, skipped = e and true or nil }) .. "\n"
+    local j = self.jsonl
+    j.bytes, j.lines, j.crc32 = j.bytes + #line, j.lines + 1, core.crc32(line, j.crc32)
+    local wok, werr = self.meta:write(line)
+    if not wok then return nil, ("cannot write %s: %s"):format(self.meta_path, werr) end
   end
   self.sketched = self.sketched + n
   return self.documents
@@ -158,6 +166,8 @@ function Phase1:commit()
   if not committed then os.remove(self.meta_path .. ".tmp"); return nil, cerr end
   local rok, rerr = os.rename(self.meta_path .. ".tmp", self.meta_path)
   if not rok then return nil, rerr end
+  -- what docs.jsonl must be when it is read back (M:documents)
+  self.p.stats.docs_jsonl = self.jsonl
   return true
 end
 
@@ -286,22 +296,48 @@ local relation = { [0] = "similar", "exact", "lexical", "shingle" }
 -- scores are stored as 32-bit floats: four decimals is what they carry
 local function r4(x) return x and math.floor(x * 10000 + 0.5) / 10000 end
 
---- Read docs.jsonl back: urls and dates by id.
+--- Read docs.jsonl back: urls and dates by id (of the wanted ids, or all).
+-- It is checked as the binary record files are: its size, line count and
+-- CRC-32 against what phase 1 recorded (in run.json), else its line count
+-- against the documents of phase 1; every line read must be the record of
+-- its id. nil, err naming the file when it is truncated, emptied or damaged.
 function M:documents(wanted)
   local cjson = require "cjson"
   local urls, dates = {}, {}
-  local f, err = io.open(self.dir .. "/docs.jsonl", "rb")
-  if not f then return nil, ("cannot read %s/docs.jsonl: %s (run phase 1 first)"):format(self.dir, err) end
-  local id = 0
+  local path = self.dir .. "/docs.jsonl"
+  local f, err = io.open(path, "rb")
+  if not f then return nil, ("cannot read %s: %s (run phase 1 first)"):format(path, err) end
+  local function corrupt(what)
+    if io.type(f) == "file" then f:close() end
+    return nil, ("%s is truncated or corrupt (%s): run shingle cluster again"):format(path, what)
+  end
+  local size = f:seek("end")
+  f:seek("set", 0)
+  local id, bytes, crc = 0, 0, 0
   for line in f:lines() do
     id = id + 1 -- docs.jsonl holds one line per document, in id order
+    bytes = bytes + #line + 1
+    crc = core.crc32("\n", core.crc32(line, crc))
     if not wanted or wanted[id] then
-      local d = cjson.decode(line)
-      urls[d.id] = d.url
-      dates[d.id] = d.date ~= cjson.null and d.date or nil
+      local ok, d = pcall(cjson.decode, line)
+      if not ok or type(d) ~= "table" or d.id ~= id then
+        return corrupt(("line %d is not the record of document %d"):format(id, id))
+      end
+      urls[id] = type(d.url) == "string" and d.url or nil
+      dates[id] = type(d.date) == "string" and d.date or nil
     end
   end
   f:close()
+  if size ~= bytes then return corrupt(("%d bytes, the last line unfinished"):format(size)) end
+  local want = self.stats.docs_jsonl
+  if type(want) == "table" then
+    if want.bytes ~= bytes or want.lines ~= id or want.crc32 ~= crc then
+      return corrupt(("%d bytes in %d lines with CRC-32 %08x; phase 1 wrote %s bytes in %s lines with CRC-32 %08x")
+        :format(bytes, id, crc, tostring(want.bytes), tostring(want.lines), tonumber(want.crc32) or 0))
+    end
+  elseif self.stats.documents and self.stats.documents ~= id then
+    return corrupt(("%d lines for %d documents"):format(id, self.stats.documents))
+  end
   return urls, dates
 end
 
@@ -411,6 +447,13 @@ end
 
 function M.load(dir, over)
   local cjson = require "cjson"
+  local lfs = require "lfs"
+  if not lfs.attributes(dir .. "/run.json", "mode") then
+    -- a run killed while it put its output in place is finished or undone here
+    local ok, serr = util.settle(dir, { kind = "cluster run", marker = "run.json",
+      log = function(msg) if not (over and over.quiet) then io.stderr:write("shingle: ", msg, "\n") end end })
+    if not ok then return nil, serr end
+  end
   local f, err = io.open(dir .. "/run.json", "rb")
   if not f then return nil, ("%s is not a finished cluster run (no run.json: %s)"):format(dir, err) end
   local ok, rec = pcall(cjson.decode, f:read("*a"))
@@ -450,7 +493,7 @@ function M:phase1_signature(inputs)
     if not a then return nil end
     parts[#parts + 1] = ("%s:%s:%s:%s"):format(spec, a.mode, a.size, a.modification)
     if a.mode == "directory" then
-      for _, p in ipairs(input.walk(spec)) do
+      for _, p in ipairs((input.walk(spec))) do
         local b = lfs.attributes(p)
         parts[#parts + 1] = ("%s:%s:%s"):format(p, b and b.size, b and b.modification)
       end
@@ -458,6 +501,9 @@ function M:phase1_signature(inputs)
   end
   return core.tohex(core.rabin(table.concat(parts, "\n"), "\xca\xef\xbc\xde\x6b\x42\x38\xb1", 64))
 end
+
+-- The files of phase 1, which a resumed run starts from.
+M.phase1_files = { "docs.bin", "sketches.bin", "shingles.bin", "sigs.bin", "docs.jsonl", "phase1.json" }
 
 --- Phase 1, or with cfg.resume the record of a finished phase 1 over the
 -- same inputs and options (phase1.json, written after docs.bin).
@@ -472,6 +518,7 @@ function M:sketch_or_resume(inputs)
       f:close()
       if ok and type(rec) == "table" and rec.signature == sig and io.open(self.dir .. "/docs.bin") then
         self.stats.documents, self.stats.sketched, self.stats.skipped = rec.documents, rec.sketched, rec.skipped
+        self.stats.docs_jsonl = rec.docs_jsonl
         self.times.sketching = 0
         self.resumed = true
         self.log("shingle: phase 1 already done over the same inputs; resuming after it")
@@ -484,28 +531,87 @@ function M:sketch_or_resume(inputs)
   if not st then return nil, err end
   if sig then
     local ok, werr = util.atomic_write(path, function(f)
-      f:write(cjson.encode({ signature = sig, documents = st.documents, sketched = st.sketched, skipped = st.skipped }), "\n")
+      f:write(cjson.encode({ signature = sig, documents = st.documents, sketched = st.sketched, skipped = st.skipped,
+        docs_jsonl = st.docs_jsonl }), "\n")
     end)
     if not ok then return nil, werr end
   end
   return st
 end
 
---- Everything: phase 1 to the report.
-function M:run(inputs)
-  local steps = {
-    { "sketch", function() return self:sketch_or_resume(inputs) end },
-    { "dedupe", function() return self:dedupe() end },
-    { "pairs", function() return self:pairs() end },
-    { "decide", function() return self:decide() end },
-    { "save", function() return self:save_config() end },
-    { "report", function() return self:report() end },
+--- The steps of a whole run after phase 1, in order; run.json is written
+-- last, so a directory without it is an unfinished run.
+function M:finish_steps()
+  return {
+    function() return self:dedupe() end,
+    function() return self:pairs() end,
+    function() return self:decide() end,
+    function() return self:report() end,
+    function() return self:save_config() end,
   }
-  for _, s in ipairs(steps) do
-    local ok, err = s[2]()
-    if not ok then return nil, err end
+end
+
+--- Run steps (functions returning a result or nil, err) into the output
+-- directory as a whole (shingle.util.output): the files are written beside
+-- it and replace it only when every step succeeded, so outdir holds the
+-- previous finished run or this one, never a mix. opts: keep,
+-- keep_unfinished, must_exist (as for util.output).
+function M:staged(steps, opts)
+  local final = self.dir
+  local o, err = util.output(final, { kind = "cluster run", marker = "run.json", keep = opts.keep,
+    must_exist = opts.must_exist, keep_unfinished = opts.keep_unfinished,
+    log = function(msg) self.log("shingle: " .. msg) end })
+  if not o then return nil, err end
+  self.dir = o.dir
+  local ok, serr = true, nil
+  for _, step in ipairs(steps) do
+    ok, serr = step()
+    if not ok then break end
   end
+  self.dir = final
+  if not ok then o:abort(); return nil, util.unstage(serr, o) end
+  return o:commit()
+end
+
+--- Everything: phase 1 to the report. Inputs that do not exist, or that
+-- hold no document at all, are an error that leaves the output directory
+-- as it was.
+function M:run(inputs)
+  local steps = { function()
+    local st, err = self:sketch_or_resume(inputs)
+    if not st then return nil, err end
+    if (st.sketched or 0) == 0 then
+      return nil, ("no documents to cluster in %s%s"):format(M.describe_inputs(inputs),
+        (st.documents or 0) > 0 and (" (%d could not be read)"):format(st.documents) or "")
+    end
+    return true
+  end }
+  for _, f in ipairs(self:finish_steps()) do steps[#steps + 1] = f end
+  local resume = self.cfg.resume and M.phase1_files or nil
+  local ok, err = self:staged(steps, { keep = resume, keep_unfinished = resume })
+  if not ok then return nil, err end
   return self:summary()
+end
+
+--- Redo phase 4 and the report from the files of the finished run in the
+-- output directory (`shingle recluster`), replacing it as a whole.
+function M:rerun()
+  local steps = {
+    function() return self:decide() end,
+    function() return self:report() end,
+    function() return self:save_config() end,
+  }
+  return self:staged(steps, { keep = true, must_exist = true })
+end
+
+--- Inputs named for a message: "a, b and 2 more".
+function M.describe_inputs(inputs)
+  local names = {}
+  for i, spec in ipairs(inputs) do
+    if i > 3 then names[#names + 1] = ("%d more"):format(#inputs - 3); break end
+    names[#names + 1] = type(spec) == "string" and (spec == "-" and "standard input" or spec) or "a Lua source"
+  end
+  return #names > 0 and table.concat(names, ", ") or "no inputs"
 end
 
 return M

@@ -17,9 +17,7 @@ function M.run(a)
   if a.verify == "exact" then over.verify = true elseif a.verify == "none" then over.verify = false end
   local p, err = pipeline.load(a.dir, over)
   if not p then io.stderr:write("shingle: ", err, "\n") return 1 end
-  local ok, derr = p:decide()
-  if ok then ok, derr = p:save_config() end
-  if ok then ok, derr = p:report() end
+  local ok, derr = p:rerun()
   if not ok then io.stderr:write("shingle: ", derr, "\n") return 1 end
   common.print_cluster_summary(p, p:summary())
   return 0
