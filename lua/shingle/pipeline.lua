@@ -601,7 +601,11 @@ function M:rerun()
     function() return self:report() end,
     function() return self:save_config() end,
   }
-  return self:staged(steps, { keep = true, must_exist = true })
+  -- the files phase 4 starts from; not the old clusters, nor what other
+  -- commands left in the directory about them (a report.html)
+  local keep = { "pairs.bin" }
+  for _, n in ipairs(M.phase1_files) do keep[#keep + 1] = n end
+  return self:staged(steps, { keep = keep, must_exist = true })
 end
 
 --- Inputs named for a message: "a, b and 2 more".
