@@ -89,5 +89,6 @@ void shl_open_index(lua_State *L);       /* the LMDB index */
 void shl_open_collections(lua_State *L); /* web graph, trivial clusters, growing, view */
 void shl_open_proc(lua_State *L);       /* exec */
 void shl_open_outdir(lua_State *L);   /* locks and fsync for outputs that appear whole */
+void shl_open_jsonl(lua_State *L);    /* JSON Lines input */
 
 #endif

@@ -181,7 +181,7 @@ function M:pages(inputs)
   local r = input.reader{ batch = c.batch, strict = c.strict, warn = function(msg) self.log("shingle: " .. msg) end,
     source = function(spec)
       if input.detect(spec, c.format) ~= "dir" then
-        return input.source(spec, { format = c.format, fields = c.fields, html = c.html })
+        return input.source(spec, { format = c.format, fields = c.fields, html = c.html, max_bytes = c.max_bytes })
       end
       local src = M.mirror_source(spec, c.html)
       st.skipped_files = st.skipped_files + src.skipped_files

@@ -81,10 +81,12 @@ end
 --- A source over one input argument; src:batch(n) returns up to n documents,
 -- the messages for skipped ones, and whether the source is exhausted. opts: format, fields = { id, url, text,
 -- date }, html (true: everything is HTML; false: nothing; nil: by name or
--- content), list (the argument is a file of paths). A piece of a JSON Lines
--- file (the distributed run's split, shingle.dist): start and stop (byte
--- offsets; start at a line's first byte) and line (the number of the line at
--- start). src.paths is the list of documents of a directory, list or file.
+-- content), list (the argument is a file of paths), max_bytes (the largest
+-- document: a JSON Lines line longer than this is refused before it is read
+-- whole; 64 MiB by default). A piece of a JSON Lines file (the distributed
+-- run's split, shingle.dist): start and stop (byte offsets; start at a
+-- line's first byte) and line (the number of the line at start). src.paths
+-- is the list of documents of a directory, list or file.
 function M.source(spec, opts)
   opts = opts or {}
   local format = M.detect(spec, opts.list and "list" or opts.format)
@@ -115,47 +117,25 @@ function M.source(spec, opts)
   end
 
   if format == "jsonl" then
-    local cjson = require("cjson").new()
-    cjson.decode_invalid_numbers(false)
-    local fields = opts.fields or {}
-    local fid, furl, ftext, fdate = fields.id or "id", fields.url or "url", fields.text or "text", fields.date or "date"
-    local f, err
-    if spec ~= "-" and is_dir(spec) then return nil, ("cannot read %s: it is a directory, not a JSON Lines file"):format(spec) end
-    if spec == "-" then f = io.stdin else f, err = io.open(spec, "rb") end
-    if not f then return nil, ("cannot read %s: %s"):format(spec, err) end
-    local name = spec == "-" and "standard input" or spec
-    if spec ~= "-" then src.total_bytes = f:seek("end"); f:seek("set", 0) end
-    local lineno, done, limit = 0, false, nil
-    if opts.start then  -- a piece of the file: whole lines from start to stop
-      f:seek("set", opts.start)
-      limit = opts.stop - opts.start
-      src.total_bytes = limit
-      lineno = (opts.line or 1) - 1
+    -- core/jsonl.c: streamed with a bounded line, every field checked
+    local r, err = core.jsonl(spec, { fields = opts.fields, max_line = opts.max_bytes, start = opts.start,
+      stop = opts.stop, line = opts.line })
+    if not r then return nil, err end
+    if opts.start then
+      src.total_bytes = opts.stop - opts.start
+    elseif spec ~= "-" then
+      local f = io.open(spec, "rb")
+      if f then src.total_bytes = f:seek("end"); f:close() end
     end
+    local done = false
     src.bytes = 0
     function src:batch(n)
-      local docs, errors = {}, {}
-      while #docs < n and not done do
-        local line = (not limit or src.bytes < limit) and f:read("*l") or nil
-        if not line then done = true; if spec ~= "-" then f:close() end; break end
-        lineno = lineno + 1
-        src.bytes = src.bytes + #line + 1
-        if line:match("%S") then
-          local ok, rec = pcall(cjson.decode, line)
-          if not ok or type(rec) ~= "table" then
-            errors[#errors + 1] = ("%s: line %d: not a JSON object (%s); skipped"):format(name, lineno,
-              ok and type(rec) or tostring(rec):gsub("^.-: ", ""))
-          elseif type(rec[ftext]) ~= "string" then
-            errors[#errors + 1] = ("%s: line %d: no string field '%s' (set the text field with --text-field); skipped")
-              :format(name, lineno, ftext)
-          else
-            local url = rec[furl] or rec[fid]
-            local text = rec[ftext]
-            docs[#docs + 1] = { text = text, url = url ~= nil and tostring(url) or (name .. ":" .. lineno),
-              date = rec[fdate] ~= nil and tostring(rec[fdate]) or nil, html = M.is_html(nil, text, opts.html) }
-          end
-        end
-      end
+      if done then return {}, {}, true end
+      local docs, errors
+      docs, errors, done = r:batch(n)
+      for _, d in ipairs(docs) do d.html = M.is_html(nil, d.text, opts.html) end
+      src.bytes = r:offset()
+      if done then r:close() end
       return docs, errors, done
     end
     return src
@@ -278,7 +258,7 @@ function Reader:each(inputs, fn)
     local src, serr
     if type(spec) == "function" then src = M.function_source(spec)
     elseif o.source then src, serr = o.source(spec)
-    else src, serr = M.source(spec, { format = o.format, fields = o.fields, html = o.html }) end
+    else src, serr = M.source(spec, { format = o.format, fields = o.fields, html = o.html, max_bytes = o.max_bytes }) end
     if not src then
       local ok, err = self:problem("inputs", serr)
       if not ok then return nil, err end

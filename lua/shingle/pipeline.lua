@@ -142,7 +142,13 @@ function Phase1:add(docs, problem)
       local ok, perr = problem(e)
       if not ok then return nil, perr end
     end
-    local line = cjson.encode({ id = self.documents, url = d.url, date = d.date, skipped = e and true or nil }) .. "\n"
+    local url, date, terr = M.field_text(d.url, "url"), M.field_text(d.date, "date")
+    if url == nil and d.url ~= nil or date == nil and d.date ~= nil then
+      terr = ("document %d: its %s is a %s; give a string or an integer"):format(self.documents,
+        url == nil and d.url ~= nil and "url" or "date", type(url == nil and d.url ~= nil and d.url or d.date))
+      return nil, terr
+    end
+    local line = cjson.encode({ id = self.documents, url = url, date = date, skipped = e and true or nil }) .. "\n"
     local j = self.jsonl
     j.bytes, j.lines, j.crc32 = j.bytes + #line, j.lines + 1, core.crc32(line, j.crc32)
     local wok, werr = self.meta:write(line)
@@ -150,6 +156,15 @@ function Phase1:add(docs, problem)
   end
   self.sketched = self.sketched + n
   return self.documents
+end
+
+--- A URL or date as faithful JSON text: a string with bytes that are not
+-- UTF-8 (and control characters) percent-encoded (core.text), an integer as
+-- its digits; nil for anything else.
+function M.field_text(v, _)
+  if type(v) == "string" then return core.text(v) end
+  if type(v) == "number" and v == math.floor(v) and v > -2 ^ 53 and v < 2 ^ 53 then return ("%d"):format(v) end
+  return nil
 end
 
 function Phase1:abort()
@@ -186,6 +201,7 @@ function M:sketch(inputs, opts)
   local bar = progress.new("sketching", nil, "docs", c.quiet)
   local r = input.reader{ format = c.format, fields = c.fields, html = c.html, batch = c.batch, strict = c.strict,
     source = opts and opts.source,
+    max_bytes = c.max_bytes,
     warn = function(msg) self.log("shingle: " .. msg) end,
     on_source = function(src) if src.total then bar.total = (bar.total or 0) + src.total end end }
   local function problem(msg) return r:problem("documents", msg) end

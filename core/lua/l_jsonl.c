@@ -1,0 +1,156 @@
+/* shingle.core binding for JSON Lines input (core/jsonl.h): a streaming,
+ * bounded reader that hands out documents in batches. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "jsonl.h"
+#include "lshingle.h"
+
+#define SHL_JSONL "shingle.JsonlReader"
+
+typedef struct shl_jsonl {
+    sh_jsonl_reader *r;
+    sh_jsonl_fields f;
+    char names[4][256];
+} shl_jsonl;
+
+static void field_name(lua_State *L, int t, const char *key, shl_jsonl *u, int k, const char **slot)
+{
+    const char *s;
+    size_t n;
+    lua_getfield(L, t, key);
+    if (lua_isnil(L, -1)) { lua_pop(L, 1); return; }
+    s = lua_tolstring(L, -1, &n);
+    luaL_argcheck(L, s != NULL && n > 0 && n < sizeof u->names[k], 2, "a field name must be a string of 1 to 255 bytes");
+    memcpy(u->names[k], s, n + 1);
+    *slot = u->names[k];
+    lua_pop(L, 1);
+}
+
+/* core.jsonl(path [, { fields = { text, url, id, date }, max_line = bytes }])
+ * -> reader, or nil, err. path "-" reads standard input. */
+static int jsonl_open(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    size_t max_line = 0;
+    shl_jsonl *u;
+    sh_error err;
+    sh_status s;
+    u = (shl_jsonl *)shl_newuserdata(L, sizeof *u);
+    memset(u, 0, sizeof *u);
+    luaL_getmetatable(L, SHL_JSONL);
+    lua_setmetatable(L, -2);
+    if (lua_istable(L, 2)) {
+        lua_getfield(L, 2, "max_line");
+        if (!lua_isnil(L, -1)) {
+            lua_Number m = luaL_checknumber(L, -1);
+            luaL_argcheck(L, m >= 1 && m <= 1e15, 2, "max_line must be a positive number of bytes");
+            max_line = (size_t)m;
+        }
+        lua_pop(L, 1);
+        lua_getfield(L, 2, "fields");
+        if (lua_istable(L, -1)) {
+            int t = lua_gettop(L);
+            field_name(L, t, "text", u, 0, &u->f.text);
+            field_name(L, t, "url", u, 1, &u->f.url);
+            field_name(L, t, "id", u, 2, &u->f.id);
+            field_name(L, t, "date", u, 3, &u->f.date);
+        }
+        lua_pop(L, 1);
+    }
+    if (strcmp(path, "-") == 0) s = sh_jsonl_open_fd(STDIN_FILENO, "standard input", max_line, &u->r, &err);
+    else s = sh_jsonl_open(path, max_line, &u->r, &err);
+    if (s != SH_OK) return shl_fail(L, &err);
+    return 1;
+}
+
+static shl_jsonl *check_reader(lua_State *L)
+{
+    shl_jsonl *u = (shl_jsonl *)luaL_checkudata(L, 1, SHL_JSONL);
+    luaL_argcheck(L, u->r != NULL, 1, "the JSON Lines reader is closed");
+    return u;
+}
+
+/* r:batch(n) -> docs, errors, done: up to n documents { text, url, date,
+ * line } (a document without url or id gets NAME:LINE), the messages for
+ * lines that were skipped (each naming the input, the line and the column),
+ * and whether the input is exhausted. */
+static int jsonl_batch(lua_State *L)
+{
+    shl_jsonl *u = check_reader(L);
+    lua_Integer max = luaL_optinteger(L, 2, 256);
+    int nd = 0, ne = 0, done = 0;
+    lua_newtable(L);
+    lua_newtable(L);
+    while (nd < max) {
+        sh_jsonl_doc d;
+        uint64_t line = 0;
+        sh_error err;
+        sh_status st = sh_jsonl_next(u->r, &u->f, &d, &line, &err);
+        if (st != SH_OK) {
+            lua_pushstring(L, err.msg);
+            lua_rawseti(L, -2, ++ne);
+            if (st != SH_EFORMAT) { done = 1; break; } /* I/O or memory: the reader is finished */
+            continue;
+        }
+        if (!d.text.p) { done = 1; break; }
+        lua_createtable(L, 0, 4);
+        lua_pushlstring(L, d.text.p, d.text.n);
+        lua_setfield(L, -2, "text");
+        if (d.url.p) lua_pushlstring(L, d.url.p, d.url.n);
+        else {
+            char num[24];
+            snprintf(num, sizeof num, "%llu", (unsigned long long)line);
+            lua_pushfstring(L, "%s:%s", sh_jsonl_name(u->r), num);
+        }
+        lua_setfield(L, -2, "url");
+        if (d.date.p) { lua_pushlstring(L, d.date.p, d.date.n); lua_setfield(L, -2, "date"); }
+        lua_pushinteger(L, (lua_Integer)line);
+        lua_setfield(L, -2, "line");
+        lua_rawseti(L, -3, ++nd);
+    }
+    lua_pushboolean(L, done);
+    return 3;
+}
+
+/* r:offset() -> bytes read so far */
+static int jsonl_offset(lua_State *L)
+{
+    lua_pushnumber(L, (lua_Number)sh_jsonl_offset(check_reader(L)->r));
+    return 1;
+}
+
+static int jsonl_close(lua_State *L)
+{
+    shl_jsonl *u = (shl_jsonl *)luaL_checkudata(L, 1, SHL_JSONL);
+    sh_jsonl_close(u->r);
+    u->r = NULL;
+    return 0;
+}
+
+/* core.text(s) -> s, or a copy with every byte that is not well-formed UTF-8
+ * (and every control character) as %XX: a URL or date fit for JSON output. */
+static int text_escape(lua_State *L)
+{
+    size_t n, w;
+    const char *s = luaL_checklstring(L, 1, &n);
+    char *out;
+    luaL_argcheck(L, n <= ((size_t)1 << 40), 1, "too long");
+    out = (char *)shl_newuserdata(L, 3 * n + 1);
+    w = sh_text_escape_invalid(s, n, out);
+    if (w == n) lua_pushvalue(L, 1);
+    else lua_pushlstring(L, out, w);
+    return 1;
+}
+
+void shl_open_jsonl(lua_State *L)
+{
+    static const luaL_Reg m[] = { { "batch", jsonl_batch }, { "offset", jsonl_offset }, { "close", jsonl_close }, { NULL, NULL } };
+    static const luaL_Reg funcs[] = { { "jsonl", jsonl_open }, { "text", text_escape }, { NULL, NULL } };
+    luaL_newmetatable(L, SHL_JSONL);
+    lua_pushcfunction(L, jsonl_close); lua_setfield(L, -2, "__gc");
+    lua_newtable(L); shl_setfuncs(L, m); lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+    shl_setfuncs(L, funcs);
+}
