@@ -205,13 +205,15 @@ static sh_status check_kind(const sh_sketch_params *p, sh_error *err)
 {
     switch (p->kind) {
     case SH_SKETCH_MIN: case SH_SKETCH_MINMOD:
-        if (p->s < 1)
-            return sh_error_set(err, SH_EINVAL, 0, "sketch size s = %u; use at least 1 (100 to 200 is the paper's advice)", p->s);
+        if (p->s < 1 || p->s > SH_SKETCH_MAX_S)
+            return sh_error_set(err, SH_EINVAL, 0, "sketch size s = %u; use 1 to %u (100 to 200 is the paper's advice)", p->s,
+                                SH_SKETCH_MAX_S);
         if (p->kind == SH_SKETCH_MIN) break;
         /* fall through */
     case SH_SKETCH_MOD:
-        if (p->m < 1)
-            return sh_error_set(err, SH_EINVAL, 0, "modulus m = %llu; use at least 1 (the paper's clustering used 25)", (unsigned long long)p->m);
+        if (p->m < 1 || p->m > SH_SKETCH_MAX_M)
+            return sh_error_set(err, SH_EINVAL, 0, "modulus m = %llu; use 1 to 2^32 (the paper's clustering used 25)",
+                                (unsigned long long)p->m);
         break;
     case SH_SKETCH_CLASS: case SH_SKETCH_FULL:
         break;
@@ -459,6 +461,51 @@ void sh_sketch_serialize(const sh_sketch *a, unsigned char *out)
     sh_store_le32(out + HEADER + 8 * a->n, (uint32_t)crc32(0L, out, (uInt)(HEADER + 8 * a->n)));
 }
 
+/* The fields of a decoded sketch against what a writer produces (sketch.h). */
+static sh_status check_loaded(const sh_sketch *a, sh_error *err)
+{
+    const sh_sketch_params *p = &a->p;
+    size_t i;
+    if (p->w > 1024)
+        return sh_error_set(err, SH_EFORMAT, 12, "sketch has shingle width w = %u; a writer makes 0 (features) to 1024", p->w);
+    if (p->s > SH_SKETCH_MAX_S)
+        return sh_error_set(err, SH_EFORMAT, 16, "sketch has size s = %u; a writer makes at most %u", p->s, SH_SKETCH_MAX_S);
+    if (p->m > SH_SKETCH_MAX_M)
+        return sh_error_set(err, SH_EFORMAT, 24, "sketch has modulus m = %llu; a writer makes at most 2^32", (unsigned long long)p->m);
+    if (p->floor > 1000)
+        return sh_error_set(err, SH_EFORMAT, 10, "sketch has floor %u; a writer makes at most 1000", p->floor);
+    if (p->kind == SH_SKETCH_CLASS ? p->cls > 63 : p->cls != 0)
+        return sh_error_set(err, SH_EFORMAT, 20, "sketch has size class %u; a %s", p->cls,
+                            p->kind == SH_SKETCH_CLASS ? "class is 0 to 63" : "sketch of this kind has class 0");
+    if ((p->k < 64 && p->poly >> p->k) || (p->poly & 1) == 0)
+        return sh_error_set(err, SH_EFORMAT, 40, "sketch polynomial 0x%llx is not one of degree %u (more bits, or no constant term)",
+                            (unsigned long long)p->poly, p->k);
+    if ((p->idpoly & 1) == 0)
+        return sh_error_set(err, SH_EFORMAT, 48, "sketch token-id polynomial 0x%llx has no constant term", (unsigned long long)p->idpoly);
+    if ((p->kind == SH_SKETCH_MIN || p->kind == SH_SKETCH_MINMOD) && (p->s < 1 || a->n > p->s))
+        return sh_error_set(err, SH_EFORMAT, 16, "sketch of size s = %u holds %zu values", p->s, a->n);
+    if (p->kind == SH_SKETCH_MIN && a->n != (a->n_shingles < p->s ? a->n_shingles : p->s))
+        return sh_error_set(err, SH_EFORMAT, 64, "MIN sketch of s = %u over %llu shingles holds %zu values", p->s,
+                            (unsigned long long)a->n_shingles, a->n);
+    if ((p->kind == SH_SKETCH_MOD || p->kind == SH_SKETCH_MINMOD) && p->m < 1)
+        return sh_error_set(err, SH_EFORMAT, 24, "sketch has modulus 0");
+    if (a->n > a->n_shingles)
+        return sh_error_set(err, SH_EFORMAT, 64, "sketch holds %zu values of %llu shingles", a->n, (unsigned long long)a->n_shingles);
+    if (p->kind == SH_SKETCH_FULL && a->n != a->n_shingles)
+        return sh_error_set(err, SH_EFORMAT, 64, "full sketch holds %zu values of %llu shingles", a->n, (unsigned long long)a->n_shingles);
+    for (i = 0; i < a->n; i++) {
+        uint64_t v = a->v[i];
+        if (i > 0 && v <= a->v[i - 1])
+            return sh_error_set(err, SH_EFORMAT, HEADER + 8 * i, "sketch values are not strictly ascending at value %zu", i);
+        if ((p->kind == SH_SKETCH_MOD || p->kind == SH_SKETCH_MINMOD) && v % p->m != 0)
+            return sh_error_set(err, SH_EFORMAT, HEADER + 8 * i, "sketch value %zu is not a multiple of the modulus %llu", i,
+                                (unsigned long long)p->m);
+        if (p->kind == SH_SKETCH_CLASS && (v & ((1ULL << p->cls) - 1)) != 0)
+            return sh_error_set(err, SH_EFORMAT, HEADER + 8 * i, "sketch value %zu is not a multiple of 2^%u (its class)", i, p->cls);
+    }
+    return SH_OK;
+}
+
 sh_status sh_sketch_deserialize(const unsigned char *in, size_t n, sh_sketch **out, sh_error *err)
 {
     sh_sketch *a;
@@ -479,6 +526,7 @@ sh_status sh_sketch_deserialize(const unsigned char *in, size_t n, sh_sketch **o
         return sh_error_set(err, SH_EFORMAT, n - 4, "sketch checksum mismatch: the string is corrupt");
     if (in[5] < SH_SKETCH_MIN || in[5] > SH_SKETCH_FULL || in[6] > 1 || in[8] > 1 || in[7] < 16 || in[7] > 64)
         return sh_error_set(err, SH_EFORMAT, 5, "sketch header has an unknown kind, option, token mode or degree");
+    if (in[9] != 0) return sh_error_set(err, SH_EFORMAT, 9, "sketch header byte 9 (reserved) is not 0");
     a = (sh_sketch *)malloc(sizeof *a + (size_t)count * sizeof(uint64_t));
     if (!a) return sh_error_set(err, SH_ENOMEM, 0, "out of memory for a sketch of %u values", count);
     memset(&a->p, 0, sizeof a->p);
@@ -498,12 +546,10 @@ sh_status sh_sketch_deserialize(const unsigned char *in, size_t n, sh_sketch **o
     a->n_shingles = sh_load_le64(in + 64);
     a->n_tokens = sh_load_le64(in + 72);
     a->n = count;
-    for (i = 0; i < count; i++) {
-        a->v[i] = sh_load_le64(in + HEADER + 8 * (size_t)i);
-        if (i > 0 && a->v[i] <= a->v[i - 1]) {
-            free(a);
-            return sh_error_set(err, SH_EFORMAT, HEADER + 8 * (size_t)i, "sketch values are not strictly ascending at value %u", i);
-        }
+    for (i = 0; i < count; i++) a->v[i] = sh_load_le64(in + HEADER + 8 * (size_t)i);
+    {
+        sh_status st = check_loaded(a, err);
+        if (st != SH_OK) { free(a); return st; }
     }
     *out = a;
     return SH_OK;

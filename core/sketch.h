@@ -25,6 +25,12 @@ typedef enum sh_sketch_kind {
     SH_SKETCH_MIN = 1, SH_SKETCH_MOD = 2, SH_SKETCH_MINMOD = 3, SH_SKETCH_CLASS = 4, SH_SKETCH_FULL = 5
 } sh_sketch_kind;
 
+/* The largest s and m a sketch may have (the shingler's options and the
+ * deserializer check them): beyond them the sample means nothing, and an m
+ * above 2^32 would make walking the modulus chain (trial division) slow. */
+#define SH_SKETCH_MAX_S 1000000u
+#define SH_SKETCH_MAX_M ((uint64_t)1 << 32)
+
 typedef struct sh_sketch_params {
     uint8_t kind;        /* sh_sketch_kind */
     uint8_t option;      /* sh_option */
@@ -115,7 +121,14 @@ typedef struct sh_estimate {
  * exact. A comparison involving an empty sketch estimates 0. */
 sh_status sh_sketch_estimate(const sh_sketch *a, const sh_sketch *b, sh_estimate *e, sh_error *err);
 
-/* Serialization: a versioned little-endian binary string (docs/formats.md). */
+/* Serialization: a versioned little-endian binary string (docs/formats.md).
+ * sh_sketch_deserialize accepts only what sh_sketch_serialize can write: on
+ * top of the magic, version, length and checksum, every field is checked
+ * against what a writer produces (kind, option, token mode, degree, the
+ * reserved byte, w, s, m, floor, the class, the polynomials' degree and
+ * constant term, the values ascending and each a multiple of the modulus or
+ * class, their count against s and the shingle count); SH_EFORMAT names the
+ * field and its byte offset. */
 size_t sh_sketch_serialized_size(const sh_sketch *a);
 void sh_sketch_serialize(const sh_sketch *a, unsigned char *out);
 sh_status sh_sketch_deserialize(const unsigned char *in, size_t n, sh_sketch **out, sh_error *err);

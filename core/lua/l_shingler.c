@@ -43,7 +43,7 @@ static int shingler_new(lua_State *L)
     s = shl_opt_int(L, 1, "s", 200);
     m = shl_opt_int(L, 1, "m", 25);
     luaL_argcheck(L, s >= 1 && s <= 1000000, 1, "sketch size s must be 1 to 1000000");
-    luaL_argcheck(L, m >= 1, 1, "modulus m must be at least 1");
+    luaL_argcheck(L, m >= 1 && (uint64_t)m <= SH_SKETCH_MAX_M, 1, "modulus m must be 1 to 2^32");
     u = (shl_shingler *)shl_newuserdata(L, sizeof *u);
     memset(u, 0, sizeof *u);
     u->closed = 1; /* nothing to free until init succeeds */

@@ -41,7 +41,7 @@ local enums = {
   invalid = { error = true, skip = true, latin1 = true },
 }
 local bools = { html = true, lowercase = true, numbers = true, punctuation = true, fold = true }
-local ranges = { w = { 1, 1024 }, k = { 16, 64 }, s = { 1, 1000000 }, m = { 1, 2 ^ 53 }, floor = { 0, 1000 } }
+local ranges = { w = { 1, 1024 }, k = { 16, 64 }, s = { 1, 1000000 }, m = { 1, 2 ^ 32 }, floor = { 0, 1000 } }
 
 local function keys(t)
   local out = {}
