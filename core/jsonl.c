@@ -484,7 +484,11 @@ sh_status sh_jsonl_next_line(sh_jsonl_reader *r, char **line, size_t *n, uint64_
         if (r->scan < r->end) nl = (char *)memchr(r->buf + r->scan, '\n', r->end - r->scan);
         if (!nl) {
             r->scan = r->end;
-            if (r->end - r->start > r->max_line) return skip_long_line(r, err);
+            if (r->end - r->start > r->max_line) {
+                sh_status st = skip_long_line(r, err);
+                *lineno = r->lineno;
+                return st;
+            }
             if (!r->eof) {
                 if (r->start > 0 && r->end - r->start < r->cap / 2) { /* make room at the front */
                     memmove(r->buf, r->buf + r->start, r->end - r->start);
@@ -515,6 +519,7 @@ sh_status sh_jsonl_next_line(sh_jsonl_reader *r, char **line, size_t *n, uint64_
         r->consumed += len + (last ? 0 : 1);
         r->lineno++;
         if (len > r->max_line) {
+            *lineno = r->lineno;
             return sh_error_set(err, SH_EFORMAT, 0, "%s: line %llu: longer than the limit of %zu bytes (%zu bytes; the "
                                 "largest document, --max-bytes); skipped", r->name, (unsigned long long)r->lineno,
                                 r->max_line, len);

@@ -10,6 +10,7 @@ PACKAGES=(build-essential cmake pkg-config zlib1g-dev libutf8proc-dev liblmdb-de
           lua-busted lua-argparse lua-cjson lua-filesystem luarocks
           nginx libnginx-mod-http-lua curl lmdb-utils wrk  # shingle serve, its spec (curl, mdb_load) and bench/serve_bench.lua (wrk)
           openmpi-bin libopenmpi-dev  # shingle cluster --mpi (shingle/mpi.so, docs/scale-out.md)
+          clang libclang-rt-14-dev # the libFuzzer targets (scripts/fuzz.sh)
           libxml2-doc   # libxml2-doc: the HTML manual mirrored by spec/collections_spec.lua
           libxml2-utils) # xmllint: spec/report_spec.lua parses the reports' SVG
 # headless Chromium for the reports in a real browser (scripts/browser/check.sh);

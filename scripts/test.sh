@@ -3,7 +3,8 @@
 # specs under Lua 5.4, 5.3 and LuaJIT, the HTML reports in headless Chromium
 # (scripts/browser/check.sh), the C tests and the 5.4 specs again under
 # AddressSanitizer + UndefinedBehaviorSanitizer, and a LuaRocks install into a
-# scratch tree. Ends with one line "N passed, N failed" (test functions and
+# scratch tree, and the libFuzzer targets (their kept inputs and a short run
+# each, FUZZ_SECONDS = 10). Ends with one line "N passed, N failed" (test functions and
 # specs added up) and exits non-zero if anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -118,6 +119,22 @@ if cmake -S . -B build/nompi -DSHINGLE_LUA=5.4 -DSHINGLE_MPI=OFF -DSHINGLE_WERRO
 else
   echo "[without MPI] build failed"; failed=$((failed + 1))
 fi
+# Fuzzing (docs/robustness.md): every libFuzzer target over its seeds and the
+# crash inputs kept as regressions, then a short run of each (FUZZ_SECONDS).
+count_fuzz() { # count_fuzz ARGS...: one test per target line of scripts/fuzz.sh
+  local line
+  bash scripts/fuzz.sh "$@" >"$log" 2>&1
+  while IFS= read -r line; do
+    case "$line" in
+      "fuzz "*": ok"*) passed=$((passed + 1)); echo "[fuzz] $line" ;;
+      "fuzz "*) failed=$((failed + 1)); echo "[fuzz] $line" ;;
+      *) [[ "$line" == *FAILED* || "$line" == *invariant* || "$line" == *ERROR* ]] && echo "  $line" ;;
+    esac
+  done <"$log"
+  grep -q "^fuzz " "$log" || { echo "[fuzz] scripts/fuzz.sh $*: did not run"; tail -5 "$log"; failed=$((failed + 1)); }
+}
+count_fuzz --regress
+count_fuzz "${FUZZ_SECONDS:-10}"
 
 # The rockspec builds and installs a working command into a scratch tree, and
 # the examples run against the installed modules alone (not the checkout's).
