@@ -20,6 +20,8 @@ int luaopen_shingle_core(lua_State *L)
     shl_open_proc(L);
     shl_open_outdir(L);
     shl_open_jsonl(L);
+    shl_open_ixcheck(L);
+    shl_open_guard(L);
     lua_pushliteral(L, "0.1.0");
     lua_setfield(L, -2, "_VERSION");
     return 1;

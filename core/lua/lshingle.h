@@ -90,5 +90,7 @@ void shl_open_collections(lua_State *L); /* web graph, trivial clusters, growing
 void shl_open_proc(lua_State *L);       /* exec */
 void shl_open_outdir(lua_State *L);   /* locks and fsync for outputs that appear whole */
 void shl_open_jsonl(lua_State *L);    /* JSON Lines input */
+void shl_open_ixcheck(lua_State *L);  /* checking an index */
+void shl_open_guard(lua_State *L);    /* the command line's last word on a crash */
 
 #endif

@@ -31,6 +31,9 @@ function M.main(argv)
     io.stderr:write("shingle: ", parsed, "\n", "Run 'shingle --help' for usage.\n")
     return 2
   end
+  -- a fault in C (a damaged index can make LMDB touch a bad page) ends the
+  -- command with a sentence saying what it was reading, not a core dump
+  require("shingle.core").crash_guard()
   local cmd = require("shingle.cmd." .. module_of(parsed.command))
   local ok2, status = xpcall(cmd.run, debug.traceback, parsed)
   if not ok2 then

@@ -30,6 +30,9 @@ M.defaults = {
 --- index.open(path [, { readonly = bool, create = bool, map_size = bytes }]) -> index, or nil, err
 function M.open(path, opts)
   opts = opts or {}
+  -- the command line's last word should LMDB fail on a damaged page (core.crash_guard)
+  core.crash_context(("reading the index %s, which may be damaged: check it with `shingle index check %s` "
+    .. "(docs/robustness.md, \"Index\")"):format(path, path))
   local ix, err = core.index(path, { readonly = opts.readonly, create = opts.create ~= false and not opts.readonly,
     map_size = opts.map_size })
   if not ix then return nil, err end
@@ -199,7 +202,8 @@ end
 
 local function with_doc(self, hits)
   for _, h in ipairs(hits) do
-    local d = self.ix:doc(h.id)
+    local d, err = self.ix:doc(h.id)
+    if not d then return nil, err end
     h.url, h.sweep, h.cluster = d.url, d.sweep, d.cluster
   end
   return hits

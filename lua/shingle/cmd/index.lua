@@ -21,9 +21,45 @@ function M.configure(parser)
   add:option("--extractor", "A new index: feature extractor (midi, code, fasta (fasta:k=N) or a Lua file).")
   local info = c:command("info", "Show an index's parameters and sweeps.")
   info:argument("db", "The index directory.")
+  local check = c:command("check", "Read every record of an index and report damage (in a child process).")
+  check:argument("db", "The index directory.")
+end
+
+-- shingle index check DB: the walk runs in a child process (core/ixcheck.c),
+-- so LMDB stopping on a damaged page is a line of the report.
+local function check(a)
+  local core = require "shingle.core"
+  local lfs = require "lfs"
+  if lfs.attributes(a.db, "mode") ~= "directory" then
+    io.stderr:write("shingle: ", a.db, ": no index there\n")
+    return 1
+  end
+  local r, err = core.index_check(a.db)
+  if not r then io.stderr:write("shingle: ", err, "\n") return 1 end
+  local out = io.stdout
+  for _, l in ipairs(r.lines) do
+    if l.kind == "table" then
+      local name, n = l.text:match("^(.-) (%d+)$")
+      out:write(("  %-12s %12s records\n"):format(name or l.text, n or "?"))
+    elseif l.kind == "lmdb" then
+      out:write("  LMDB: ", l.text, "\n")
+    else
+      out:write("  ", l.kind == "crash" and "stopped: " or "problem: ", l.text, "\n")
+    end
+  end
+  if r.problems == 0 then
+    out:write(("%s reads whole: every table read, no problem found\n"):format(a.db))
+    return 0
+  end
+  out:write(("%s is damaged: %d problem%s. Keep a copy of it as it is; then recover what can be read with\n"
+    .. "  mdb_copy -c %s NEW   (lmdb-utils), and check NEW,\n"
+    .. "or restore a backup, or rebuild it from the inputs of its sweeps with shingle index add\n"
+    .. "(docs/robustness.md, \"Index\")\n"):format(a.db, r.problems, r.problems == 1 and "" or "s", a.db))
+  return 1
 end
 
 function M.run(a)
+  if a.index_command == "check" then return check(a) end
   if a.index_command == "info" then
     local ix, err = index.open(a.db, { readonly = true })
     if not ix then io.stderr:write("shingle: ", err, "\n") return 1 end
