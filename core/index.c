@@ -1,6 +1,7 @@
 #include "index.h"
 
 #include "byteorder.h"
+#include "ixcheck.h"
 #include "extsort.h"
 #include "sort.h"
 
@@ -10,13 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
+
+/* dups[i] of a document sh_index_add skips (its URL is already in the sweep) */
+#define SKIPPED 0xFF
 
 enum { D_META, D_DOCS, D_POST, D_URLS, D_RAW, D_CANON, D_CLUSTER, D_MEMBERS, D_SWEEPS, D_SWEEPDOCS, D_N };
-static const char *const dbnames[D_N] = { "meta", "docs", "postings", "urls", "raw", "canon", "cluster", "members",
-                                          "sweeps", "sweepdocs" };
+static const char *const dbnames[D_N] = SH_INDEX_TABLE_NAMES;
 /* which tables hold sorted lists of fixed-size doc ids */
-static const int dupsort[D_N] = { 0, 0, 1, 1, 1, 1, 0, 1, 0, 1 };
+static const int dupsort[D_N] = SH_INDEX_DUPSORT;
 
 struct sh_index {
     MDB_env *env;
@@ -44,8 +49,24 @@ struct sh_index_adder {
 };
 
 
+static void shrink(sh_index *ix);
+
+/* Whether the filesystem holding path has (almost) no room left: LMDB
+ * reports a short write on a full disk as EIO, so the cause is looked up. */
+static int disk_full(const char *path)
+{
+    struct statvfs v;
+    return statvfs(path, &v) == 0 && (uint64_t)v.f_bavail * v.f_frsize < ((uint64_t)1 << 20);
+}
+
 static sh_status lmdb_err(sh_error *err, const sh_index *ix, const char *what, int rc)
 {
+    if (ix && (rc == ENOSPC || ((rc == EIO || rc == MDB_MAP_FULL) && disk_full(ix->path)))) {
+        sh_error_set(err, SH_EIO, 0, "%s/data.mdb: %s: no space left on device; the add was rolled back and the index "
+                     "is as it was: free some space and add again", ix->path, what);
+        if (err) err->sys_errno = ENOSPC;
+        return SH_EIO;
+    }
     sh_status code = rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH || rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND
                      ? SH_EFORMAT : rc == ENOMEM ? SH_ENOMEM : SH_EIO;
     const char *hint = rc == MDB_MAP_FULL ? ": the index reached its map size; open it with a larger map_size"
@@ -107,6 +128,11 @@ sh_status sh_index_open(sh_index **out, const char *path, int readonly, int crea
             return sh_error_set(err, SH_EIO, 0, "cannot create the index directory %s: %s", path, strerror(errno));
     } else if (!S_ISDIR(st.st_mode)) {
         return sh_error_set(err, SH_EFORMAT, 0, "%s is not an index directory (an index is a directory holding data.mdb)", path);
+    }
+    {
+        /* a truncated data.mdb would make the first read die of SIGBUS */
+        sh_status cs = sh_index_check_file(path, NULL, err);
+        if (cs != SH_OK) return cs;
     }
     ix = (sh_index *)calloc(1, sizeof *ix);
     if (!ix) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
@@ -398,18 +424,32 @@ static size_t docrec_size(const sh_ixdoc *d)
     return sizeof *d + 8 * (size_t)d->n_values + d->url_len;
 }
 
-/* The sketch of a stored document as the estimator takes it. */
-static void sketch_from(const sh_sketch_params *p, const MDB_val *v, sh_sketch *out)
+/* The sketch of a stored document as the estimator takes it, after checking
+ * its record (ixcheck.h); out has room for the record's values. */
+static sh_status sketch_from(const sh_index *ix, const sh_sketch_params *p, uint32_t doc, const MDB_val *v, sh_sketch *out,
+                             sh_error *err)
 {
     sh_ixdoc d;
-    memcpy(&d, v->mv_data, sizeof d);
-    out->p = *p;
-    if (p->kind == SH_SKETCH_CLASS) out->p.cls = d.cls;
-    if (p->kind == SH_SKETCH_MOD) out->p.m = sh_mod_step(p->m, d.cls); /* cls holds the modulus steps */
-    out->n_shingles = d.n_shingles;
-    out->n_tokens = d.n_tokens;
-    out->n = d.n_values;
-    memcpy(out->v, (const char *)v->mv_data + sizeof d, 8 * (size_t)d.n_values);
+    sh_status s = sh_ixdoc_decode(v->mv_data, v->mv_size, doc, &d, NULL, NULL, err);
+    if (s != SH_OK) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+        return sh_error_set(err, s, 0, "%.300s: %.200s", ix->path, msg);
+    }
+    sh_ixdoc_sketch(p, &d, v->mv_data, out);
+    return SH_OK;
+}
+
+/* The header of a stored document, checked. */
+static sh_status doc_head(const sh_index *ix, uint32_t doc, const MDB_val *v, sh_ixdoc *d, sh_error *err)
+{
+    sh_status s = sh_ixdoc_decode(v->mv_data, v->mv_size, doc, d, NULL, NULL, err);
+    if (s != SH_OK) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+        return sh_error_set(err, s, 0, "%.300s: %.200s", ix->path, msg);
+    }
+    return SH_OK;
 }
 
 static int get_doc(MDB_txn *t, sh_index *ix, uint32_t doc, MDB_val *v)
@@ -502,6 +542,38 @@ static int identical(MDB_txn *t, sh_index *ix, const sh_index_doc *d, uint32_t *
     return SH_DUP_NONE;
 }
 
+/* A document of this sweep with the URL of d: 1 with *prev its id and *same
+ * whether its raw bytes are d's, 0 if there is none, -1 with *rc on an LMDB
+ * error (or an SH_EFORMAT record, which *s then holds). */
+static int url_in_sweep(MDB_txn *t, sh_index *ix, uint32_t sweep, const sh_index_doc *d, uint64_t url_fp, uint32_t *prev,
+                        int *same, int *rc, sh_status *s, sh_error *err)
+{
+    unsigned char kb[8];
+    MDB_val k = { 8, kb }, v;
+    MDB_cursor *cur;
+    int found = 0;
+    sh_store_be64(kb, url_fp);
+    if ((*rc = mdb_cursor_open(t, ix->db[D_URLS], &cur)) != 0) return -1;
+    for (*rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY); *rc == 0 && !found; *rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_DUP)) {
+        uint32_t id = sh_load_be32(v.mv_data);
+        MDB_val dv;
+        sh_ixdoc h;
+        const char *url;
+        size_t ul;
+        if ((*rc = get_doc(t, ix, id, &dv)) != 0) break;
+        if ((*s = sh_ixdoc_decode(dv.mv_data, dv.mv_size, id, &h, &url, &ul, err)) != SH_OK) { mdb_cursor_close(cur); return -1; }
+        if (h.sweep == sweep && ul == d->url_len && memcmp(url, d->url, ul) == 0) {
+            *prev = id;
+            *same = h.raw_fp == d->raw_fp;
+            found = 1;
+        }
+    }
+    mdb_cursor_close(cur);
+    if (found) { *rc = 0; return 1; }
+    if (*rc == MDB_NOTFOUND) { *rc = 0; return 0; }
+    return -1;
+}
+
 sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, uint32_t *ids, sh_error *err)
 {
     sh_index *ix = a->ix;
@@ -531,9 +603,23 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
             goto out;
         }
         memset(&h, 0, sizeof h);
+        h.url_fp = sh_index_url_fp(ix, d->url, d->url_len);
+        {
+            /* a sweep holds one version of a URL: the same content again is
+             * skipped (a re-run after a crash adds nothing twice), other
+             * content is refused */
+            uint32_t prev = 0;
+            int same = 0, r = url_in_sweep(t, ix, a->sweep, d, h.url_fp, &prev, &same, &rc, &s, err);
+            if (r < 0) { if (s != SH_OK) goto out; break; }
+            if (r == 1) {
+                dups[i] = SKIPPED;
+                ids[i] = same ? prev : SH_INDEX_REFUSED;
+                if (same) a->st.already++; else a->st.refused++;
+                continue;
+            }
+        }
         h.dup = (uint32_t)(dups[i] = (unsigned char)identical(t, ix, d, &other[i], &rc));
         if (rc) break;
-        h.url_fp = sh_index_url_fp(ix, d->url, d->url_len);
         h.raw_fp = d->raw_fp;
         h.canon_fp = d->canon_fp;
         h.sweep = a->sweep;
@@ -568,12 +654,12 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
     {
         size_t total = 0, m = 0, j;
         unsigned char *recs, *aux;
-        for (i = 0; i < n; i++) total += docs[i].sketch->n;
+        for (i = 0; i < n; i++) if (dups[i] != SKIPPED) total += docs[i].sketch->n;
         recs = (unsigned char *)malloc(12 * total + 12);
         aux = (unsigned char *)malloc(12 * total + 12);
         if (!recs || !aux) { free(recs); free(aux); s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto out; }
         for (i = 0; i < n; i++)
-            for (j = 0; j < docs[i].sketch->n; j++) {
+            for (j = 0; dups[i] != SKIPPED && j < docs[i].sketch->n; j++) {
                 sh_store_be64(recs + 12 * m, docs[i].sketch->v[j]);
                 sh_store_be32(recs + 12 * m + 8, ids[i]);
                 m++;
@@ -590,6 +676,7 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
         const sh_index_doc *d = &docs[i];
         uint32_t id = ids[i];
         size_t nc = 0, c;
+        if (dups[i] == SKIPPED) continue;
         if (dups[i] != SH_DUP_NONE) {
             /* identical sketches decide every pair alike: the copy needs no search of its own */
             a->st.identical++;
@@ -604,9 +691,9 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
             uint32_t cid = a->cand[c];
             a->st.candidates++;
             if ((rc = get_doc(t, ix, cid, &v)) != 0) break;
-            memcpy(&h, v.mv_data, sizeof h);
+            if ((s = doc_head(ix, cid, &v, &h, err)) != SH_OK) goto out;
             if ((s = grow_scratch(a, h.n_values > d->sketch->n ? h.n_values : d->sketch->n, err)) != SH_OK) goto out;
-            sketch_from(&a->p, &v, a->sb);
+            if ((s = sketch_from(ix, &a->p, cid, &v, a->sb, err)) != SH_OK) goto out;
             if ((s = sh_sketch_estimate(d->sketch, a->sb, &e, err)) != SH_OK) goto out;
             if (sh_policy_passes(a->policy, a->threshold, &e)) {
                 a->st.linked++;
@@ -615,8 +702,12 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
         }
     }
     if (rc) { s = lmdb_err(err, ix, "link documents", rc); goto out; }
-    a->st.added += n;
-    a->sweep_count += (uint32_t)n;
+    {
+        size_t added = 0;
+        for (i = 0; i < n; i++) added += dups[i] != SKIPPED;
+        a->st.added += added;
+        a->sweep_count += (uint32_t)added;
+    }
 out:
     free(other);
     free(dups);
@@ -639,6 +730,7 @@ sh_status sh_index_commit(sh_index_adder *a, sh_index_add_stats *st, sh_error *e
     rc = mdb_txn_commit(a->txn);
     a->txn = NULL;
     if (st) *st = a->st;
+    if (rc) shrink(ix); /* a failed commit is rolled back; its pages may be in the file */
     sh_index_abort(a);
     if (rc) return lmdb_err(err, ix, "commit", rc);
     return SH_OK;
@@ -673,10 +765,34 @@ sh_status sh_index_meta_get(sh_index *ix, const char *key, char **data, size_t *
     return SH_OK;
 }
 
+/* Cut data.mdb back to what its committed state uses. An add that failed
+ * (a full disk) may have written pages past it, which LMDB leaves in the
+ * file; no reader looks past the committed last page, and the write
+ * transaction taken here keeps any other writer out meanwhile. */
+static void shrink(sh_index *ix)
+{
+    MDB_txn *t;
+    MDB_envinfo info;
+    MDB_stat st;
+    struct stat fs;
+    int fd;
+    if (ix->readonly || mdb_txn_begin(ix->env, NULL, 0, &t) != 0) return;
+    if (mdb_env_info(ix->env, &info) == 0 && mdb_env_stat(ix->env, &st) == 0 && mdb_env_get_fd(ix->env, &fd) == 0 &&
+        fstat(fd, &fs) == 0) {
+        off_t used = (off_t)(info.me_last_pgno + 1) * (off_t)st.ms_psize;
+        if (fs.st_size > used && ftruncate(fd, used) != 0) { /* the next add reuses the room anyway */ }
+    }
+    mdb_txn_abort(t);
+}
+
 void sh_index_abort(sh_index_adder *a)
 {
+    int failed;
     if (!a) return;
+    failed = a->txn != NULL;
     if (a->txn) mdb_txn_abort(a->txn);
+    a->txn = NULL;
+    if (failed) shrink(a->ix);
     free(a->cand);
     free(a->sa);
     free(a->sb);
@@ -743,13 +859,14 @@ sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, s
         sh_ixdoc d;
         sh_estimate e;
         if ((rc = get_doc(t, ix, cand[c], &v)) != 0) { s = lmdb_err(err, ix, "read document", rc); goto done; }
-        memcpy(&d, v.mv_data, sizeof d);
+        if ((s = doc_head(ix, cand[c], &v, &d, err)) != SH_OK) goto done;
         if (!sb || sb->n < d.n_values) {
             free(sb);
             sb = (sh_sketch *)malloc(sizeof *sb + 8 * ((size_t)d.n_values + 64));
             if (!sb) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
+            sb->n = (size_t)d.n_values + 64;
         }
-        sketch_from(&p, &v, sb);
+        if ((s = sketch_from(ix, &p, cand[c], &v, sb, err)) != SH_OK) goto done;
         if ((s = sh_sketch_estimate(q, sb, &e, err)) != SH_OK) goto done;
         if (e.both == 0 || !sh_policy_passes(policy, threshold, &e)) continue;
         h[nh].doc = cand[c];
@@ -784,7 +901,7 @@ sh_status sh_index_doc_get(sh_index *ix, uint32_t doc, sh_ixdoc *d, sh_sketch **
     rc = get_doc(t, ix, doc, &v);
     if (rc == MDB_NOTFOUND) { rend(ix, t); return sh_error_set(err, SH_EINVAL, 0, "%s has no document %u", ix->path, doc + 1); }
     if (rc) { rend(ix, t); return lmdb_err(err, ix, "read document", rc); }
-    memcpy(d, v.mv_data, sizeof *d);
+    if ((s = doc_head(ix, doc, &v, d, err)) != SH_OK) { rend(ix, t); return s; }
     if (url && url_cap) {
         size_t n = d->url_len < url_cap - 1 ? d->url_len : url_cap - 1;
         memcpy(url, (const char *)v.mv_data + sizeof *d + 8 * (size_t)d->n_values, n);
@@ -802,7 +919,7 @@ sh_status sh_index_doc_get(sh_index *ix, uint32_t doc, sh_ixdoc *d, sh_sketch **
         if ((s = read_params(t, ix, &p, &present, &pol, &thr, err)) == SH_OK) {
             *sk = (sh_sketch *)malloc(sizeof **sk + 8 * (size_t)d->n_values);
             if (!*sk) s = sh_error_set(err, SH_ENOMEM, 0, "out of memory");
-            else sketch_from(&p, &v, *sk);
+            else if ((s = sketch_from(ix, &p, doc, &v, *sk, err)) != SH_OK) { free(*sk); *sk = NULL; }
         }
     }
     if (s == SH_OK && sweep && sweep_cap) {

@@ -55,7 +55,12 @@ typedef struct sh_index_doc {
 
 typedef struct sh_index_add_stats {
     uint64_t added, identical, candidates, linked, merges;
+    uint64_t already;   /* skipped: the same URL with the same content is in the sweep */
+    uint64_t refused;   /* refused: the same URL with other content is in the sweep */
 } sh_index_add_stats;
+
+/* ids[i] of a document sh_index_add refused (its URL is in the sweep with other content) */
+#define SH_INDEX_REFUSED UINT32_MAX
 
 typedef struct sh_index_adder sh_index_adder;
 
@@ -66,7 +71,12 @@ typedef struct sh_index_adder sh_index_adder;
  * are not searched for candidates (0: no limit). */
 sh_status sh_index_begin(sh_index *ix, const char *sweep, const sh_sketch_params *identity, sh_policy policy,
                          double threshold, uint32_t max_df, sh_index_adder **out, sh_error *err);
-/* Add docs[0..n) (their sketches must carry identity's parameters); ids[i] gets each new id. */
+/* Add docs[0..n) (their sketches must carry identity's parameters); ids[i] gets each new id.
+ * A sweep holds one version of a URL: a document whose URL is already in the
+ * sweep (added before, or earlier in docs) is not added; ids[i] is then the
+ * id of that document when its raw bytes are the same (counted in
+ * st.already: adding a sweep again adds nothing twice), else
+ * SH_INDEX_REFUSED (counted in st.refused). */
 sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, uint32_t *ids, sh_error *err);
 /* Commit the sweep: it becomes visible to readers all at once. */
 sh_status sh_index_commit(sh_index_adder *a, sh_index_add_stats *st, sh_error *err);

@@ -83,7 +83,7 @@ local function seconds(cmd)
   return tonumber(out:match("@([%d.]+)%s*$")) or (os.time() - t0 + os.clock() - c0)
 end
 
-describe("shingle cluster killed with SIGKILL at random points", function()
+describe("shingle cluster killed with SIGKILL at random points #faults", function()
   local dir, a_res, b_res, t_b
   setup(function()
     dir = tmpdir()
@@ -136,7 +136,7 @@ describe("shingle cluster killed with SIGKILL at random points", function()
   end
 end)
 
-describe("shingle cluster on a full disk", function()
+describe("shingle cluster on a full disk #faults", function()
   -- the files of a run in the order a run writes them, grouped by phase
   local phases = {
     { "phase 1", { "docs.bin", "sketches.bin", "shingles.bin", "docs.jsonl", "phase1.json" } },

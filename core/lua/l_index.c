@@ -123,7 +123,10 @@ static void adder_release(lua_State *L, shl_adder *a)
     a->a = NULL;
 }
 
-/* adder:add({ { url, sketch, raw, canonical }, ... }) -> ids, or nil, err (the add is then abandoned) */
+/* adder:add({ { url, sketch, raw, canonical }, ... }) -> ids, or nil, err (the add is then abandoned).
+ * A document whose URL is already in the sweep is not added: its entry is
+ * the id of that document when the content is the same, false when it is
+ * not (core/index.h); the commit's stats count them (already, refused). */
 static int adder_add(lua_State *L)
 {
     shl_adder *a = check_adder(L);
@@ -151,7 +154,8 @@ static int adder_add(lua_State *L)
     }
     lua_createtable(L, (int)n, 0);
     for (i = 0; i < n; i++) {
-        lua_pushinteger(L, (lua_Integer)ids[i] + 1);
+        if (ids[i] == SH_INDEX_REFUSED) lua_pushboolean(L, 0);
+        else lua_pushinteger(L, (lua_Integer)ids[i] + 1);
         lua_rawseti(L, -2, (int)(i + 1));
     }
     return 1;
@@ -199,6 +203,8 @@ static int adder_commit(lua_State *L)
     lua_pushinteger(L, (lua_Integer)st.candidates); lua_setfield(L, -2, "candidates");
     lua_pushinteger(L, (lua_Integer)st.linked); lua_setfield(L, -2, "linked");
     lua_pushinteger(L, (lua_Integer)st.merges); lua_setfield(L, -2, "merges");
+    lua_pushinteger(L, (lua_Integer)st.already); lua_setfield(L, -2, "already");
+    lua_pushinteger(L, (lua_Integer)st.refused); lua_setfield(L, -2, "refused");
     return 1;
 }
 

@@ -118,7 +118,7 @@ end
 -- Sketch docs and add them with adder. Returns, in the order of docs, the new
 -- id of each document or the message why it could not be sketched (out[i] =
 -- { id = n } or { error = msg }); nil, err when the add itself failed.
-local function add_batch(adder, sk, docs)
+local function add_batch(adder, sk, docs, sweep)
   local res = sk:batch(docs)
   local out, batch, slot = {}, {}, {}
   for i, d in ipairs(res) do
@@ -132,7 +132,12 @@ local function add_batch(adder, sk, docs)
   if #batch > 0 then
     local ids, err = adder:add(batch)
     if not ids then return nil, err end
-    for k, id in ipairs(ids) do out[slot[k]] = { id = id } end
+    for k, id in ipairs(ids) do
+      -- a sweep holds one version of a URL (core/index.h): the same content
+      -- again keeps its id, other content is refused
+      out[slot[k]] = id and { id = id } or { error = ("%s is already in sweep %s with other content; a sweep holds "
+        .. "one version of a URL: add it to another sweep"):format(batch[k].url, sweep) }
+    end
   end
   return out
 end
@@ -153,7 +158,7 @@ function Index:add(inputs, opts)
   local r = input.reader{ format = opts.format, html = opts.html, fields = opts.fields, batch = opts.batch,
     strict = opts.strict, warn = function(msg) stats.errors[#stats.errors + 1] = msg end }
   local ok, rerr = r:each(inputs, function(docs)
-    local out, aerr = add_batch(adder, sk, docs)
+    local out, aerr = add_batch(adder, sk, docs, opts.sweep)
     if not out then return nil, aerr end
     for _, d in ipairs(out) do
       if d.error then
@@ -168,9 +173,17 @@ function Index:add(inputs, opts)
   end)
   if not ok then abandon() return nil, rerr end
   stats.skipped = r:total_skipped()
+  if stats.documents == 0 then
+    -- inputs without any document are an error, as for shingle cluster
+    abandon()
+    return nil, ("no documents to add in %s%s"):format(require("shingle.pipeline").describe_inputs(inputs),
+      stats.skipped > 0 and (" (%d skipped)"):format(stats.skipped) or "")
+  end
   local st, cerr = adder:commit()
   if not st then return nil, cerr end
   for k, v in pairs(st) do stats[k] = v end
+  -- documents: those this add put in the index
+  stats.documents = st.added
   return stats
 end
 
@@ -193,7 +206,7 @@ function Index:add_documents(docs, opts)
   end
   local adder, sk, abandon = begin_add(self, opts, 2)
   if not adder then return nil, sk end
-  local out, err = add_batch(adder, sk, list)
+  local out, err = add_batch(adder, sk, list, opts.sweep)
   if not out then abandon() return nil, err end
   local st, cerr = adder:commit()
   if not st then return nil, cerr end

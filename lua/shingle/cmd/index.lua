@@ -63,13 +63,23 @@ function M.run(a)
   if a.index_command == "info" then
     local ix, err = index.open(a.db, { readonly = true })
     if not ix then io.stderr:write("shingle: ", err, "\n") return 1 end
-    local c = ix.config or {}
+    local c = ix.config
+    if not c then
+      io.stdout:write(("%s: empty (no sweep added yet)\n"):format(a.db))
+      return 0
+    end
+    -- numbers read back from JSON are floats: whole ones are shown as integers
+    local function v(x) return type(x) == "number" and x == math.floor(x) and ("%d"):format(x) or tostring(x) end
     io.stdout:write(("%s: %d documents\n"):format(a.db, ix:count()))
-    io.stdout:write(("w = %s, sketch = %s, m = %s, s = %s, policy = %s >= %s\n"):format(tostring(c.w), tostring(c.sketch),
-      tostring(c.m), tostring(c.s), tostring(c.policy), tostring(c.threshold)))
+    io.stdout:write(("w = %s, sketch = %s, m = %s, s = %s, policy = %s >= %s\n"):format(v(c.w), v(c.sketch),
+      v(c.m), v(c.s), v(c.policy), v(c.threshold)))
     for _, s in ipairs(ix:sweeps()) do io.stdout:write(("sweep %-24s %d documents\n"):format(s.name, s.documents)) end
     return 0
   end
+  -- a missing input is refused before the index is made or opened for writing
+  local ok, ierr = require("shingle.input").check_exist(a.inputs)
+  if not ok then io.stderr:write("shingle: ", ierr, "\n") return 1 end
+  local existed = require("lfs").attributes(a.db, "mode") ~= nil
   local ix, err = index.open(a.db)
   if not ix then io.stderr:write("shingle: ", err, "\n") return 1 end
   local bar = progress.new("indexing", nil, "docs", a.quiet)
@@ -80,10 +90,21 @@ function M.run(a)
   end
   local st, aerr = ix:add(a.inputs, o)
   local t = bar:done()
-  if not st then io.stderr:write("shingle: ", aerr, "\n") return 1 end
+  if not st then
+    io.stderr:write("shingle: ", aerr, "\n")
+    if not existed and not ix.config then
+      -- a first add that failed leaves no empty index behind
+      ix:close()
+      require("shingle.util").remove_tree(a.db)
+    end
+    return 1
+  end
   if not a.quiet then for _, e in ipairs(st.errors) do io.stderr:write("shingle: ", e, "\n") end end
   io.stdout:write(("added %d documents to sweep %s in %.1f s (%.0f docs/s): %d identical to earlier ones, %d pairs linked, %d skipped\n")
     :format(st.documents, a.sweep, t, st.documents / math.max(t, 1e-9), st.identical, st.linked, st.skipped))
+  if (st.already or 0) > 0 then
+    io.stdout:write(("%d documents were already in sweep %s with the same content (not added again)\n"):format(st.already, a.sweep))
+  end
   return 0
 end
 

@@ -54,9 +54,23 @@ function M.run(a)
       if not text then io.stderr:write("shingle: ", err, "\n") return 1 end
       q = text
     end
+    if type(q) == "string" then
+      -- as the pool skips binary files when it sketches (a NUL byte in the first 8 KiB)
+      local z = q:sub(1, 8192):find("\0", 1, true)
+      if z then
+        io.stderr:write(("shingle: %s looks binary (a NUL byte at offset %d): similar compares text documents\n")
+          :format(a.doc == "-" and "standard input" or a.doc, z - 1))
+        return 1
+      end
+    end
     local hits, err = ix:similar(q, { threshold = a.threshold, top = a.top, policy = a.policy, containment = a.containment,
       html = a.html or nil })
     if not hits then io.stderr:write("shingle: ", err, "\n") return 1 end
+    if #hits == 0 then
+      io.stderr:write(("shingle: no document of %s resembles %s at %s %s\n"):format(a.db,
+        a.url and a.doc or (a.doc == "-" and "standard input" or a.doc), a.containment and "containment" or "resemblance",
+        tostring(a.threshold)))
+    end
     for _, h in ipairs(hits) do
       if a.json then out:write(cjson.encode(h), "\n")
       else out:write(("%.3f  c %.3f/%.3f  %-12s %s\n"):format(h.resemblance, h.containment, h.contained, h.sweep, h.url)) end
