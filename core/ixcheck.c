@@ -67,8 +67,8 @@ sh_status sh_index_check_file(const char *dir, uint64_t *used, sh_error *err)
     }
     close(fd);
     if (!ok0 && !ok1)
-        return sh_error_set(err, SH_EFORMAT, 0, "%s is corrupt or not a shingle index (no valid LMDB meta page in its %lld "
-                            "bytes): restore a copy or rebuild the index (docs/robustness.md, \"Index\")", path,
+        return sh_error_set(err, SH_EFORMAT, 0, "%s: the index is corrupt or not a shingle index (no valid LMDB meta page in "
+                            "its %lld bytes): restore a copy or rebuild the index (docs/robustness.md, \"Index\")", path,
                             (long long)st.st_size);
     if (!ok1 || (ok0 && tx0 >= tx1)) need = (last0 + 1) * ps0;
     else need = (last1 + 1) * ps1;

@@ -369,6 +369,7 @@ struct sh_jsonl_reader {
     char *buf;
     size_t cap, start, end, scan, max_line;
     uint64_t lineno, consumed;
+    uint64_t left;             /* bytes still to read (UINT64_MAX: to the end) */
     int eof, done;
     char name[512];
 };
@@ -390,6 +391,7 @@ static sh_status make(sh_read_fn fn, void *ctx, int fd, int own, const char *nam
     if (!r->buf) { free(r); if (own) close(fd); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
     r->fd = fd;
     r->own_fd = own;
+    r->left = UINT64_MAX;
     r->fn = fn ? fn : fd_read;
     r->ctx = fn ? ctx : (void *)&r->fd;
     snprintf(r->name, sizeof r->name, "%s", name ? name : "JSON Lines input");
@@ -432,8 +434,16 @@ sh_status sh_jsonl_open_fn(sh_read_fn fn, void *ctx, const char *name, size_t ma
 static ssize_t fill(sh_jsonl_reader *r, sh_error *err)
 {
     for (;;) {
-        ssize_t got = r->fn(r->ctx, r->buf + r->end, r->cap - r->end);
-        if (got > 0) { r->end += (size_t)got; return got; }
+        size_t room = r->cap - r->end;
+        ssize_t got;
+        if (r->left < room) room = (size_t)r->left;
+        if (room == 0) { r->eof = 1; return 0; }
+        got = r->fn(r->ctx, r->buf + r->end, room);
+        if (got > 0) {
+            r->end += (size_t)got;
+            if (r->left != UINT64_MAX) r->left -= (uint64_t)got;
+            return got;
+        }
         if (got == 0) { r->eof = 1; return 0; }
         if (errno == EINTR) continue;
         {
@@ -550,6 +560,19 @@ sh_status sh_jsonl_next(sh_jsonl_reader *r, const sh_jsonl_fields *f, sh_jsonl_d
         sh_error_set(err, s, at, "%.200s: line %llu: %.280s; skipped", r->name, (unsigned long long)*lineno, msg);
         return s;
     }
+    return SH_OK;
+}
+
+sh_status sh_jsonl_range(sh_jsonl_reader *r, uint64_t start, uint64_t stop, uint64_t line, sh_error *err)
+{
+    if (r->fd < 0 || stop < start || lseek(r->fd, (off_t)start, SEEK_SET) < 0) {
+        int e = errno;
+        sh_error_set(err, SH_EIO, 0, "cannot read %s from byte %llu: %s", r->name, (unsigned long long)start,
+                     stop < start ? "the piece ends before it starts" : strerror(e));
+        return SH_EIO;
+    }
+    r->left = stop - start;
+    r->lineno = line > 0 ? line - 1 : 0;
     return SH_OK;
 }
 

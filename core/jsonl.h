@@ -72,6 +72,12 @@ sh_status sh_jsonl_open_fd(int fd, const char *name, size_t max_line, sh_jsonl_r
 sh_status sh_jsonl_open_fn(sh_read_fn fn, void *ctx, const char *name, size_t max_line, sh_jsonl_reader **out,
                            sh_error *err);
 
+/* Read only a piece of the input (a distributed run's share): the bytes
+ * [start, stop) of a file opened by path, whose first line is line number
+ * `line`. start must be a line's first byte. Call before the first read;
+ * SH_EIO if the file cannot seek there. */
+sh_status sh_jsonl_range(sh_jsonl_reader *r, uint64_t start, uint64_t stop, uint64_t line, sh_error *err);
+
 /* The next line that is not blank: *line points to it in the reader's buffer
  * (without its newline or a carriage return before it; writable, valid until
  * the next call), *n its length, *lineno its number (from 1). At the end SH_OK

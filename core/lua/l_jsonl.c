@@ -28,8 +28,10 @@ static void field_name(lua_State *L, int t, const char *key, shl_jsonl *u, int k
     lua_pop(L, 1);
 }
 
-/* core.jsonl(path [, { fields = { text, url, id, date }, max_line = bytes }])
- * -> reader, or nil, err. path "-" reads standard input. */
+/* core.jsonl(path [, { fields = { text, url, id, date }, max_line = bytes,
+ * start, stop, line }]) -> reader, or nil, err. path "-" reads standard
+ * input. start and stop (byte offsets, start at a line's first byte) read a
+ * piece of the file, whose first line is number `line`. */
 static int jsonl_open(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
@@ -62,6 +64,20 @@ static int jsonl_open(lua_State *L)
     if (strcmp(path, "-") == 0) s = sh_jsonl_open_fd(STDIN_FILENO, "standard input", max_line, &u->r, &err);
     else s = sh_jsonl_open(path, max_line, &u->r, &err);
     if (s != SH_OK) return shl_fail(L, &err);
+    if (lua_istable(L, 2)) {
+        lua_Number start, stop, line;
+        lua_getfield(L, 2, "start");
+        lua_getfield(L, 2, "stop");
+        lua_getfield(L, 2, "line");
+        if (!lua_isnil(L, -3)) {
+            start = luaL_checknumber(L, -3);
+            stop = luaL_checknumber(L, -2);
+            line = luaL_optnumber(L, -1, 1);
+            luaL_argcheck(L, start >= 0 && stop >= start && line >= 1, 2, "a piece needs 0 <= start <= stop and line >= 1");
+            if (sh_jsonl_range(u->r, (uint64_t)start, (uint64_t)stop, (uint64_t)line, &err) != SH_OK) return shl_fail(L, &err);
+        }
+        lua_pop(L, 3);
+    }
     return 1;
 }
 

@@ -272,7 +272,7 @@ end
 -- The source of one piece of a share (input.reader's `source` hook).
 local function piece_source(piece, cfg)
   if piece.kind == "paths" then return input.paths_source(piece.paths, { html = cfg.html }) end
-  local opts = { format = piece.kind, fields = cfg.fields, html = cfg.html }
+  local opts = { format = piece.kind, fields = cfg.fields, html = cfg.html, max_bytes = cfg.max_bytes }
   if piece.kind == "jsonl" and not piece.whole then opts.start, opts.stop, opts.line = piece.start, piece.stop, piece.line end
   return input.source(piece.path, opts)
 end
