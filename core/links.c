@@ -335,6 +335,17 @@ sh_status sh_url_resolve(const char *base, size_t blen, const char *ref, size_t 
         w = path_start + remove_dots(out + path_start, w - path_start);
     if (norm && A->has_auth && w == path_start)
         out[w++] = '/';
+    if (!A->has_auth && w - path_start >= 2 && out[path_start] == '/' && out[path_start + 1] == '/') {
+        /* removing dot segments can leave a path that starts with "//" where
+         * there is no authority ("s:/..//h/p"): written as it is, it would
+         * read back as an authority. "/." in front keeps it a path (as the
+         * WHATWG URL standard serializes it); the slack of SH_URL_OUT_MAX
+         * has room, as no "//" was written for an authority. */
+        memmove(out + path_start + 2, out + path_start, w - path_start);
+        out[path_start] = '/';
+        out[path_start + 1] = '.';
+        w += 2;
+    }
 
     if (has_query) {
         size_t q;
