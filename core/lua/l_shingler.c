@@ -95,7 +95,7 @@ static int build(lua_State *L, shl_shingler *u, int kind, int features, uint64_t
     if (sh_sketch_compute(&u->sh, &u->work, &p, features, ntok, &hdr, &err) != SH_OK) return shl_raise(L, &err);
     sk = shl_newsketch(L, hdr.n);
     *sk = hdr;
-    memcpy(sk->v, u->work.vals, hdr.n * sizeof *sk->v);
+    if (hdr.n) memcpy(sk->v, u->work.vals, hdr.n * sizeof *sk->v); /* vals is NULL before the first shingle */
     return 1;
 }
 
