@@ -179,7 +179,13 @@ static size_t pct_normalize(char *p, size_t n)
             && is_hex((unsigned char)p[r + 2])) {
             unsigned char c = (unsigned char)(hex_val((unsigned char)p[r + 1]) * 16
                                               + hex_val((unsigned char)p[r + 2]));
-            if (is_unreserved(c)) {
+            /* decoding a hex digit right after a stray '%' (one that starts
+             * no escape) would make a new escape ("%%66" -> "%f6"), and a
+             * second normalization would read it: such an escape stays as it
+             * is, so that normalizing is idempotent (fuzz_links found it) */
+            int stray = is_hex(c) && ((w >= 1 && p[w - 1] == '%') ||
+                                      (w >= 2 && p[w - 2] == '%' && is_hex((unsigned char)p[w - 1])));
+            if (is_unreserved(c) && !stray) {
                 p[w++] = (char)c;
             } else {
                 p[w++] = '%';
