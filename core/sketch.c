@@ -211,8 +211,12 @@ static sh_status check_kind(const sh_sketch_params *p, sh_error *err)
         if (p->kind == SH_SKETCH_MIN) break;
         /* fall through */
     case SH_SKETCH_MOD:
-        if (p->m < 1 || p->m > SH_SKETCH_MAX_M)
-            return sh_error_set(err, SH_EINVAL, 0, "modulus m = %llu; use 1 to 2^32 (the paper's clustering used 25)",
+        if (p->m < 1)
+            return sh_error_set(err, SH_EINVAL, 0, "modulus m = %llu; use at least 1 (the paper's clustering used 25)",
+                                (unsigned long long)p->m);
+        /* the floor walks m's chain of divisors by trial division: bounded for m <= 2^32 */
+        if (p->kind == SH_SKETCH_MOD && p->floor > 0 && p->m > SH_SKETCH_MAX_M)
+            return sh_error_set(err, SH_EINVAL, 0, "modulus m = %llu with a floor; use m up to 2^32, or floor 0",
                                 (unsigned long long)p->m);
         break;
     case SH_SKETCH_CLASS: case SH_SKETCH_FULL:
@@ -470,8 +474,6 @@ static sh_status check_loaded(const sh_sketch *a, sh_error *err)
         return sh_error_set(err, SH_EFORMAT, 12, "sketch has shingle width w = %u; a writer makes 0 (features) to 1024", p->w);
     if (p->s > SH_SKETCH_MAX_S)
         return sh_error_set(err, SH_EFORMAT, 16, "sketch has size s = %u; a writer makes at most %u", p->s, SH_SKETCH_MAX_S);
-    if (p->m > SH_SKETCH_MAX_M)
-        return sh_error_set(err, SH_EFORMAT, 24, "sketch has modulus m = %llu; a writer makes at most 2^32", (unsigned long long)p->m);
     if (p->floor > 1000)
         return sh_error_set(err, SH_EFORMAT, 10, "sketch has floor %u; a writer makes at most 1000", p->floor);
     if (p->kind == SH_SKETCH_CLASS ? p->cls > 63 : p->cls != 0)

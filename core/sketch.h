@@ -25,9 +25,9 @@ typedef enum sh_sketch_kind {
     SH_SKETCH_MIN = 1, SH_SKETCH_MOD = 2, SH_SKETCH_MINMOD = 3, SH_SKETCH_CLASS = 4, SH_SKETCH_FULL = 5
 } sh_sketch_kind;
 
-/* The largest s and m a sketch may have (the shingler's options and the
- * deserializer check them): beyond them the sample means nothing, and an m
- * above 2^32 would make walking the modulus chain (trial division) slow. */
+/* The largest s a sketch may have and the largest m the shingler's options
+ * take (and a MOD floor works with): beyond them the sample means nothing, and
+ * walking the modulus chain of an m above 2^32 (trial division) is slow. */
 #define SH_SKETCH_MAX_S 1000000u
 #define SH_SKETCH_MAX_M ((uint64_t)1 << 32)
 

@@ -91,7 +91,7 @@ describe("shingle.load() of an edited sketch with a valid checksum", function()
       { min, 41, "\0", "sketch polynomial" },
       { min, 65, le32(5), "MIN sketch of s = 20 over 5 shingles holds 20 values" },
       { mod, 25, le32(3), "sketch value 0 is not a multiple of the modulus 3" },
-      { mod, 29, le32(2), "sketch has modulus m = 8589934596; a writer makes at most 2^32" },
+      { mod, 29, le32(2), "sketch value 0 is not a multiple of the modulus 8589934596" },
       { mod, 65, le32(1) .. le32(0), "sketch holds " },
     }
     for _, c in ipairs(cases) do
