@@ -77,6 +77,14 @@ int sh_header_parse(char *buf, size_t start, size_t end, sh_header_field **fa, s
             }
         } else {
             char *colon = memchr(buf + i, ':', le - i);
+            if (colon) {
+                /* a field name is a token: not empty, no space or control
+                 * byte (a NUL made a field without a name; fuzz_warc) */
+                size_t c = (size_t)(colon - buf), q;
+                int ok = c > i;
+                for (q = i; ok && q < c; q++) ok = (unsigned char)buf[q] > 0x20 && buf[q] != 0x7F;
+                if (!ok) colon = NULL;
+            }
             if (!colon) {
                 if (strict) {
                     free(pos);
@@ -356,7 +364,8 @@ sh_status sh_http_parse(sh_http *w, const char *b, size_t n, size_t max_body, sh
             ;
         while (i < eol && b[i] == ' ')
             i++;
-        if (i + 3 > eol || (unsigned)(b[i] - '0') > 9 || (unsigned)(b[i + 1] - '0') > 9 ||
+        /* a status code is three digits, 100 to 999 ("044" is none; fuzz_http) */
+        if (i + 3 > eol || (unsigned)(b[i] - '1') > 8 || (unsigned)(b[i + 1] - '0') > 9 ||
             (unsigned)(b[i + 2] - '0') > 9 || (i + 3 < eol && b[i + 3] != ' ' && b[i + 3] != '\r')) {
             add_warning(w, "malformed HTTP status line");
             r->warning = w->warning;
