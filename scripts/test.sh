@@ -123,6 +123,26 @@ if cmake -S . -B build/nompi -DSHINGLE_LUA=5.4 -DSHINGLE_MPI=OFF -DSHINGLE_WERRO
 else
   echo "[without MPI] build failed"; failed=$((failed + 1))
 fi
+# The bindings under allocation failure (core/test/alloc_lua.c): a Lua state
+# whose allocator fails from the n-th allocation on, for every n, plain and
+# under ASan with LeakSanitizer (leaks of lua-cjson's own buffers suppressed).
+count_alloc() { # count_alloc LABEL BUILD_DIR [env...]
+  local label=$1 dir=$2; shift 2
+  env "$@" "$dir/alloc_lua" "$dir/lib/?.so" "lua/?.lua;lua/?/init.lua" spec/alloc_script.lua >"$log" 2>&1
+  local rc=$? line
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+  if [ -z "$line" ] || [ "$rc" -ne 0 ]; then
+    echo "[$label] alloc_lua: FAILED (exit $rc)"; grep -E "went wrong|leak of|#[1-4] |ERROR|alloc_lua:" "$log" | head -30
+    failed=$((failed + 1)); return
+  fi
+  passed=$((passed + 1))
+  echo "[$label] $(grep -E '^alloc_lua: ' "$log" | tail -1)"
+}
+count_alloc "alloc" build/5.4
+[ -x build/asan/alloc_lua ] && count_alloc "alloc asan+lsan" build/asan \
+  ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$PWD/core/test/alloc_lua.supp" \
+  ALLOC_LUA_PIN="$(ls /usr/lib/x86_64-linux-gnu/lua/5.4/cjson.so 2>/dev/null)"
+
 # Fuzzing (docs/robustness.md): every libFuzzer target over its seeds and the
 # crash inputs kept as regressions, then a short run of each (FUZZ_SECONDS).
 count_fuzz() { # count_fuzz ARGS...: one test per target line of scripts/fuzz.sh

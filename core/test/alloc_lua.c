@@ -126,6 +126,13 @@ int main(int argc, char **argv)
             snprintf(so, sizeof so, "%.*sshingle/core%s", (int)(q - argv[1]), argv[1], q + 1);
             if (!dlopen(so, RTLD_NOW | RTLD_NODELETE)) fprintf(stderr, "alloc_lua: %s\n", dlerror());
         }
+        /* and the Lua libraries the modules use (ALLOC_LUA_PIN: paths separated by ':') */
+        if (getenv("ALLOC_LUA_PIN")) {
+            char *list = strdup(getenv("ALLOC_LUA_PIN")), *tok, *save = NULL;
+            for (tok = strtok_r(list, ":", &save); tok; tok = strtok_r(NULL, ":", &save))
+                if (!dlopen(tok, RTLD_NOW | RTLD_NODELETE)) fprintf(stderr, "alloc_lua: %s\n", dlerror());
+            free(list);
+        }
     }
     if (!(L = setup(&c, argv[1], argv[2], argv[3]))) return 2;
     got = run(L, 2, prep, &err, &c, 0);
