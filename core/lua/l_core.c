@@ -1,5 +1,6 @@
 /* luaopen_shingle_core: the C module under the `shingle` facade (lua/shingle/init.lua). */
 #include "lshingle.h"
+#include "version.h"
 
 #if defined(__GNUC__)
 __attribute__((visibility("default")))
@@ -22,7 +23,7 @@ int luaopen_shingle_core(lua_State *L)
     shl_open_jsonl(L);
     shl_open_ixcheck(L);
     shl_open_guard(L);
-    lua_pushliteral(L, "0.1.0");
+    lua_pushliteral(L, SH_VERSION_STRING);
     lua_setfield(L, -2, "_VERSION");
     return 1;
 }

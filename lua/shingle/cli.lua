@@ -16,6 +16,10 @@ function M.parser()
   local p = argparse("shingle", "Near-duplicate documents and mirrored collections, after Broder et al. (1997).")
     :epilog("Run 'shingle COMMAND --help' for the options of a command.")
   p:command_target("command")
+  p:flag("--version", "Print the version and exit."):action(function()
+    io.stdout:write("shingle ", require("shingle").version, "\n")
+    os.exit(0)
+  end)
   for _, name in ipairs(M.commands) do
     require("shingle.cmd." .. name).configure(p)
   end

@@ -7,6 +7,7 @@ local options = require "shingle.options"
 
 local M = {
   _VERSION = core._VERSION,
+  version = core._VERSION,      -- "MAJOR.MINOR.PATCH", from core/version.h
   core = core,
   load = core.load,             -- sketch from its serialized string, or nil, err
   is_sketch = core.is_sketch,
