@@ -28,6 +28,7 @@ const char *sh_status_name(sh_status code)
     case SH_EMISMATCH: return "EMISMATCH";
     case SH_EIO: return "EIO";
     case SH_EBUSY: return "EBUSY";
+    case SH_ELIMIT: return "ELIMIT";
     }
     return "EUNKNOWN";
 }

@@ -15,7 +15,8 @@ typedef enum sh_status {
     SH_EFORMAT,     /* a serialized sketch or file is truncated, corrupt or foreign */
     SH_EMISMATCH,   /* two objects made with incompatible parameters */
     SH_EIO,         /* an operating-system I/O failure; errno is in sys_errno */
-    SH_EBUSY        /* a lock is held by another process (the message names it) */
+    SH_EBUSY,       /* a lock is held by another process (the message names it) */
+    SH_ELIMIT       /* input beyond a configured limit (size, decompressed size, line length) */
 } sh_status;
 
 typedef struct sh_error {

@@ -477,7 +477,7 @@ static sh_status skip_long_line(sh_jsonl_reader *r, sh_error *err)
         r->end = 0;
     }
     r->consumed += bytes + (r->eof && r->start == 0 ? 0 : 1);
-    return sh_error_set(err, SH_EFORMAT, 0, "%s: line %llu: longer than the limit of %zu bytes (%llu bytes; the largest "
+    return sh_error_set(err, SH_ELIMIT, 0, "%s: line %llu: longer than the limit of %zu bytes (%llu bytes; the largest "
                         "document, --max-bytes); skipped", r->name, (unsigned long long)line, r->max_line,
                         (unsigned long long)bytes);
 }
@@ -530,7 +530,7 @@ sh_status sh_jsonl_next_line(sh_jsonl_reader *r, char **line, size_t *n, uint64_
         r->lineno++;
         if (len > r->max_line) {
             *lineno = r->lineno;
-            return sh_error_set(err, SH_EFORMAT, 0, "%s: line %llu: longer than the limit of %zu bytes (%zu bytes; the "
+            return sh_error_set(err, SH_ELIMIT, 0, "%s: line %llu: longer than the limit of %zu bytes (%zu bytes; the "
                                 "largest document, --max-bytes); skipped", r->name, (unsigned long long)r->lineno,
                                 r->max_line, len);
         }

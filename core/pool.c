@@ -1,6 +1,6 @@
 #include "pool.h"
+#include "zio.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,8 +8,7 @@
 
 typedef struct worker {
     sh_work work;
-    char *buf;            /* file contents */
-    size_t cap;
+    sh_zbuf buf;          /* file contents, decompressed (core/zio.h) */
 } worker;
 
 struct sh_pool {
@@ -40,34 +39,6 @@ sh_status sh_pool_new(sh_pool **out, const sh_pool_config *cfg, sh_error *err)
     return SH_OK;
 }
 
-static int read_file(worker *w, const char *path, size_t max, size_t *len, char *msg, size_t msz)
-{
-    FILE *f = fopen(path, "rb");
-    size_t n = 0, got;
-    if (!f) { snprintf(msg, msz, "cannot read %s: %s", path, strerror(errno)); return 0; }
-    for (;;) {
-        if (n == w->cap) {
-            size_t nc = w->cap ? w->cap * 2 : 65536;
-            char *b = (char *)realloc(w->buf, nc);
-            if (!b) { fclose(f); snprintf(msg, msz, "out of memory reading %s", path); return 0; }
-            w->buf = b;
-            w->cap = nc;
-        }
-        got = fread(w->buf + n, 1, w->cap - n, f);
-        n += got;
-        if (max && n > max) {
-            fclose(f);
-            snprintf(msg, msz, "%s is larger than the limit of %zu bytes; raise --max-bytes to include it", path, max);
-            return 0;
-        }
-        if (got == 0) break;
-    }
-    if (ferror(f)) { snprintf(msg, msz, "cannot read %s: %s", path, strerror(errno)); fclose(f); return 0; }
-    fclose(f);
-    *len = n;
-    return 1;
-}
-
 static void one(sh_pool *p, worker *w, const sh_doc_in *d, sh_doc_out *o)
 {
     const sh_shingler *sh = d->html ? p->c.html : p->c.text;
@@ -78,10 +49,16 @@ static void one(sh_pool *p, worker *w, const sh_doc_in *d, sh_doc_out *o)
     memset(o, 0, sizeof *o);
     if (!data) {
         if (!d->path) { o->status = SH_EINVAL; snprintf(o->err, sizeof o->err, "document has neither text nor path"); return; }
-        if (!read_file(w, d->path, p->c.max_bytes, &len, o->err, sizeof o->err)) { o->status = SH_EIO; return; }
-        data = w->buf;
+        /* gzip and zstd files are decompressed here, bounded by max_bytes */
+        if (sh_zio_read_file(d->path, p->c.max_bytes, &w->buf, NULL, &err) != SH_OK) {
+            o->status = err.code;
+            snprintf(o->err, sizeof o->err, "%.239s", err.msg);
+            return;
+        }
+        data = w->buf.p;
+        len = w->buf.len;
     } else if (p->c.max_bytes && len > p->c.max_bytes) {
-        o->status = SH_EINVAL;
+        o->status = SH_ELIMIT;
         snprintf(o->err, sizeof o->err, "%s is larger than the limit of %zu bytes; raise --max-bytes to include it", name, p->c.max_bytes);
         return;
     }
@@ -153,7 +130,7 @@ void sh_pool_free(sh_pool *p)
     if (!p) return;
     for (t = 0; t < p->c.threads; t++) {
         sh_work_free(&p->w[t].work);
-        free(p->w[t].buf);
+        free(p->w[t].buf.p);
     }
     free(p->w);
     pthread_mutex_destroy(&p->lock);

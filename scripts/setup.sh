@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(build-essential cmake pkg-config zlib1g-dev libutf8proc-dev liblmdb-dev libxxhash-dev
+PACKAGES=(build-essential cmake pkg-config zlib1g-dev libzstd-dev zstd libutf8proc-dev liblmdb-dev libxxhash-dev
           lua5.4 liblua5.4-dev lua5.3 liblua5.3-dev luajit2 libluajit2-5.1-dev
           lua-busted lua-argparse lua-cjson lua-filesystem luarocks
           nginx libnginx-mod-http-lua curl lmdb-utils wrk  # shingle serve, its spec (curl, mdb_load) and bench/serve_bench.lua (wrk)

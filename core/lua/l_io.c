@@ -5,18 +5,23 @@
 #include "lshingle.h"
 #include "links.h"
 #include "warc.h"
+#include "zio.h"
 
 #define SHL_WARC "shingle.WarcReader"
 
 typedef struct shl_warc {
     sh_warc *w;
+    FILE *over;      /* over a core.zopen stream: the stdio view of its bytes */
+    int ref;         /* and the stream, kept alive */
     char name[1024];
 } shl_warc;
 
-/* core.warc(path [, { max_record = bytes }]) -> reader, or nil, err */
+/* core.warc(path | stream [, { max_record = bytes }]) -> reader, or nil, err.
+ * A stream (core.zopen) is read from its current position, decompressed:
+ * standard input or a .warc.zst file. */
 static int warc_open(lua_State *L)
 {
-    const char *path = luaL_checkstring(L, 1);
+    const char *path = lua_isuserdata(L, 1) ? NULL : luaL_checkstring(L, 1);
     sh_warc_opts o;
     shl_warc *u;
     sh_error err;
@@ -26,6 +31,18 @@ static int warc_open(lua_State *L)
     memset(u, 0, sizeof *u);
     luaL_getmetatable(L, SHL_WARC);
     lua_setmetatable(L, -2);
+    u->ref = LUA_NOREF;
+    if (!path) {
+        struct sh_zstream *zs = shl_checkzstream(L, 1);
+        const char *name = luaL_optstring(L, 3, "stream");
+        snprintf(u->name, sizeof u->name, "%s", name);
+        u->over = sh_zstream_file(zs);
+        if (!u->over) return luaL_error(L, "cannot make a stdio stream over %s", name);
+        lua_pushvalue(L, 1);
+        u->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+        if (sh_warc_open_stream(u->over, u->name, &o, &u->w, &err) != SH_OK) return shl_fail(L, &err);
+        return 1;
+    }
     snprintf(u->name, sizeof u->name, "%s", path);
     if (strcmp(path, "-") == 0) {
         if (sh_warc_open_stream(stdin, "standard input", &o, &u->w, &err) != SH_OK) return shl_fail(L, &err);
@@ -97,6 +114,9 @@ static int warc_close(lua_State *L)
 {
     shl_warc *u = (shl_warc *)luaL_checkudata(L, 1, SHL_WARC);
     if (u->w) { sh_warc_close(u->w); u->w = NULL; }
+    if (u->over) { fclose(u->over); u->over = NULL; }
+    luaL_unref(L, LUA_REGISTRYINDEX, u->ref);
+    u->ref = LUA_NOREF;
     return 0;
 }
 

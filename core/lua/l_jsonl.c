@@ -1,11 +1,13 @@
 /* shingle.core binding for JSON Lines input (core/jsonl.h): a streaming,
  * bounded reader that hands out documents in batches. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "jsonl.h"
 #include "lshingle.h"
+#include "zio.h"
 
 #define SHL_JSONL "shingle.JsonlReader"
 
@@ -13,7 +15,21 @@ typedef struct shl_jsonl {
     sh_jsonl_reader *r;
     sh_jsonl_fields f;
     char names[4][256];
+    sh_zstream *zs;     /* a compressed input (core/zio.h): owned unless ref holds its userdata */
+    int ref;
 } shl_jsonl;
+
+/* sh_read_fn over a zio stream: decompressed bytes */
+static ssize_t zs_read(void *ctx, void *buf, size_t n)
+{
+    size_t got;
+    sh_error err;
+    if (sh_zstream_read((sh_zstream *)ctx, buf, n, &got, &err) != SH_OK) {
+        errno = err.sys_errno ? err.sys_errno : EIO;
+        return -1;
+    }
+    return (ssize_t)got;
+}
 
 static void field_name(lua_State *L, int t, const char *key, shl_jsonl *u, int k, const char **slot)
 {
@@ -28,19 +44,24 @@ static void field_name(lua_State *L, int t, const char *key, shl_jsonl *u, int k
     lua_pop(L, 1);
 }
 
-/* core.jsonl(path [, { fields = { text, url, id, date }, max_line = bytes,
- * start, stop, line }]) -> reader, or nil, err. path "-" reads standard
- * input. start and stop (byte offsets, start at a line's first byte) read a
- * piece of the file, whose first line is number `line`. */
+/* core.jsonl(path | stream [, { fields = { text, url, id, date }, max_line
+ * = bytes, start, stop, line } [, name]]) -> reader, or nil, err. path "-"
+ * reads standard input; a gzip or zstd file, standard input and a
+ * core.zopen stream are read decompressed (core/zio.h). start and stop
+ * (byte offsets, start at a line's first byte) read a piece of a plain
+ * file, whose first line is number `line`; a compressed file is read whole
+ * (a piece from 0), and cannot be cut elsewhere. */
 static int jsonl_open(lua_State *L)
 {
-    const char *path = luaL_checkstring(L, 1);
+    const char *path = lua_isuserdata(L, 1) ? NULL : luaL_checkstring(L, 1);
     size_t max_line = 0;
     shl_jsonl *u;
     sh_error err;
     sh_status s;
+    int compressed = 0;
     u = (shl_jsonl *)shl_newuserdata(L, sizeof *u);
     memset(u, 0, sizeof *u);
+    u->ref = LUA_NOREF;
     luaL_getmetatable(L, SHL_JSONL);
     lua_setmetatable(L, -2);
     if (lua_istable(L, 2)) {
@@ -61,10 +82,38 @@ static int jsonl_open(lua_State *L)
         }
         lua_pop(L, 1);
     }
-    if (strcmp(path, "-") == 0) s = sh_jsonl_open_fd(STDIN_FILENO, "standard input", max_line, &u->r, &err);
-    else s = sh_jsonl_open(path, max_line, &u->r, &err);
+    if (!path) {
+        /* a stream the caller opened (standard input, after looking at its start) */
+        u->zs = shl_checkzstream(L, 1);
+        lua_pushvalue(L, 1);
+        u->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+        s = sh_jsonl_open_fn(zs_read, u->zs, luaL_optstring(L, 3, "standard input"), max_line, &u->r, &err);
+        compressed = 1;
+    } else {
+        const char *p;
+        size_t n = 0;
+        s = strcmp(path, "-") == 0 ? sh_zstream_open_fd(STDIN_FILENO, "standard input", &u->zs, &err)
+                                   : sh_zstream_open(path, &u->zs, &err);
+        if (s != SH_OK) return shl_fail(L, &err);
+        if ((s = sh_zstream_peek(u->zs, 6, &p, &n, &err)) != SH_OK) return shl_fail(L, &err);
+        compressed = strcmp(path, "-") == 0 || sh_zstream_kind(u->zs) != SH_Z_PLAIN;
+        if (compressed) {
+            s = sh_jsonl_open_fn(zs_read, u->zs, strcmp(path, "-") == 0 ? "standard input" : path, max_line, &u->r, &err);
+        } else {
+            /* a plain file is read by the reader itself (it can seek for a piece) */
+            sh_zstream_close(u->zs);
+            u->zs = NULL;
+            s = sh_jsonl_open(path, max_line, &u->r, &err);
+        }
+    }
     if (s != SH_OK) return shl_fail(L, &err);
-    if (lua_istable(L, 2)) {
+    if (lua_istable(L, 2) && compressed) {
+        lua_getfield(L, 2, "start");
+        if (!lua_isnil(L, -1) && luaL_checknumber(L, -1) > 0)
+            return luaL_error(L, "%s is compressed: it is read whole, a piece cannot start at byte %f",
+                              path ? path : "the stream", (double)lua_tonumber(L, -1));
+        lua_pop(L, 1);
+    } else if (lua_istable(L, 2)) {
         lua_Number start, stop, line;
         lua_getfield(L, 2, "start");
         lua_getfield(L, 2, "stop");
@@ -105,9 +154,11 @@ static int jsonl_batch(lua_State *L)
         sh_error err;
         sh_status st = sh_jsonl_next(u->r, &u->f, &d, &line, &err);
         if (st != SH_OK) {
-            lua_pushstring(L, err.msg);
+            /* a compressed input that failed says why (corrupt data, a bomb), not just EIO */
+            const char *zmsg = u->zs ? sh_zstream_message(u->zs) : NULL;
+            lua_pushstring(L, st == SH_EIO && zmsg ? zmsg : err.msg);
             lua_rawseti(L, -2, ++ne);
-            if (st != SH_EFORMAT) { done = 1; break; } /* I/O or memory: the reader is finished */
+            if (st == SH_EIO || st == SH_ENOMEM) { done = 1; break; } /* the reader is finished */
             continue;
         }
         if (!d.text.p) { done = 1; break; }
@@ -142,6 +193,10 @@ static int jsonl_close(lua_State *L)
     shl_jsonl *u = (shl_jsonl *)luaL_checkudata(L, 1, SHL_JSONL);
     sh_jsonl_close(u->r);
     u->r = NULL;
+    if (u->ref == LUA_NOREF) sh_zstream_close(u->zs);
+    u->zs = NULL;
+    luaL_unref(L, LUA_REGISTRYINDEX, u->ref);
+    u->ref = LUA_NOREF;
     return 0;
 }
 

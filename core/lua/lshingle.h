@@ -10,6 +10,7 @@
 
 #define SHL_SHINGLER "shingle.Shingler"
 #define SHL_SKETCH "shingle.Sketch"
+#define SHL_ZSTREAM "shingle.ZStream"
 
 /* ---- errors --------------------------------------------------------------
  * Misuse raises; environmental failure (I/O, a corrupt file) returns
@@ -92,5 +93,8 @@ void shl_open_outdir(lua_State *L);   /* locks and fsync for outputs that appear
 void shl_open_jsonl(lua_State *L);    /* JSON Lines input */
 void shl_open_ixcheck(lua_State *L);  /* checking an index */
 void shl_open_guard(lua_State *L);    /* the command line's last word on a crash */
+void shl_open_zio(lua_State *L);         /* compressed input: core.zopen, zread, zdecompress */
+/* The stream under a core.zopen userdata (raises if closed). */
+struct sh_zstream *shl_checkzstream(lua_State *L, int i);
 
 #endif

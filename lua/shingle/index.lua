@@ -156,6 +156,7 @@ function Index:add(inputs, opts)
   if not adder then return nil, sk end
   local stats = { documents = 0, skipped = 0, errors = {} }
   local r = input.reader{ format = opts.format, html = opts.html, fields = opts.fields, batch = opts.batch,
+    max_bytes = opts.max_bytes,
     strict = opts.strict, warn = function(msg) stats.errors[#stats.errors + 1] = msg end }
   local ok, rerr = r:each(inputs, function(docs)
     local out, aerr = add_batch(adder, sk, docs, opts.sweep)

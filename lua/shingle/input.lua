@@ -1,6 +1,8 @@
 --- Inputs as users have them: a directory tree (each file a document, its
 -- path its URL), a list of paths, JSON Lines, WARC files (plain or gzip per
--- record), or standard input. Every source yields documents in batches, as
+-- record), or standard input; any of them (and every file of a directory)
+-- may be compressed with gzip or zstd, recognised by its magic bytes and
+-- decompressed in C (core/zio.h). Every source yields documents in batches, as
 -- the tables phase 1 hands to the C pool: { path = p } (the C workers read the
 -- file) or { text = s }, plus url, date and html. Problems with one document
 -- or line are reported as "file: place: what", and skipped.
@@ -20,9 +22,17 @@ local function looks_html(s)
 end
 M.looks_html = looks_html
 
--- .html, .htm, .xhtml, .xhtm and .shtml (server-side includes)
-local function html_by_name(path)
+--- A name without its compression suffix (.gz, .zst, .zstd): what decides
+-- the format of page.html.gz or pages.jsonl.zst.
+local function bare_name(path)
   local l = path:lower()
+  return (l:gsub("%.gz$", ""):gsub("%.zstd?$", ""))
+end
+M.bare_name = bare_name
+
+-- .html, .htm, .xhtml, .xhtm and .shtml (server-side includes), compressed or not
+local function html_by_name(path)
+  local l = bare_name(path)
   return l:match("%.x?html?$") ~= nil or l:match("%.shtml$") ~= nil
 end
 M.html_by_name = html_by_name
@@ -37,14 +47,27 @@ function M.is_html(path, text, forced)
   return text ~= nil and looks_html(text)
 end
 
---- The format of one input argument: dir, warc, jsonl, list or file.
+--- The format of one input argument: dir, warc, jsonl, list, file, or
+-- stdin ("-": decided by its content when it is read, see M.sniff).
+-- A compression suffix does not count: pages.jsonl.gz is JSON Lines.
 function M.detect(spec, format)
   if format and format ~= "auto" then return format end
-  if spec == "-" then return "jsonl" end
+  if spec == "-" then return "stdin" end
   if is_dir(spec) then return "dir" end
-  local l = spec:lower()
-  if l:match("%.warc$") or l:match("%.warc%.gz$") or l:match("%.arc%.gz$") then return "warc" end
+  local l = bare_name(spec)
+  if l:match("%.warc$") or l:match("%.arc$") then return "warc" end
   if l:match("%.jsonl$") or l:match("%.ndjson$") then return "jsonl" end
+  return "file"
+end
+
+-- the largest document (after decompression) when the caller gives no max_bytes
+local DEFAULT_MAX_BYTES = 64 * 1024 ^ 2
+
+--- The format of data from its first bytes (decompressed): warc, jsonl, or
+-- file (one document).
+function M.sniff(head)
+  if head:match("^WARC/1%.") then return "warc" end
+  if head:match("^\239\187\191%s*{") or head:match("^%s*{") then return "jsonl" end
   return "file"
 end
 
@@ -116,16 +139,46 @@ function M.source(spec, opts)
     return ps
   end
 
+  -- standard input: decompressed if it is compressed, its format by its content
+  local stream
+  if format == "stdin" then
+    local zs, zerr = core.zopen("-")
+    if not zs then return nil, zerr end
+    local head, herr = zs:peek(4096)
+    if not head then return nil, herr end
+    stream, format = zs, (opts.format and opts.format ~= "auto") and opts.format or M.sniff(head)
+    src.format = format
+  end
+  local max_bytes = opts.max_bytes or DEFAULT_MAX_BYTES
+  local name = spec == "-" and "standard input" or spec
+
+  if format == "file" and stream then
+    -- one document from standard input
+    local done = false
+    function src:batch()
+      if done then return {}, {}, true end
+      done = true
+      local text, err = stream:read(max_bytes + 1)
+      stream:close()
+      if not text then return {}, { err }, true end
+      if #text > max_bytes then
+        return {}, { ("standard input is larger than the limit of %d bytes; raise --max-bytes to include it"):format(max_bytes) }, true
+      end
+      return { { text = text, url = "-", html = M.is_html(nil, text, opts.html) } }, {}, true
+    end
+    return src
+  end
+
   if format == "jsonl" then
-    -- core/jsonl.c: streamed with a bounded line, every field checked
-    local r, err = core.jsonl(spec, { fields = opts.fields, max_line = opts.max_bytes, start = opts.start,
-      stop = opts.stop, line = opts.line })
+    -- core/jsonl.c: streamed with a bounded line, every field checked; a
+    -- compressed file (or standard input) through a core/zio stream
+    local r, err = core.jsonl(stream or spec, { fields = opts.fields, max_line = max_bytes, start = opts.start,
+      stop = opts.stop, line = opts.line }, name)
     if not r then return nil, err end
     if opts.start then
       src.total_bytes = opts.stop - opts.start
-    elseif spec ~= "-" then
-      local f = io.open(spec, "rb")
-      if f then src.total_bytes = f:seek("end"); f:close() end
+    elseif not stream then
+      src.total_bytes = require("lfs").attributes(spec, "size")
     end
     local done = false
     src.bytes = 0
@@ -142,12 +195,19 @@ function M.source(spec, opts)
   end
 
   if format == "warc" then
-    local r, err = core.warc(spec)
-    if not r then return nil, err end
-    if spec ~= "-" then
-      local f = io.open(spec, "rb")
-      if f then src.total_bytes = f:seek("end"); f:close() end
+    -- gzip WARC files are read by the WARC reader itself (member by member);
+    -- zstd ones and standard input through a decompressing stream
+    local r, err
+    if not stream and spec ~= "-" then
+      local zs, zerr = core.zopen(spec)
+      if not zs then return nil, zerr end
+      local _, perr = zs:peek(4)
+      if perr then zs:close(); return nil, perr end
+      if zs:kind() == "zstd" then stream = zs else zs:close() end
+      src.total_bytes = require("lfs").attributes(spec, "size")
     end
+    if stream then r, err = core.warc(stream, nil, name) else r, err = core.warc(spec) end
+    if not r then return nil, err end
     local done = false
     src.bytes = 0
     function src:batch(n)
@@ -163,6 +223,7 @@ function M.source(spec, opts)
     return src
   end
 
+  if stream then stream:close() end
   return nil, ("unknown input format '%s' for %s; use dir, list, jsonl, warc or file"):format(format, spec)
 end
 

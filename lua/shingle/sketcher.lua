@@ -66,20 +66,17 @@ end
 function M.new(text, html, opts)
   opts = opts or {}
   local self = setmetatable({ text = text, html = html or text, extractor = opts.extractor,
-    full = opts.full, sig_k = opts.sig_k or 0 }, M)
+    full = opts.full, sig_k = opts.sig_k or 0, max_bytes = opts.max_bytes }, M)
   self.lua = shingle.unwrap(text) ~= text or opts.extractor ~= nil
   self.pool = core.pool(shingle.unwrap(text), shingle.unwrap(self.html), { threads = opts.threads or core.cpus(),
     full = opts.full, sig_k = opts.sig_k or 0, skip_binary = opts.extractor == nil, max_bytes = opts.max_bytes })
   return self
 end
 
-local function read(d)
+-- a document's bytes: its text, or its file decompressed (as the C pool reads it)
+local function read(d, max)
   if d.text then return d.text end
-  local f, err = io.open(d.path, "rb")
-  if not f then return nil, ("cannot read %s: %s"):format(d.path, err) end
-  local s = f:read("*a")
-  f:close()
-  return s
+  return core.zread(d.path, max)
 end
 
 --- Sketch docs ({ text | path, url, html }) in Lua, one by one.
@@ -88,7 +85,7 @@ function M:lua_batch(docs)
   local ex = self.extractor
   local out = {}
   for i, d in ipairs(docs) do
-    local bytes, err = read(d)
+    local bytes, err = read(d, self.max_bytes)
     local feats
     if bytes then
       if ex then feats, err = ex.extract(bytes, d.path or d.url)

@@ -73,7 +73,8 @@ end
 --- Declare the input options: --format, the JSON Lines fields, --html,
 -- --text, --strict, --quiet.
 function M.input_options(c)
-  c:option("--format", "Input format (auto: by the name of each input).", "auto"):choices({ "auto", "dir", "list", "jsonl", "warc", "file" })
+  c:option("--format", "Input format (auto: by the name and content of each input; any of them may be gzip or zstd "
+    .. "compressed).", "auto"):choices({ "auto", "dir", "list", "jsonl", "warc", "file" })
   c:option("--text-field", "JSON Lines: the field with the text.", "text")
   c:option("--url-field", "JSON Lines: the field with the URL.", "url")
   c:option("--id-field", "JSON Lines: the field with the id (used when there is no URL).", "id")
@@ -151,13 +152,10 @@ function M.print_cluster_summary(p, sum, out)
   out:write(p:phase_table(), "\n")
 end
 
---- Read a whole file; nil, message naming the file on failure.
+--- Read a whole document, decompressed if it is gzip or zstd (core/zio.h);
+-- nil, message naming the file on failure.
 function M.read_document(path)
-  local f, err = io.open(path, "rb")
-  if not f then return nil, ("cannot read %s: %s"):format(path, err) end
-  local s = f:read("*a")
-  f:close()
-  return s
+  return require("shingle.core").zread(path)
 end
 
 --- s cut to its last n characters, marked with "...".
