@@ -1,4 +1,5 @@
 #include "pool.h"
+#include "mail.h"
 #include "zio.h"
 
 #include <pthread.h>
@@ -9,6 +10,7 @@
 typedef struct worker {
     sh_work work;
     sh_zbuf buf;          /* file contents, decompressed (core/zio.h) */
+    sh_mail *mail;        /* made on the first message met */
 } worker;
 
 struct sh_pool {
@@ -71,11 +73,29 @@ static void one(sh_pool *p, worker *w, const sh_doc_in *d, sh_doc_out *o)
             return;
         }
     }
-    if (sh_shingle_text(sh, &w->work, data, len, &err) != SH_OK ||
-        sh_doc_sketch(sh, &w->work, &p->c.params, 0, p->c.want_full, p->c.sig_k, data, len, w->work.toks.n, o, &err) != SH_OK) {
-        o->status = err.code;
-        snprintf(o->err, sizeof o->err, "%.100s: %.130s", name, err.msg);
+    {
+        /* a message is shingled as what it says (subject and text parts, as HTML:
+         * core/mail.h); its raw fingerprint stays that of its bytes */
+        const char *text = data;
+        size_t tlen = len;
+        if (p->c.mail && sh_mail_sniff(data, len) != SH_MAIL_NONE) {
+            sh_mail_result mr;
+            if ((!w->mail && sh_mail_new(&w->mail, &err) != SH_OK) ||
+                sh_mail_render(w->mail, data, len, p->c.max_bytes, &mr, &err) != SH_OK) {
+                o->status = err.code;
+                snprintf(o->err, sizeof o->err, "%.100s: %.130s", name, err.msg);
+                return;
+            }
+            text = mr.text;
+            tlen = mr.len;
+            sh = p->c.html;
+        }
+        if (sh_shingle_text(sh, &w->work, text, tlen, &err) == SH_OK &&
+            sh_doc_sketch(sh, &w->work, &p->c.params, 0, p->c.want_full, p->c.sig_k, data, len, w->work.toks.n, o, &err) == SH_OK)
+            return;
     }
+    o->status = err.code;
+    snprintf(o->err, sizeof o->err, "%.100s: %.130s", name, err.msg);
 }
 
 static void *run(void *arg)
@@ -131,6 +151,7 @@ void sh_pool_free(sh_pool *p)
     for (t = 0; t < p->c.threads; t++) {
         sh_work_free(&p->w[t].work);
         free(p->w[t].buf.p);
+        sh_mail_free(p->w[t].mail);
     }
     free(p->w);
     pthread_mutex_destroy(&p->lock);

@@ -6,7 +6,9 @@
  *
  * What a document gets (its sketch, fingerprints and so on) is made by
  * sh_doc_sketch (core/document.h), the same function the Lua path uses; the
- * pool adds the threads, reading the files and skipping binary ones. */
+ * pool adds the threads, reading the files (gzip and zstd decompressed,
+ * core/zio.h), skipping binary ones, and reducing email messages recognised
+ * by content to what they say (core/mail.h). */
 #ifndef SHINGLE_POOL_H
 #define SHINGLE_POOL_H
 
@@ -29,7 +31,10 @@ typedef struct sh_pool_config {
     int want_full;             /* also return the full distinct shingle set */
     uint32_t sig_k;            /* also return k independent minima (0: none) */
     int skip_binary;           /* a NUL byte in the first 8 KiB: skip as binary */
-    size_t max_bytes;          /* larger documents are skipped (0: no limit) */
+    size_t max_bytes;          /* larger documents are skipped (0: no limit); also the bound on a
+                                  compressed document's decompressed size and a message's rendering */
+    int mail;                  /* a document that is an email message (by content, core/mail.h) is
+                                  rendered as its subject and text parts, with the HTML shingler */
 } sh_pool_config;
 
 typedef struct sh_pool sh_pool;

@@ -335,6 +335,11 @@ sh_status sh_zstream_open_fd(int fd, const char *name, sh_zstream **out, sh_erro
     return SH_OK;
 }
 
+sh_status sh_zstream_open_mem(const void *p, size_t n, const char *name, sh_zstream **out, sh_error *err)
+{
+    return zs_new(-1, name, p, n, out, err);
+}
+
 sh_status sh_zstream_peek(sh_zstream *zs, size_t want, const char **p, size_t *n, sh_error *err)
 {
     sh_status st;

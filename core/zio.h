@@ -67,6 +67,8 @@ sh_status sh_zstream_open(const char *path, sh_zstream **out, sh_error *err);
  * read from elsewhere than its start gives SH_EFORMAT when it is read). */
 sh_status sh_zstream_open_at(const char *path, uint64_t offset, sh_zstream **out, sh_error *err);
 sh_status sh_zstream_open_fd(int fd, const char *name, sh_zstream **out, sh_error *err);
+/* ... or over bytes in memory (not copied: they must outlive the stream). */
+sh_status sh_zstream_open_mem(const void *p, size_t n, const char *name, sh_zstream **out, sh_error *err);
 
 /* Up to want decompressed bytes from the current position, without consuming
  * them (fewer only at the end of the data): for detecting the format. *p stays

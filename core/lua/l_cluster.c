@@ -24,7 +24,7 @@ typedef struct shl_p1 {
 
 /* ---- the pool ----------------------------------------------------------------- */
 
-/* core.pool(text_shingler, html_shingler, { threads, full, sig_k, skip_binary, max_bytes }) */
+/* core.pool(text_shingler, html_shingler, { threads, full, sig_k, skip_binary, max_bytes, mail }) */
 static int pool_new(lua_State *L)
 {
     shl_shingler *t = shl_checkshingler(L, 1);
@@ -52,6 +52,7 @@ static int pool_new(lua_State *L)
     u->cfg.sig_k = (uint32_t)sig_k;
     u->cfg.skip_binary = shl_opt_bool(L, 3, "skip_binary", 1);
     u->cfg.max_bytes = (size_t)shl_opt_num(L, 3, "max_bytes", 0);
+    u->cfg.mail = shl_opt_bool(L, 3, "mail", 1);
     if (sh_pool_new(&u->pool, &u->cfg, &err) != SH_OK) return shl_raise(L, &err);
     lua_pushvalue(L, 1);
     u->ref_text = luaL_ref(L, LUA_REGISTRYINDEX);

@@ -94,6 +94,7 @@ void shl_open_jsonl(lua_State *L);    /* JSON Lines input */
 void shl_open_ixcheck(lua_State *L);  /* checking an index */
 void shl_open_guard(lua_State *L);    /* the command line's last word on a crash */
 void shl_open_zio(lua_State *L);         /* compressed input: core.zopen, zread, zdecompress */
+void shl_open_mail(lua_State *L);        /* email: core.mail_sniff, mail_render, mbox */
 /* The stream under a core.zopen userdata (raises if closed). */
 struct sh_zstream *shl_checkzstream(lua_State *L, int i);
 

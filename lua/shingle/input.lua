@@ -57,18 +57,40 @@ function M.detect(spec, format)
   local l = bare_name(spec)
   if l:match("%.warc$") or l:match("%.arc$") then return "warc" end
   if l:match("%.jsonl$") or l:match("%.ndjson$") then return "jsonl" end
+  if l:match("%.mbox$") or l:match("%.mbx$") then return "mbox" end
   return "file"
 end
 
 -- the largest document (after decompression) when the caller gives no max_bytes
 local DEFAULT_MAX_BYTES = 64 * 1024 ^ 2
 
---- The format of data from its first bytes (decompressed): warc, jsonl, or
--- file (one document).
+--- The format of data from its first bytes (decompressed): warc, jsonl,
+-- mbox, or file (one document; an email message is one too).
 function M.sniff(head)
   if head:match("^WARC/1%.") then return "warc" end
   if head:match("^\239\187\191%s*{") or head:match("^%s*{") then return "jsonl" end
+  if core.mail_sniff(head) == "mbox" then return "mbox" end
   return "file"
+end
+
+--- A source over the messages of an mbox archive (plain or compressed; a
+-- path or a core.zopen stream): documents { text = message, url = NAME#N,
+-- date }, each rendered by the pool as an email (core/mail.h).
+function M.mbox_source(spec, opts, name)
+  opts = opts or {}
+  local r, err = core.mbox(spec, opts.max_bytes or DEFAULT_MAX_BYTES, name)
+  if not r then return nil, err end
+  local src = { spec = spec, format = "mbox" }
+  local done = false
+  function src:batch(n)
+    if done then return {}, {}, true end
+    local docs, errors
+    docs, errors, done = r:batch(n)
+    if done then r:close() end
+    if opts.html ~= nil then for _, d in ipairs(docs) do d.html = opts.html end end
+    return docs, errors, done
+  end
+  return src
 end
 
 --- Every regular file below dir, sorted, so ids are stable across runs, and
@@ -169,6 +191,13 @@ function M.source(spec, opts)
     return src
   end
 
+  if format == "mbox" then
+    local msrc, merr = M.mbox_source(stream or spec, opts, stream and name or nil)
+    if not msrc then return nil, merr end
+    msrc.total_bytes = not stream and require("lfs").attributes(spec, "size") or nil
+    return msrc
+  end
+
   if format == "jsonl" then
     -- core/jsonl.c: streamed with a bounded line, every field checked; a
     -- compressed file (or standard input) through a core/zio stream
@@ -224,23 +253,45 @@ function M.source(spec, opts)
   end
 
   if stream then stream:close() end
-  return nil, ("unknown input format '%s' for %s; use dir, list, jsonl, warc or file"):format(format, spec)
+  return nil, ("unknown input format '%s' for %s; use dir, list, jsonl, warc, mbox or file"):format(format, spec)
 end
 
---- A source over a list of file paths, each one document (its path its URL).
+--- A source over a list of file paths, each one document (its path its
+-- URL), except mbox archives: they are recognised by content
+-- (core.mail_sniff_files, a few KiB of each file, 512 files at a time) and
+-- read message by message. opts: html, max_bytes, mail (false: no sniffing).
 function M.paths_source(paths, opts)
   opts = opts or {}
   local src = { paths = paths, total = #paths }
-  local i = 0
+  local i, sniffed, mail, sub = 0, 0, {}, nil
   function src:batch(n)
     local docs, errors = {}, src.problems or {}
     src.problems = nil -- what the caller set (unreadable directories) is reported once, with the first batch
-    while #docs < n and i < #paths do
-      i = i + 1
-      local p = paths[i]
-      docs[#docs + 1] = { path = p, url = p, html = M.is_html(p, nil, opts.html) }
+    while #docs < n do
+      if sub then
+        local d, e, done = sub:batch(n - #docs)
+        for _, x in ipairs(d) do docs[#docs + 1] = x end
+        for _, x in ipairs(e) do errors[#errors + 1] = x end
+        if done then sub = nil end
+      elseif i < #paths then
+        i = i + 1
+        if opts.mail ~= false and i > sniffed then
+          sniffed = math.min(#paths, i + 511)
+          mail = core.mail_sniff_files(paths, i, sniffed)
+        end
+        local p = paths[i]
+        if mail[i] == "mbox" then
+          local err
+          sub, err = M.mbox_source(p, opts)
+          if not sub then errors[#errors + 1] = err end
+        else
+          docs[#docs + 1] = { path = p, url = p, html = M.is_html(p, nil, opts.html) }
+        end
+      else
+        break
+      end
     end
-    return docs, errors, i >= #paths
+    return docs, errors, i >= #paths and not sub
   end
   return src
 end
@@ -319,7 +370,9 @@ function Reader:each(inputs, fn)
     local src, serr
     if type(spec) == "function" then src = M.function_source(spec)
     elseif o.source then src, serr = o.source(spec)
-    else src, serr = M.source(spec, { format = o.format, fields = o.fields, html = o.html, max_bytes = o.max_bytes }) end
+    else
+      src, serr = M.source(spec, { format = o.format, fields = o.fields, html = o.html, max_bytes = o.max_bytes, mail = o.mail })
+    end
     if not src then
       local ok, err = self:problem("inputs", serr)
       if not ok then return nil, err end

@@ -33,6 +33,7 @@ M.defaults = {
   bands = nil, rows = nil, meta = false, meta_w = 4, check = true,
   -- inputs and reporting
   format = "auto", fields = nil, html = nil, strict = false, quiet = false, log = nil,
+  mail = true,    -- email messages and mbox archives recognised by content (core/mail.h)
   resume = false, -- skip phase 1 when a finished one over the same inputs and options is there
 }
 
@@ -117,7 +118,7 @@ function M:phase1()
   local sok, text, html = pcall(self.shinglers, self)
   if not sok then return nil, text end
   local sk = require("shingle.sketcher").new(text, html, { threads = c.threads, full = c.verify,
-    sig_k = self:signature_length(), extractor = self.extractor, max_bytes = c.max_bytes })
+    sig_k = self:signature_length(), extractor = self.extractor, max_bytes = c.max_bytes, mail = c.mail })
   -- from here on the directory holds an unfinished run: run.json, written
   -- last, is what marks a finished one
   os.remove(self.dir .. "/run.json")
@@ -201,7 +202,7 @@ function M:sketch(inputs, opts)
   local bar = progress.new("sketching", nil, "docs", c.quiet)
   local r = input.reader{ format = c.format, fields = c.fields, html = c.html, batch = c.batch, strict = c.strict,
     source = opts and opts.source,
-    max_bytes = c.max_bytes,
+    max_bytes = c.max_bytes, mail = c.mail,
     warn = function(msg) self.log("shingle: " .. msg) end,
     on_source = function(src) if src.total then bar.total = (bar.total or 0) + src.total end end }
   local function problem(msg) return r:problem("documents", msg) end
@@ -498,7 +499,7 @@ function M:phase1_signature(inputs)
   local c = self.cfg
   local parts = {}
   for _, k in ipairs({ "w", "sketch", "m", "floor", "s", "k", "option", "seed", "fold", "punctuation", "numbers", "invalid",
-    "canon", "extractor", "verify", "method", "meta", "bands", "rows", "format", "html", "max_bytes" }) do
+    "canon", "extractor", "verify", "method", "meta", "bands", "rows", "format", "html", "max_bytes", "mail" }) do
     local v = c[k]
     if type(v) == "table" or type(v) == "function" then return nil end
     parts[#parts + 1] = k .. "=" .. tostring(v)

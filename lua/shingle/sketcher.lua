@@ -62,14 +62,15 @@ function M.shinglers(cfg)
   return text, shingle.new(o), ex
 end
 
---- sketcher.new(text, html, { threads, full, sig_k, max_bytes, extractor })
+--- sketcher.new(text, html, { threads, full, sig_k, max_bytes, extractor, mail })
 function M.new(text, html, opts)
   opts = opts or {}
   local self = setmetatable({ text = text, html = html or text, extractor = opts.extractor,
     full = opts.full, sig_k = opts.sig_k or 0, max_bytes = opts.max_bytes }, M)
   self.lua = shingle.unwrap(text) ~= text or opts.extractor ~= nil
   self.pool = core.pool(shingle.unwrap(text), shingle.unwrap(self.html), { threads = opts.threads or core.cpus(),
-    full = opts.full, sig_k = opts.sig_k or 0, skip_binary = opts.extractor == nil, max_bytes = opts.max_bytes })
+    full = opts.full, sig_k = opts.sig_k or 0, skip_binary = opts.extractor == nil, max_bytes = opts.max_bytes,
+    mail = opts.mail ~= false and opts.extractor == nil })
   return self
 end
 

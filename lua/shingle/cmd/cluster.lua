@@ -7,7 +7,8 @@ local M = {}
 
 function M.configure(parser)
   local c = parser:command("cluster", "Cluster a collection of documents by resemblance (the paper's four phases).")
-  c:argument("inputs", "Directories, files, JSON Lines (.jsonl), WARC (.warc, .warc.gz), or - for standard input."):args("+")
+  c:argument("inputs", "Directories, files, JSON Lines (.jsonl), WARC (.warc, .warc.gz), mbox archives, or - for "
+    .. "standard input; any of them gzip or zstd compressed."):args("+")
   c:option("-o --output", "Output directory."):count(1)
   common.input_options(c)
   c:option("--method", "shingles (the paper's phases), supershingle, lsh or greedy.", "shingles")

@@ -74,7 +74,7 @@ end
 -- --text, --strict, --quiet.
 function M.input_options(c)
   c:option("--format", "Input format (auto: by the name and content of each input; any of them may be gzip or zstd "
-    .. "compressed).", "auto"):choices({ "auto", "dir", "list", "jsonl", "warc", "file" })
+    .. "compressed).", "auto"):choices({ "auto", "dir", "list", "jsonl", "warc", "mbox", "file" })
   c:option("--text-field", "JSON Lines: the field with the text.", "text")
   c:option("--url-field", "JSON Lines: the field with the URL.", "url")
   c:option("--id-field", "JSON Lines: the field with the id (used when there is no URL).", "id")

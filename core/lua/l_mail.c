@@ -1,0 +1,234 @@
+/* shingle.core bindings for email (core/mail.h): recognising messages and
+ * mbox archives by content, rendering a message as what it says, reading
+ * the messages of an mbox (plain or compressed) in batches. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "lshingle.h"
+#include "mail.h"
+#include "zio.h"
+
+#define SHL_MBOX "shingle.Mbox"
+#define SHL_MAILCTX "shingle.MailContext"
+
+static const char *kind_name(sh_mail_kind k)
+{
+    return k == SH_MAIL_MBOX ? "mbox" : k == SH_MAIL_MESSAGE ? "message" : NULL;
+}
+
+/* core.mail_sniff(bytes) -> "message", "mbox" or nil */
+static int l_sniff(lua_State *L)
+{
+    size_t n;
+    const char *p = luaL_checklstring(L, 1, &n);
+    const char *k = kind_name(sh_mail_sniff(p, n));
+    if (k) lua_pushstring(L, k);
+    else lua_pushnil(L);
+    return 1;
+}
+
+/* core.mail_sniff_files(paths, i, j) -> { [k] = "mbox" | "message" } for the
+ * files paths[i..j] that hold mail; compressed files are looked into. Reads
+ * at most the first 4 KiB of each; a file that cannot be read is left out
+ * (the reader reports it later). */
+static int l_sniff_files(lua_State *L)
+{
+    lua_Integer i = luaL_checkinteger(L, 2), j = luaL_checkinteger(L, 3), k;
+    char head[4096];
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_newtable(L);
+    for (k = i; k <= j; k++) {
+        const char *path, *name;
+        ssize_t got;
+        int fd;
+        sh_mail_kind kind = SH_MAIL_NONE;
+        lua_rawgeti(L, 1, (int)k);
+        path = lua_tostring(L, -1);
+        if (!path) { lua_pop(L, 1); continue; }
+        do fd = open(path, O_RDONLY);
+        while (fd < 0 && errno == EINTR);
+        if (fd >= 0) {
+            got = read(fd, head, sizeof head);
+            close(fd);
+            if (got > 0) {
+                if (sh_zio_kind(head, (size_t)got) == SH_Z_GZIP || sh_zio_kind(head, (size_t)got) == SH_Z_ZSTD) {
+                    sh_zstream *zs;
+                    sh_error err;
+                    const char *p;
+                    size_t n;
+                    if (sh_zstream_open(path, &zs, &err) == SH_OK) {
+                        if (sh_zstream_peek(zs, sizeof head, &p, &n, &err) == SH_OK) kind = sh_mail_sniff(p, n);
+                        sh_zstream_close(zs);
+                    }
+                } else {
+                    kind = sh_mail_sniff(head, (size_t)got);
+                }
+            }
+        }
+        lua_pop(L, 1);
+        name = kind_name(kind);
+        if (name) {
+            lua_pushstring(L, name);
+            lua_rawseti(L, -2, (int)k);
+        }
+    }
+    return 1;
+}
+
+/* A parser context as a userdata, so its buffers are freed if Lua unwinds. */
+typedef struct shl_mailctx {
+    sh_mail *m;
+} shl_mailctx;
+
+static int ctx_gc(lua_State *L)
+{
+    shl_mailctx *u = (shl_mailctx *)luaL_checkudata(L, 1, SHL_MAILCTX);
+    sh_mail_free(u->m);
+    u->m = NULL;
+    return 0;
+}
+
+/* core.mail_render(bytes [, max]) -> the rendering (HTML, UTF-8) and
+ * { subject, message_id, date, parts, left_out, html_parts, warning }; or
+ * nil, err, code (ELIMIT beyond max bytes). */
+static int l_render(lua_State *L)
+{
+    size_t n;
+    const char *p = luaL_checklstring(L, 1, &n);
+    lua_Number max = luaL_optnumber(L, 2, 0);
+    shl_mailctx *u = (shl_mailctx *)shl_newuserdata(L, sizeof *u);
+    sh_mail_result r;
+    sh_error err;
+    u->m = NULL;
+    luaL_getmetatable(L, SHL_MAILCTX);
+    lua_setmetatable(L, -2);
+    if (sh_mail_new(&u->m, &err) != SH_OK) return shl_raise(L, &err);
+    if (sh_mail_render(u->m, p, n, max > 0 ? (size_t)max : 0, &r, &err) != SH_OK) return shl_fail(L, &err);
+    lua_pushlstring(L, r.text, r.len);
+    lua_createtable(L, 0, 7);
+    lua_pushstring(L, r.subject); lua_setfield(L, -2, "subject");
+    lua_pushstring(L, r.message_id); lua_setfield(L, -2, "message_id");
+    lua_pushstring(L, r.date); lua_setfield(L, -2, "date");
+    lua_pushinteger(L, r.parts); lua_setfield(L, -2, "parts");
+    lua_pushinteger(L, r.left_out); lua_setfield(L, -2, "left_out");
+    lua_pushinteger(L, r.html_parts); lua_setfield(L, -2, "html_parts");
+    if (r.warning) { lua_pushstring(L, r.warning); lua_setfield(L, -2, "warning"); }
+    sh_mail_free(u->m);
+    u->m = NULL;
+    return 2;
+}
+
+typedef struct shl_mbox {
+    sh_zstream *zs;      /* owned when opened from a path */
+    sh_mbox *mb;
+    int ref;             /* the core.zopen stream it reads, kept alive */
+    char name[512];
+} shl_mbox;
+
+static int mbox_close(lua_State *L)
+{
+    shl_mbox *u = (shl_mbox *)luaL_checkudata(L, 1, SHL_MBOX);
+    sh_mbox_close(u->mb);
+    u->mb = NULL;
+    if (u->ref == LUA_NOREF) sh_zstream_close(u->zs);
+    u->zs = NULL;
+    luaL_unref(L, LUA_REGISTRYINDEX, u->ref);
+    u->ref = LUA_NOREF;
+    return 0;
+}
+
+/* core.mbox(path | stream [, max_message, name]) -> reader, or nil, err, code */
+static int l_mbox(lua_State *L)
+{
+    lua_Number max = luaL_optnumber(L, 2, 0);
+    shl_mbox *u = (shl_mbox *)shl_newuserdata(L, sizeof *u);
+    sh_error err;
+    memset(u, 0, sizeof *u);
+    u->ref = LUA_NOREF;
+    luaL_getmetatable(L, SHL_MBOX);
+    lua_setmetatable(L, -2);
+    if (lua_isuserdata(L, 1)) {
+        u->zs = shl_checkzstream(L, 1);
+        lua_pushvalue(L, 1);
+        u->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+        snprintf(u->name, sizeof u->name, "%s", luaL_optstring(L, 3, "stream"));
+    } else {
+        const char *path = luaL_checkstring(L, 1);
+        snprintf(u->name, sizeof u->name, "%s", path);
+        if (sh_zstream_open(path, &u->zs, &err) != SH_OK) return shl_fail(L, &err);
+    }
+    if (sh_mbox_open(u->zs, max > 0 ? (size_t)max : 0, &u->mb, &err) != SH_OK) return shl_fail(L, &err);
+    return 1;
+}
+
+/* r:batch(n) -> docs { text, url = NAME#N, date }, errors, done. A message
+ * over the limit is an error naming it; a stream failure ends the reading. */
+static int mbox_batch(lua_State *L)
+{
+    shl_mbox *u = (shl_mbox *)luaL_checkudata(L, 1, SHL_MBOX);
+    lua_Integer want = luaL_optinteger(L, 2, 256);
+    int nd = 0, ne = 0, done = 0;
+    luaL_argcheck(L, u->mb != NULL, 1, "the mbox reader is closed");
+    lua_newtable(L);
+    lua_newtable(L);
+    while (nd < want) {
+        const char *msg, *from;
+        size_t len;
+        uint64_t num;
+        sh_error err;
+        sh_status st = sh_mbox_next(u->mb, &msg, &len, &from, &num, &err);
+        if (st == SH_ELIMIT) {
+            lua_pushfstring(L, "%s: %s", u->name, err.msg);
+            lua_rawseti(L, -2, ++ne);
+            continue;
+        }
+        if (st != SH_OK) {
+            lua_pushstring(L, err.msg);
+            lua_rawseti(L, -2, ++ne);
+            done = 1;
+            break;
+        }
+        if (!msg) { done = 1; break; }
+        lua_createtable(L, 0, 3);
+        lua_pushlstring(L, msg, len);
+        lua_setfield(L, -2, "text");
+        lua_pushfstring(L, "%s#%d", u->name, (int)num);
+        lua_setfield(L, -2, "url");
+        {
+            /* the date of the separator line: what follows the sender */
+            const char *sp = strchr(from, ' ');
+            if (sp) {
+                while (*sp == ' ') sp++;
+                if (*sp) { lua_pushstring(L, sp); lua_setfield(L, -2, "date"); }
+            }
+        }
+        lua_rawseti(L, -3, ++nd);
+    }
+    lua_pushboolean(L, done);
+    return 3;
+}
+
+static const luaL_Reg mbox_methods[] = { { "batch", mbox_batch }, { "close", mbox_close }, { NULL, NULL } };
+
+static const luaL_Reg funcs[] = {
+    { "mail_sniff", l_sniff }, { "mail_sniff_files", l_sniff_files }, { "mail_render", l_render }, { "mbox", l_mbox },
+    { NULL, NULL }
+};
+
+void shl_open_mail(lua_State *L)
+{
+    luaL_newmetatable(L, SHL_MBOX);
+    lua_newtable(L);
+    shl_setfuncs(L, mbox_methods);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, mbox_close);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, SHL_MAILCTX);
+    lua_pushcfunction(L, ctx_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+    shl_setfuncs(L, funcs);
+}
