@@ -136,4 +136,13 @@ sh_status sh_supershingle(const char *dir, const sh_alt_config *cfg, sh_decide_s
 sh_status sh_lsh(const char *dir, const sh_alt_config *cfg, sh_decide_stats *st, sh_pairs_stats *ps, sh_error *err);
 sh_status sh_greedy(const char *dir, const sh_alt_config *cfg, sh_decide_stats *st, sh_error *err);
 
+/* ---- scores of chosen pairs (shingle dedup: a removed document and the one kept) ---- */
+
+/* For i < n, est[i] = the estimate of documents a[i] and b[i] (0-based ids)
+ * from sketches.bin; exact (if not NULL) the exact values from shingles.bin,
+ * or resemblance -1 when the run kept no full sets. A skipped document gives
+ * zeros. SH_EINVAL for an id out of range. */
+sh_status sh_pair_estimates(const char *dir, const uint32_t *a, const uint32_t *b, size_t n, sh_estimate *est,
+                            sh_estimate *exact, sh_error *err);
+
 #endif

@@ -143,3 +143,60 @@ size_t sh_run_max_len(const sh_run *r, int full)
     return m;
 }
 
+/* ---- scores of chosen pairs (shingle dedup) ---------------------------------- */
+
+sh_status sh_pair_estimates(const char *dir, const uint32_t *a, const uint32_t *b, size_t n, sh_estimate *est,
+                            sh_estimate *exact, sh_error *err)
+{
+    sh_run r;
+    sh_sketch *sa = NULL, *sb = NULL, *fa = NULL, *fb = NULL;
+    sh_status s;
+    size_t i;
+    char path[4096];
+    int full = 0;
+    if (exact) {
+        FILE *f;
+        sh_run_path(path, sizeof path, dir, "shingles.bin");
+        f = fopen(path, "rb");
+        full = f != NULL;
+        if (f) fclose(f);
+    }
+    if ((s = sh_run_open(&r, dir, 1, full, 0, err)) != SH_OK) return s;
+    sa = (sh_sketch *)malloc(sizeof(sh_sketch) + sh_run_max_len(&r, 0) * 8);
+    sb = (sh_sketch *)malloc(sizeof(sh_sketch) + sh_run_max_len(&r, 0) * 8);
+    if (full) {
+        fa = (sh_sketch *)malloc(sizeof(sh_sketch) + sh_run_max_len(&r, 1) * 8);
+        fb = (sh_sketch *)malloc(sizeof(sh_sketch) + sh_run_max_len(&r, 1) * 8);
+    }
+    if (!sa || !sb || (full && (!fa || !fb))) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
+    for (i = 0; i < n; i++) {
+        if (a[i] >= r.n || b[i] >= r.n) {
+            s = sh_error_set(err, SH_EINVAL, 0, "document %u is not in %s (it has %u documents)", (a[i] >= r.n ? a[i] : b[i]) + 1,
+                             dir, r.n);
+            goto done;
+        }
+        if (r.d[a[i]].status || r.d[b[i]].status) {
+            memset(&est[i], 0, sizeof est[i]);
+            if (exact) { memset(&exact[i], 0, sizeof exact[i]); exact[i].resemblance = -1; }
+            continue;
+        }
+        if ((s = sh_sketch_estimate(sh_run_view(&r, a[i], sa, 0, NULL), sh_run_view(&r, b[i], sb, 0, NULL), &est[i], err)) != SH_OK)
+            goto done;
+        if (exact) {
+            if (full) {
+                if ((s = sh_run_exact(&r, a[i], b[i], fa, fb, &exact[i], err)) != SH_OK) goto done;
+            } else {
+                memset(&exact[i], 0, sizeof exact[i]);
+                exact[i].resemblance = -1;
+            }
+        }
+    }
+    s = SH_OK;
+done:
+    free(sa);
+    free(sb);
+    free(fa);
+    free(fb);
+    sh_run_close(&r);
+    return s;
+}

@@ -38,7 +38,9 @@ describe("docs/api.md", function()
     check(shingle.core.Sketch, { "Sketch:" }, "Sketch")
     local reg = debug.getregistry()
     for mt, prefixes in pairs({ ["shingle.Pool"] = { "pool:" }, ["shingle.Phase1"] = { "w:" },
-      ["shingle.Index"] = { "Index:" }, ["shingle.IndexAdder"] = { "adder:" }, ["shingle.WarcReader"] = { "reader:" } }) do
+      ["shingle.Index"] = { "Index:" }, ["shingle.IndexAdder"] = { "adder:" }, ["shingle.WarcReader"] = { "reader:" },
+      ["shingle.ZStream"] = { "s:" }, ["shingle.Mbox"] = { "r:" }, ["shingle.LSHIndex"] = { "ix:" },
+      ["shingle.SketchWriter"] = { "w:" }, ["shingle.SketchReader"] = { "r:" } }) do
       assert.is_table(reg[mt], mt)
       check(reg[mt].__index, prefixes, mt)
     end
@@ -67,6 +69,9 @@ describe("docs/api.md", function()
     check(require("shingle.plot"), { "plot." }, "plot")
     check(require("shingle.html"), { "html." }, "html")
     check(require("shingle.dist"), { "dist." }, "dist")
+    check(require("shingle.lsh"), { "shingle.lsh.", "ix:" }, "lsh")
+    check(require("shingle.sketches"), { "sketches." }, "sketches")
+    check(require("shingle.dedup"), { "dedup.", "d:" }, "dedup")
     for _, kind in ipairs({ "cluster", "collections", "sweeps" }) do
       check(require("shingle.report." .. kind), { ('require("shingle.report.%s").'):format(kind), "." }, "report." .. kind)
     end

@@ -68,6 +68,11 @@ static shl_pool *check_pool(lua_State *L, int i)
     return u;
 }
 
+sh_pool *shl_checkpool(lua_State *L, int i)
+{
+    return check_pool(L, i)->pool;
+}
+
 /* pool:close(): stops using the shinglers; also __gc and __close. */
 static int pool_close(lua_State *L)
 {
@@ -81,7 +86,7 @@ static int pool_close(lua_State *L)
 
 /* Read a Lua list of { text = s | path = p, html = bool } into ins; the strings
  * stay referenced by the list during the call. */
-static sh_doc_in *read_docs(lua_State *L, int t, size_t *n_out)
+sh_doc_in *shl_read_docs(lua_State *L, int t, size_t *n_out)
 {
     size_t n = shl_rawlen(L, t), i;
     sh_doc_in *ins = (sh_doc_in *)lua_newuserdata(L, (n ? n : 1) * sizeof *ins); /* freed by the GC */
@@ -130,7 +135,7 @@ static int pool_sketch(lua_State *L)
     sh_doc_out *outs;
     sh_error err;
     luaL_checktype(L, 2, LUA_TTABLE);
-    ins = read_docs(L, 2, &n);
+    ins = shl_read_docs(L, 2, &n);
     outs = new_outs(L, n);
     if (sh_pool_run(u->pool, ins, outs, n, &err) != SH_OK) return shl_raise(L, &err);
     lua_createtable(L, (int)n, 0);
@@ -201,7 +206,7 @@ static int p1_add(lua_State *L)
     luaL_checktype(L, 3, LUA_TTABLE);
     if (pool->cfg.want_full != u->p1.want_full || pool->cfg.sig_k != u->p1.sig_k)
         return luaL_error(L, "the pool must be the one the writer was opened with");
-    ins = read_docs(L, 3, &n);
+    ins = shl_read_docs(L, 3, &n);
     outs = new_outs(L, n);
     if (sh_pool_run(pool->pool, ins, outs, n, &err) != SH_OK) return shl_raise(L, &err);
     if (p1_append(L, u, outs, n)) return 3;
@@ -594,7 +599,7 @@ static int c_read_links(lua_State *L)
     return 1;
 }
 
-/* core.read_docs(dir) -> reps, dups, statuses (parallel lists, 1-based ids) */
+/* core.read_docs(dir) -> reps, dups, statuses, tokens (parallel lists, 1-based ids) */
 static int c_read_docs(lua_State *L)
 {
     const char *dir = luaL_checkstring(L, 1);
@@ -606,13 +611,64 @@ static int c_read_docs(lua_State *L)
     lua_createtable(L, (int)n, 0);
     lua_createtable(L, (int)n, 0);
     lua_createtable(L, (int)n, 0);
+    lua_createtable(L, (int)n, 0);
     for (i = 0; i < n; i++) {
-        lua_pushinteger(L, (lua_Integer)r[i].rep + 1); lua_rawseti(L, -4, (int)(i + 1));
-        lua_pushinteger(L, r[i].dup); lua_rawseti(L, -3, (int)(i + 1));
-        lua_pushinteger(L, r[i].status); lua_rawseti(L, -2, (int)(i + 1));
+        lua_pushinteger(L, (lua_Integer)r[i].rep + 1); lua_rawseti(L, -5, (int)(i + 1));
+        lua_pushinteger(L, r[i].dup); lua_rawseti(L, -4, (int)(i + 1));
+        lua_pushinteger(L, r[i].status); lua_rawseti(L, -3, (int)(i + 1));
+        lua_pushinteger(L, (lua_Integer)r[i].n_tokens); lua_rawseti(L, -2, (int)(i + 1));
     }
-    shl_box_done(L, -4);
-    return 3;
+    shl_box_done(L, -5);
+    return 4;
+}
+
+static void push_estimate(lua_State *L, const sh_estimate *e)
+{
+    lua_createtable(L, 0, 3);
+    SHL_SETN(L, "resemblance", e->resemblance);
+    SHL_SETN(L, "containment", e->contain_ab);
+    SHL_SETN(L, "contained", e->contain_ba);
+}
+
+/* core.pair_estimates(dir, as, bs) -> { { resemblance, containment, contained
+ * [, exact = { ... }] }, ... }: the scores of chosen pairs of a finished run
+ * (1-based ids), estimated from its sketches, and exact when it kept the
+ * full shingle sets; or nil, err, code */
+static int c_pair_estimates(lua_State *L)
+{
+    const char *dir = luaL_checkstring(L, 1);
+    size_t n, i;
+    uint32_t *ab;
+    sh_estimate *e;
+    sh_error err;
+    luaL_checktype(L, 2, LUA_TTABLE);
+    luaL_checktype(L, 3, LUA_TTABLE);
+    n = shl_rawlen(L, 2);
+    luaL_argcheck(L, shl_rawlen(L, 3) == n, 3, "the two lists of documents must have the same length");
+    ab = (uint32_t *)shl_newbox(L, (n ? n : 1) * 2 * sizeof *ab, NULL);
+    e = (sh_estimate *)shl_newbox(L, (n ? n : 1) * 2 * sizeof *e, NULL);
+    for (i = 0; i < n; i++) {
+        lua_Integer x, y;
+        lua_rawgeti(L, 2, (int)(i + 1));
+        lua_rawgeti(L, 3, (int)(i + 1));
+        x = luaL_checkinteger(L, -2);
+        y = luaL_checkinteger(L, -1);
+        luaL_argcheck(L, x >= 1 && y >= 1 && x <= 0xffffffff && y <= 0xffffffff, 2, "document ids start at 1");
+        ab[i] = (uint32_t)(x - 1);
+        ab[n + i] = (uint32_t)(y - 1);
+        lua_pop(L, 2);
+    }
+    if (sh_pair_estimates(dir, ab, ab + n, n, e, e + n, &err) != SH_OK) return shl_fail(L, &err);
+    lua_createtable(L, (int)n, 0);
+    for (i = 0; i < n; i++) {
+        push_estimate(L, &e[i]);
+        if (e[n + i].resemblance >= 0) {
+            push_estimate(L, &e[n + i]);
+            lua_setfield(L, -2, "exact");
+        }
+        lua_rawseti(L, -2, (int)(i + 1));
+    }
+    return 1;
 }
 
 static int c_now(lua_State *L)
@@ -630,7 +686,7 @@ void shl_open_cluster(lua_State *L)
         { "pool", pool_new }, { "phase1", p1_new }, { "dedupe", c_dedupe }, { "pairs", c_pairs },
         { "decide", c_decide }, { "supershingle", c_supershingle }, { "lsh", c_lsh }, { "greedy", c_greedy },
         { "read_clusters", c_read_clusters }, { "read_links", c_read_links }, { "read_docs", c_read_docs },
-        { "now", c_now }, { NULL, NULL }
+        { "pair_estimates", c_pair_estimates }, { "now", c_now }, { NULL, NULL }
     };
     shl_newclass(L, SHL_POOL, pool_m, NULL, pool_close);
     shl_newclass(L, SHL_P1, p1_m, NULL, p1_close);

@@ -25,6 +25,8 @@ int luaopen_shingle_core(lua_State *L)
     shl_open_guard(L);
     shl_open_zio(L);
     shl_open_mail(L);
+    shl_open_sketchfile(L);
+    shl_open_lsh(L);
     lua_pushliteral(L, SH_VERSION_STRING);
     lua_setfield(L, -2, "_VERSION");
     return 1;

@@ -65,7 +65,7 @@ static int is_html(const char *ct)
 }
 
 /* r:batch(n) -> docs, errors: up to n documents (response, resource and
- * conversion records) as { url, date, text, html, offset }; records that
+ * conversion records) as { url, date, text, html, offset, length }; records that
  * could not be read as error messages naming the file and byte offset. An
  * empty docs list and no errors means the end. */
 static int warc_batch(lua_State *L)
@@ -104,6 +104,8 @@ static int warc_batch(lua_State *L)
         lua_setfield(L, -2, "html");
         lua_pushinteger(L, (lua_Integer)r->offset);
         lua_setfield(L, -2, "offset");
+        lua_pushinteger(L, (lua_Integer)r->length); /* bytes in the file; 0 when not known */
+        lua_setfield(L, -2, "length");
         lua_rawseti(L, -3, ++nd);
     }
     return 2;

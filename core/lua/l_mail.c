@@ -163,7 +163,8 @@ static int l_mbox(lua_State *L)
     return 1;
 }
 
-/* r:batch(n) -> docs { text, url = NAME#N, date }, errors, done. A message
+/* r:batch(n) -> docs { text, url = NAME#N, date, mbox = NAME, number = N,
+ * from_line }, errors, done. A message
  * over the limit is an error naming it; a stream failure ends the reading. */
 static int mbox_batch(lua_State *L)
 {
@@ -191,11 +192,17 @@ static int mbox_batch(lua_State *L)
             break;
         }
         if (!msg) { done = 1; break; }
-        lua_createtable(L, 0, 3);
+        lua_createtable(L, 0, 6);
         lua_pushlstring(L, msg, len);
         lua_setfield(L, -2, "text");
         lua_pushfstring(L, "%s#%d", u->name, (int)num);
         lua_setfield(L, -2, "url");
+        lua_pushstring(L, u->name);
+        lua_setfield(L, -2, "mbox");
+        lua_pushinteger(L, (lua_Integer)num);
+        lua_setfield(L, -2, "number");
+        lua_pushfstring(L, "From %s", from);
+        lua_setfield(L, -2, "from_line");
         {
             /* the date of the separator line: what follows the sender */
             const char *sp = strchr(from, ' ');

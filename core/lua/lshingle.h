@@ -7,6 +7,8 @@
 
 #include "compat.h"
 #include "sketch.h"
+#include "sketchfile.h"
+#include "sketchfile.h"
 
 #define SHL_SHINGLER "shingle.Shingler"
 #define SHL_SKETCH "shingle.Sketch"
@@ -79,6 +81,20 @@ sh_sketch *shl_newsketch(lua_State *L, size_t n);
 /* Push a copy of a (does not take ownership). */
 void shl_pushsketch(lua_State *L, const sh_sketch *a);
 
+/* ---- shared by the pool and the sketch-file writer ------------------------------- */
+
+/* The pool under a core.pool userdata; the documents of a Lua list for it
+ * ({ text | path, html }; the list keeps the strings alive during the call). */
+struct sh_pool *shl_checkpool(lua_State *L, int i);
+struct sh_doc_in *shl_read_docs(lua_State *L, int t, size_t *n);
+
+/* Sketch-file keys to and from Lua (strings, numbers; nil/false for none),
+ * and the writer and reader under their userdata (core/lua/l_sketchfile.c). */
+void shl_tokey(lua_State *L, int i, sh_skkey *k);
+void shl_pushkey(lua_State *L, const sh_skkey *k);
+sh_skfile_writer *shl_checkskwriter(lua_State *L, int i);
+sh_skfile_reader *shl_checkskreader(lua_State *L, int i);
+
 /* ---- the parts of the module ------------------------------------------------ */
 void shl_open_aux(lua_State *L);         /* the box metatable */
 void shl_open_sketch(lua_State *L);      /* Sketch, load, is_sketch */
@@ -95,6 +111,8 @@ void shl_open_ixcheck(lua_State *L);  /* checking an index */
 void shl_open_guard(lua_State *L);    /* the command line's last word on a crash */
 void shl_open_zio(lua_State *L);         /* compressed input: core.zopen, zread, zdecompress */
 void shl_open_mail(lua_State *L);        /* email: core.mail_sniff, mail_render, mbox */
+void shl_open_sketchfile(lua_State *L);  /* sketch files: core.sketch_writer, sketch_reader */
+void shl_open_lsh(lua_State *L);         /* the in-memory LSH index: core.lsh_index, lsh_shape */
 /* The stream under a core.zopen userdata (raises if closed). */
 struct sh_zstream *shl_checkzstream(lua_State *L, int i);
 

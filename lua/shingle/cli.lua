@@ -5,7 +5,8 @@ local argparse = require "argparse"
 
 local M = {}
 
-M.commands = { "cluster", "recluster", "index", "query", "explain", "compare", "collections", "avoid", "rollup", "report", "serve" }
+M.commands = { "cluster", "recluster", "index", "query", "explain", "compare", "collections", "avoid", "rollup", "report",
+  "serve", "sketch", "dedup" }
 -- modules that declare several commands list them in `names`
 local function module_of(command)
   if command == "similar" or command == "cluster-of" or command == "lost" or command == "changes" then return "query" end

@@ -102,6 +102,8 @@ function M.unwrap(sh)
 end
 
 M.rules = require "shingle.rules"
+M.lsh = require "shingle.lsh"            -- shingle.lsh{ threshold, sketch, ... }: the in-memory LSH index
+M.sketches = require "shingle.sketches"  -- sketch files: sketches.create, open, save, load, sketch
 
 --- shingle.exact(a, b [, opts]): exact resemblance and containment of two
 -- texts (or token lists) from their full shingle sets, for verification.

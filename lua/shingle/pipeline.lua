@@ -193,7 +193,10 @@ end
 -- returning one document per call. Problems follow shingle.input's one
 -- policy (warned, counted in stats.skipped; fatal with strict). opts.source:
 -- input.reader's hook for inputs read another way (a rank's pieces of the
--- inputs, shingle.dist).
+-- inputs, shingle.dist). opts.on_batch(docs, src, first_id): called with
+-- every batch before it is sketched (the documents get ids first_id,
+-- first_id + 1, ...), for a caller that wants to know where each document
+-- came from (shingle dedup).
 function M:sketch(inputs, opts)
   local c = self.cfg
   local t0 = core.now()
@@ -206,7 +209,9 @@ function M:sketch(inputs, opts)
     warn = function(msg) self.log("shingle: " .. msg) end,
     on_source = function(src) if src.total then bar.total = (bar.total or 0) + src.total end end }
   local function problem(msg) return r:problem("documents", msg) end
-  local ok, rerr = r:each(inputs, function(docs)
+  local on_batch = opts and opts.on_batch
+  local ok, rerr = r:each(inputs, function(docs, src)
+    if on_batch then on_batch(docs, src, w.documents + 1) end
     local n, aerr = w:add(docs, problem)
     if not n then return nil, aerr end
     bar:update(n)

@@ -125,14 +125,16 @@ function M.resource_config(a)
 end
 
 --- Declare the options of phase 4. opts.index: only --policy and
--- --threshold, without defaults (they apply to a new index only).
+-- --threshold, without defaults (they apply to a new index only);
+-- opts.threshold: another default threshold (shingle dedup's 0.8).
 function M.decision_options(c, opts)
   opts = opts or {}
   local d = opts.index and {} or pipeline_defaults
   local pre = opts.index and "A new index: " or ""
   c:option("--policy", pre .. "Link a pair when its resemblance, containment (either direction), either or both reach the threshold.",
     default(d.policy)):choices({ "resemblance", "containment", "either", "both" })
-  c:option("-t --threshold", pre .. "Threshold for the policy (the paper: 0.5).", default(d.threshold)):convert(tonumber)
+  c:option("-t --threshold", pre .. (opts.threshold and "Threshold for the policy." or "Threshold for the policy (the paper: 0.5)."),
+    default(opts.threshold or d.threshold)):convert(tonumber)
   if opts.index then return end
   c:option("--verify", "exact: recompute every candidate pair from full shingle sets (default); none: decide on estimates.")
     :choices({ "none", "exact" })
