@@ -159,7 +159,7 @@ snapshot "$W/default" "$OUT/recluster"
 
 # ---- collections ----------------------------------------------------------------
 if [ -d "$CORPUS/web" ]; then
-  run collections shingle collections -o "$W/coll" --threads 2 --extended "$CORPUS/web"
+  run collections shingle collections -o "$W/coll" --threads 2 --paper --extended "$CORPUS/web"
   snapshot "$W/coll" "$OUT/collections"
   run collections-shingles shingle collections -o "$W/coll2" --threads 2 --similarity shingles -T 0.8 "$CORPUS/web"
   snapshot "$W/coll2" "$OUT/collections-shingles"

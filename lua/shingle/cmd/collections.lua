@@ -12,13 +12,19 @@ function M.configure(parser)
   c:option("-o --output", "Output directory."):count(1)
   c:option("--edges", "An edge list: lines 'SRC_URL DST_URL' or JSON {\"src\":..,\"dst\":..}."):count("*")
   common.input_options(c)
-  c:option("--similarity", "Page similarity: chunk fingerprints (whole document, 4 lines, 2 lines) or shingles.",
-    "lines4"):choices({ "whole", "lines4", "lines2", "shingles" })
+  c:flag("--paper", "The paper's settings: similarity lines4 (T = 15), the strict merge condition, fixed chunks "
+    .. "(options given as well still apply).")
+  c:option("--similarity", "Page similarity: shingles (default), or chunk fingerprints of the whole document, 4 lines "
+    .. "(the paper's), 2 lines.")
+    :choices({ "whole", "lines4", "lines2", "shingles" })
   c:option("-T --threshold", "Chunks two pages must share (default: 1, 15, 25), or the resemblance for shingles (0.5).")
     :convert(tonumber)
   c:flag("--anchored", "Chunk boundaries anchored on line content, so an added header shifts only the first chunk.")
   c:option("--max-df", "Drop chunks shared by more pages than this.", "1000"):convert(tonumber)
-  c:flag("--extended", "The extended merge condition a = s >= d = b: partial mirrors (section 4).")
+  c:option("--merge", "Merge condition: extended, a = s >= d = b, which also merges partial mirrors (section 4; the "
+    .. "default), or strict, a = s = d = b (the paper's first).")
+    :choices({ "extended", "strict" })
+  c:flag("--extended", "The same as --merge extended (with --paper, whose condition is strict).")
   c:flag("--single-site", "Only collections within a single site.")
   c:option("--start", "Start point of a component: inlinks (most links from other sites, Figure 7) or first.",
     "inlinks"):choices({ "inlinks", "first" })
@@ -40,7 +46,8 @@ function M.config(a)
   if a.site_depth < 1 then return nil, "--site-depth must be at least 1" end
   local cfg = {
     outdir = a.output, edges = a.edges, similarity = a.similarity, threshold = a.threshold,
-    anchored = a.anchored, max_df = a.max_df, extended = a.extended, single_site = a.single_site, start = a.start,
+    anchored = a.anchored or nil, max_df = a.max_df, single_site = a.single_site, start = a.start, paper = a.paper,
+    extended = (a.extended or a.merge == "extended") and true or (a.merge == "strict" and false or nil),
     site_depth = a.site_depth, min_cardinality = a.min_cardinality, min_size = a.min_size,
     avoid_min_size = a.avoid_min_size, figure11 = not a.no_figure11,
   }
@@ -64,6 +71,7 @@ function M.print_summary(c, out)
   if (g.bad_records or 0) + (g.bad_edges or 0) + (g.skipped_inputs or 0) > 0 then
     out:write(("bad input: %d records, %d edge lines, %d inputs skipped\n"):format(g.bad_records, g.bad_edges, g.skipped_inputs))
   end
+  if c.cfg.paper then out:write("the paper's settings (--paper)\n") end
   out:write(("trivial clusters (%s, threshold %s): %d with %d pages, the largest %d\n"):format(c.cfg.similarity,
     tostring(t.threshold), t.clusters, t.pages_in_clusters, t.largest))
   out:write(("LinkSummary %d rows, %d merge edges (%s condition), %d components\n"):format(gr.summary_rows,
