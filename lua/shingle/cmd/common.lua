@@ -14,6 +14,29 @@ local M = {}
 
 local function default(v) return v ~= nil and tostring(v) or nil end
 
+--- A seed from the command line: a whole number, decimal or 0x-hex (64
+-- bits; where Lua integers are not 64-bit, up to 2^53). nil, message
+-- naming the option otherwise.
+function M.parse_seed(s)
+  local core = require "shingle.core"
+  s = tostring(s)
+  local hex = s:match("^0[xX](%x+)$")
+  if hex and #hex <= 16 then
+    if core.int64 then
+      local v = 0
+      for i = 1, #hex do v = v * 16 + tonumber(hex:sub(i, i), 16) end -- wraps like the unsigned value
+      return v
+    end
+    local v = tonumber(hex, 16)
+    if v < 2 ^ 53 then return v end
+  elseif s:match("^%d+$") then
+    local v = math.tointeger and math.tointeger(tonumber(s)) or tonumber(s)
+    if v and (core.int64 or v < 2 ^ 53) and tostring(v) == s then return v end
+  end
+  return nil, ("--seed: '%s' is not a seed; use a whole number, decimal or 0x-hex, of at most 64 bits%s"):format(s,
+    core.int64 and "" or " (2^53 under LuaJIT)")
+end
+
 --- Declare the shingler's options, with shingle.pipeline's defaults.
 -- opts.defaults = false: no defaults (the command's Lua API decides: an
 -- index keeps the parameters it was made with, collections have their
@@ -33,8 +56,10 @@ function M.shingler_options(c, opts)
       .. "values; 0: plain MOD_m.", default(d.floor)):convert(tonumber)
   end
   c:option("-k --degree", pre .. "Fingerprint polynomial degree (64; 40 as the paper).", default(d.k)):convert(tonumber)
-  c:option("--seed", pre .. "Seed for the polynomials and the permutation (default: a fixed one, so runs compare).")
-    :convert(tonumber)
+  c:option("--seed", pre .. "Seed of the random functions, the polynomials and the permutation (decimal or 0x-hex, "
+    .. "64 bits; default: a fixed one, so runs compare). Another seed repeats an experiment with other random "
+    .. "functions.")
+    :convert(M.parse_seed)
   c:option("--option", pre .. "B: the set of shingles; A: the labelled bag.", default(d.option)):choices({ "A", "B" })
   c:option("--invalid", pre .. "Invalid UTF-8: error, skip or latin1.", default(d.invalid))
     :choices({ "error", "skip", "latin1" })
