@@ -23,15 +23,6 @@ static shl_lsh *check(lua_State *L)
     return u;
 }
 
-static lua_Integer field_int(lua_State *L, int t, const char *k, lua_Integer def)
-{
-    lua_Integer v;
-    lua_getfield(L, t, k);
-    v = lua_isnil(L, -1) ? def : luaL_checkinteger(L, -1);
-    lua_pop(L, 1);
-    return v;
-}
-
 /* core.lsh_index(params_sketch, { bands, rows, cbands, seed }) -> index */
 static int l_new(lua_State *L)
 {
@@ -41,18 +32,16 @@ static int l_new(lua_State *L)
     sh_error err;
     lua_Integer b, r, cb;
     luaL_checktype(L, 2, LUA_TTABLE);
-    b = field_int(L, 2, "bands", 0);
-    r = field_int(L, 2, "rows", 0);
-    cb = field_int(L, 2, "cbands", 0);
+    b = shl_opt_int(L, 2, "bands", 0);
+    r = shl_opt_int(L, 2, "rows", 0);
+    cb = shl_opt_int(L, 2, "cbands", 0);
     luaL_argcheck(L, b >= 1 && b <= 4096 && r >= 1 && r <= 4096, 2, "bands and rows must be whole numbers from 1 to 4096");
     luaL_argcheck(L, cb >= 0 && cb <= 4096, 2, "cbands must be a whole number from 0 to 4096");
     memset(&c, 0, sizeof c);
     c.bands = (uint32_t)b;
     c.rows = (uint32_t)r;
     c.cbands = (uint32_t)cb;
-    lua_getfield(L, 2, "seed");
-    c.seed = lua_isnil(L, -1) ? 0x4c5348u : shl_checku64(L, lua_gettop(L));
-    lua_pop(L, 1);
+    c.seed = shl_opt_u64(L, 2, "seed", 0x4c5348u);
     u = (shl_lsh *)shl_newuserdata(L, sizeof *u);
     u->ix = NULL;
     u->keys = u->ids = LUA_NOREF;
@@ -314,15 +303,9 @@ void shl_open_lsh(lua_State *L)
 {
     static const luaL_Reg m[] = { { "insert", l_insert }, { "insert_file", l_insert_file }, { "remove", l_remove },
                                   { "get", l_get }, { "count", l_count }, { "query", l_query }, { "keys", l_keys },
-                                  { "save", l_save }, { "close", l_gc }, { NULL, NULL } };
+                                  { "save", l_save }, { NULL, NULL } };
     static const luaL_Reg funcs[] = { { "lsh_index", l_new }, { "lsh_shape", l_shape }, { "lsh_probability", l_probability },
                                       { "lsh_areas", l_areas }, { NULL, NULL } };
-    luaL_newmetatable(L, SHL_LSH);
-    lua_newtable(L);
-    shl_setfuncs(L, m);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, l_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
+    shl_newclass(L, SHL_LSH, m, NULL, l_gc);
     shl_setfuncs(L, funcs);
 }

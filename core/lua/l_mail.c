@@ -11,7 +11,6 @@
 #include "zio.h"
 
 #define SHL_MBOX "shingle.Mbox"
-#define SHL_MAILCTX "shingle.MailContext"
 
 static const char *kind_name(sh_mail_kind k)
 {
@@ -77,17 +76,10 @@ static int l_sniff_files(lua_State *L)
     return 1;
 }
 
-/* A parser context as a userdata, so its buffers are freed if Lua unwinds. */
-typedef struct shl_mailctx {
-    sh_mail *m;
-} shl_mailctx;
-
-static int ctx_gc(lua_State *L)
+/* A parser context in a box, so its buffers are freed if Lua unwinds. */
+static void free_mail(void *p)
 {
-    shl_mailctx *u = (shl_mailctx *)luaL_checkudata(L, 1, SHL_MAILCTX);
-    sh_mail_free(u->m);
-    u->m = NULL;
-    return 0;
+    sh_mail_free(*(sh_mail **)p);
 }
 
 /* core.mail_render(bytes [, max]) -> the rendering (HTML, UTF-8) and
@@ -98,14 +90,11 @@ static int l_render(lua_State *L)
     size_t n;
     const char *p = luaL_checklstring(L, 1, &n);
     lua_Number max = luaL_optnumber(L, 2, 0);
-    shl_mailctx *u = (shl_mailctx *)shl_newuserdata(L, sizeof *u);
+    sh_mail **m = (sh_mail **)shl_newbox(L, sizeof *m, free_mail);
     sh_mail_result r;
     sh_error err;
-    u->m = NULL;
-    luaL_getmetatable(L, SHL_MAILCTX);
-    lua_setmetatable(L, -2);
-    if (sh_mail_new(&u->m, &err) != SH_OK) return shl_raise(L, &err);
-    if (sh_mail_render(u->m, p, n, max > 0 ? (size_t)max : 0, &r, &err) != SH_OK) return shl_fail(L, &err);
+    if (sh_mail_new(m, &err) != SH_OK) return shl_raise(L, &err);
+    if (sh_mail_render(*m, p, n, max > 0 ? (size_t)max : 0, &r, &err) != SH_OK) return shl_fail(L, &err);
     lua_pushlstring(L, r.text, r.len);
     lua_createtable(L, 0, 7);
     lua_pushstring(L, r.subject); lua_setfield(L, -2, "subject");
@@ -115,8 +104,7 @@ static int l_render(lua_State *L)
     lua_pushinteger(L, r.left_out); lua_setfield(L, -2, "left_out");
     lua_pushinteger(L, r.html_parts); lua_setfield(L, -2, "html_parts");
     if (r.warning) { lua_pushstring(L, r.warning); lua_setfield(L, -2, "warning"); }
-    sh_mail_free(u->m);
-    u->m = NULL;
+    shl_box_done(L, -3);
     return 2;
 }
 
@@ -226,16 +214,6 @@ static const luaL_Reg funcs[] = {
 
 void shl_open_mail(lua_State *L)
 {
-    luaL_newmetatable(L, SHL_MBOX);
-    lua_newtable(L);
-    shl_setfuncs(L, mbox_methods);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, mbox_close);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
-    luaL_newmetatable(L, SHL_MAILCTX);
-    lua_pushcfunction(L, ctx_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
+    shl_newclass(L, SHL_MBOX, mbox_methods, NULL, mbox_close);
     shl_setfuncs(L, funcs);
 }

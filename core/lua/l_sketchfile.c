@@ -267,28 +267,13 @@ static int r_close(lua_State *L)
 
 void shl_open_sketchfile(lua_State *L)
 {
+    /* the writer's close finishes the file; collected unfinished, it is abandoned */
     static const luaL_Reg wm[] = { { "put", w_put }, { "put_pool", w_put_pool }, { "count", w_count }, { "commit", w_commit },
-                                   { "abort", w_abort }, { NULL, NULL } };
+                                   { "close", w_commit }, { "abort", w_abort }, { NULL, NULL } };
     static const luaL_Reg rm[] = { { "read", r_read }, { "batch", r_batch }, { "params", r_params }, { "meta", r_meta },
-                                   { "count", r_count }, { "offset", r_offset }, { "close", r_close }, { NULL, NULL } };
+                                   { "count", r_count }, { "offset", r_offset }, { NULL, NULL } };
     static const luaL_Reg funcs[] = { { "sketch_writer", w_new }, { "sketch_reader", r_new }, { NULL, NULL } };
-    luaL_newmetatable(L, SHL_SKW);
-    lua_newtable(L);
-    shl_setfuncs(L, wm);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, w_abort);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
-    luaL_newmetatable(L, SHL_SKR);
-    lua_newtable(L);
-    shl_setfuncs(L, rm);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, r_close);
-    lua_setfield(L, -2, "__gc");
-#if LUA_VERSION_NUM >= 504
-    lua_pushcfunction(L, r_close);
-    lua_setfield(L, -2, "__close");
-#endif
-    lua_pop(L, 1);
+    shl_newclass(L, SHL_SKW, wm, NULL, w_abort);
+    shl_newclass(L, SHL_SKR, rm, NULL, r_close);
     shl_setfuncs(L, funcs);
 }

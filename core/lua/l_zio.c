@@ -131,6 +131,11 @@ static int z_close(lua_State *L)
     return 0;
 }
 
+static void free_zbuf(void *p)
+{
+    free(((sh_zbuf *)p)->p);
+}
+
 /* core.zread(path [, max]) -> the whole document, decompressed if it is gzip
  * or zstd, and its kind ("plain", "gzip", "zstd"); or nil, err, code (EIO;
  * ELIMIT beyond max bytes; EFORMAT for damaged data). */
@@ -138,17 +143,14 @@ static int z_readfile(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
     lua_Number max = luaL_optnumber(L, 2, 0);
-    sh_zbuf b = { 0 };
+    sh_zbuf *b;
     sh_zkind k;
     sh_error err;
     luaL_argcheck(L, max >= 0, 2, "the limit must be a number of bytes (0: none)");
-    if (sh_zio_read_file(path, (size_t)max, &b, &k, &err) != SH_OK) {
-        free(b.p);
-        return shl_fail(L, &err);
-    }
-    /* a memory error in lua_pushlstring would leak b.p: accepted, as elsewhere */
-    lua_pushlstring(L, b.p ? b.p : "", b.len);
-    free(b.p);
+    b = (sh_zbuf *)shl_newbox(L, sizeof *b, free_zbuf);
+    if (sh_zio_read_file(path, (size_t)max, b, &k, &err) != SH_OK) return shl_fail(L, &err);
+    lua_pushlstring(L, b->p ? b->p : "", b->len);
+    shl_box_done(L, -2);
     lua_pushstring(L, sh_zio_kind_name(k));
     return 2;
 }
@@ -160,15 +162,14 @@ static int z_decompress(lua_State *L)
     const char *in = luaL_checklstring(L, 1, &n);
     lua_Number max = luaL_optnumber(L, 2, 0);
     const char *name = luaL_optstring(L, 3, "string");
-    sh_zbuf b = { 0 };
+    sh_zbuf *b;
     sh_zkind k;
     sh_error err;
-    if (sh_zio_decompress(in, n, (size_t)max, name, &b, &k, &err) != SH_OK) {
-        free(b.p);
-        return shl_fail(L, &err);
-    }
-    lua_pushlstring(L, b.p ? b.p : "", b.len);
-    free(b.p);
+    luaL_argcheck(L, max >= 0, 2, "the limit must be a number of bytes (0: none)");
+    b = (sh_zbuf *)shl_newbox(L, sizeof *b, free_zbuf);
+    if (sh_zio_decompress(in, n, (size_t)max, name, b, &k, &err) != SH_OK) return shl_fail(L, &err);
+    lua_pushlstring(L, b->p ? b->p : "", b->len);
+    shl_box_done(L, -2);
     lua_pushstring(L, sh_zio_kind_name(k));
     return 2;
 }
@@ -184,16 +185,6 @@ static const luaL_Reg funcs[] = {
 
 void shl_open_zio(lua_State *L)
 {
-    luaL_newmetatable(L, SHL_ZSTREAM);
-    lua_newtable(L);
-    shl_setfuncs(L, stream_methods);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, z_close);
-    lua_setfield(L, -2, "__gc");
-#if LUA_VERSION_NUM >= 504
-    lua_pushcfunction(L, z_close);
-    lua_setfield(L, -2, "__close");
-#endif
-    lua_pop(L, 1);
+    shl_newclass(L, SHL_ZSTREAM, stream_methods, NULL, z_close);
     shl_setfuncs(L, funcs);
 }
