@@ -101,9 +101,27 @@ local function spool_stdin(dir, max)
 end
 
 --- Cluster the inputs and write the kept documents and the map of removed
--- ones: the summary, or nil, err.
+-- ones: the summary, or nil, err. OUTDIR appears whole (shingle.util.output:
+-- built beside it under a lock and swapped in at the end; summary.json,
+-- written last, marks a finished one), so it always holds one complete
+-- result, the previous one or the new one.
 function M:run(inputs)
   if type(inputs) == "string" then inputs = { inputs } end
+  local o, oerr = util.output(self.dir, { kind = "dedup run", marker = "summary.json",
+    log = function(msg) self.log("shingle: " .. msg) end })
+  if not o then return nil, oerr end
+  local final = self.dir
+  self.dir = o.dir
+  local sum, err = self:run_staged(inputs)
+  self.dir = final
+  if not sum then o:abort(); return nil, util.unstage(err, o) end
+  local cok, cerr = o:commit()
+  if not cok then return nil, cerr end
+  return sum
+end
+
+-- The run, into self.dir (the staging directory).
+function M:run_staged(inputs)
   local ok, err = util.mkdir_p(self.dir .. "/run")
   if not ok then return nil, err end
   local specs, formats = {}, {}
@@ -116,6 +134,7 @@ function M:run(inputs)
       specs[i] = spec
     end
   end
+  self.pcfg.outdir = self.dir .. "/run"
   local p = pipeline.new(self.pcfg)
   self.pipeline = p
   -- where each document came from, by id: flat arrays (a million documents fit)
@@ -138,14 +157,16 @@ function M:run(inputs)
       dates[id] = M.date_key(date)
     end
   end
-  local steps = {
-    function() return p:sketch(specs, { on_batch = on_batch }) end,
-    function() return p:dedupe() end,
-    function() return p:pairs() end,
-    function() return p:decide() end,
-    function() return p:save_config() end,
-    function() return p:report() end,
-  }
+  local steps = { function()
+    local st, serr = p:sketch(specs, { on_batch = on_batch })
+    if not st then return nil, serr end
+    if (st.sketched or 0) == 0 then
+      return nil, ("no documents to deduplicate in %s%s"):format(pipeline.describe_inputs(inputs),
+        (st.documents or 0) > 0 and (" (%d could not be read)"):format(st.documents) or "")
+    end
+    return true
+  end }
+  for _, f in ipairs(p:finish_steps()) do steps[#steps + 1] = f end
   for _, step in ipairs(steps) do
     local sok, serr = step()
     if not sok then return nil, serr end
