@@ -40,7 +40,14 @@ sh_status sh_lock_acquire(const char *path, const char *what, const char *holder
         ssize_t got;
         if (errno == EINTR) continue;
         if (errno != EWOULDBLOCK) { sh_status s = io_error(err, "lock", path); close(fd); return s; }
-        got = pread(fd, info, sizeof info - 1, 0);
+        /* the holder writes who it is right after taking the lock: give it a moment */
+        {
+            int tries = 0;
+            while ((got = pread(fd, info, sizeof info - 1, 0)) <= 0 && tries++ < 50) {
+                struct timespec ts = { 0, 10 * 1000 * 1000 };
+                nanosleep(&ts, NULL);
+            }
+        }
         close(fd);
         info[got > 0 ? got : 0] = 0;
         info[strcspn(info, "\n")] = 0;
