@@ -120,8 +120,11 @@ sh_status sh_skfile_put(sh_skfile_writer *w, const sh_skkey *key, const sh_sketc
     unsigned char *p;
     sh_status st;
     if (!w->started) {
+        /* the parameters alone: a sketch of no values, of no document */
         w->params = *s;
         w->params.n = 0;
+        w->params.n_shingles = 0;
+        w->params.n_tokens = 0;
         if ((st = write_header(w, &w->params, err)) != SH_OK) return st;
     } else if (s->p.kind != w->params.p.kind || (st = sh_sketch_compatible(&w->params, s, err)) != SH_OK) {
         if (s->p.kind != w->params.p.kind)

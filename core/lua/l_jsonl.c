@@ -92,11 +92,12 @@ static int jsonl_open(lua_State *L)
     } else {
         const char *p;
         size_t n = 0;
-        s = strcmp(path, "-") == 0 ? sh_zstream_open_fd(STDIN_FILENO, "standard input", &u->zs, &err)
-                                   : sh_zstream_open(path, &u->zs, &err);
-        if (s != SH_OK) return shl_fail(L, &err);
-        if ((s = sh_zstream_peek(u->zs, 6, &p, &n, &err)) != SH_OK) return shl_fail(L, &err);
-        compressed = strcmp(path, "-") == 0 || sh_zstream_kind(u->zs) != SH_Z_PLAIN;
+        int is_stdin = strcmp(path, "-") == 0;
+        s = is_stdin ? sh_zstream_open_fd(STDIN_FILENO, "standard input", &u->zs, &err) : sh_zstream_open(path, &u->zs, &err);
+        if (s == SH_OK) s = sh_zstream_peek(u->zs, 6, &p, &n, &err);
+        if (s != SH_OK && is_stdin) return shl_fail(L, &err);
+        /* a file that cannot be looked into (a directory, ...) is the reader's to refuse, in its words */
+        compressed = s == SH_OK && (is_stdin || sh_zstream_kind(u->zs) != SH_Z_PLAIN);
         if (compressed) {
             s = sh_jsonl_open_fn(zs_read, u->zs, strcmp(path, "-") == 0 ? "standard input" : path, max_line, &u->r, &err);
         } else {
