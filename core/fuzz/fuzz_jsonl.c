@@ -99,7 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                                  (pos < 3 && expect_line == 0));
             break;
         }
-        FUZZ_CHECK(s == SH_OK || s == SH_EFORMAT);
+        FUZZ_CHECK(s == SH_OK || s == SH_EFORMAT || s == SH_ELIMIT);
         FUZZ_CHECK(line > expect_line);
         /* advance pos to that line */
         while (expect_line + 1 < line) { while (pos < size && data[pos] != '\n') pos++; pos++; expect_line++; }
@@ -109,7 +109,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         pos++;
         expect_line = line;
         len = end - start;
-        if (len > max_line) { FUZZ_CHECK(s == SH_EFORMAT); continue; }
+        /* an over-long line is beyond a configured limit (SH_ELIMIT), not malformed */
+        if (len > max_line) { FUZZ_CHECK(s == SH_ELIMIT); continue; }
+        FUZZ_CHECK(s != SH_ELIMIT);
         if (len > 0 && data[end - 1] == '\r') len--;
         if (line == 1 && len >= 3 && memcmp(data + start, "\xEF\xBB\xBF", 3) == 0) { start += 3; len -= 3; }
         own = (char *)malloc(len ? len : 1);
