@@ -34,7 +34,7 @@ static sh_status candidates(const char *dir, sh_extsort *keys, const sh_alt_conf
         size_t n, i;
         if (!buf) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
         if ((s = sh_pairsort_open(&pairs, cfg->memory / 2, cfg->temp_dir ? cfg->temp_dir : dir, err)) != SH_OK) { free(buf); return s; }
-        if ((s = sh_run_form(keys, pairs, 100000, NULL, ps, cfg->decide.progress, cfg->decide.progress_ud, err)) == SH_OK && (s = sh_extsort_finish(pairs, err)) == SH_OK) {
+        if ((s = sh_run_form(keys, pairs, SH_ALT_MAX_DF, NULL, ps, cfg->decide.progress, cfg->decide.progress_ud, err)) == SH_OK && (s = sh_extsort_finish(pairs, err)) == SH_OK) {
             for (;;) {
                 if ((s = sh_extsort_read(pairs, buf, SH_RUN_CHUNK, &n, err)) != SH_OK || n == 0) break;
                 ps->pairs += n;
@@ -50,8 +50,7 @@ static sh_status candidates(const char *dir, sh_extsort *keys, const sh_alt_conf
 }
 
 static sh_status keyed(const char *dir, const sh_alt_config *cfg, int need_sigs, sh_decide_stats *st, sh_pairs_stats *ps,
-                       sh_status (*emit)(const sh_run *, const sh_alt_config *, uint32_t, unsigned char *, size_t *),
-                       size_t per_doc, sh_error *err)
+                       sh_key_emit_fn emit, size_t per_doc, sh_error *err)
 {
     sh_decider x;
     sh_extsort *keys = NULL;
@@ -133,16 +132,14 @@ static sh_status emit_super(const sh_run *r, const sh_alt_config *cfg, uint32_t 
 
 sh_status sh_supershingle(const char *dir, const sh_alt_config *cfg, sh_decide_stats *st, sh_pairs_stats *ps, sh_error *err)
 {
-    size_t per = 15;
-    if (cfg->meta) per = 1 << 20; /* bounded by the longest sketch; checked below */
-    if (cfg->meta) {
-        sh_run r;
-        sh_status s = sh_run_open(&r, dir, 1, 0, 0, err);
-        if (s != SH_OK) return s;
-        per = sh_run_max_len(&r, 0);
-        sh_run_close(&r);
-    }
-    return keyed(dir, cfg, !cfg->meta, st, ps, emit_super, per, err);
+    sh_run r;
+    sh_key_emit_fn emit = NULL;
+    size_t per = 0;
+    sh_status s = sh_run_open(&r, dir, 1, 0, !cfg->meta, err);
+    if (s == SH_OK) s = sh_alt_keys(&r, cfg, 0, &emit, &per, err);
+    sh_run_close(&r);
+    if (s != SH_OK) return s;
+    return keyed(dir, cfg, !cfg->meta, st, ps, emit, per, err);
 }
 
 /* LSH banding (b bands of r rows of the min-hash signature): documents whose
@@ -165,16 +162,28 @@ static sh_status emit_lsh(const sh_run *r, const sh_alt_config *cfg, uint32_t i,
 sh_status sh_lsh(const char *dir, const sh_alt_config *cfg, sh_decide_stats *st, sh_pairs_stats *ps, sh_error *err)
 {
     sh_run r;
+    sh_key_emit_fn emit = NULL;
+    size_t per = 0;
     sh_status s = sh_run_open(&r, dir, 1, 0, 1, err);
-    if (s != SH_OK) return s;
-    if ((uint64_t)cfg->bands * cfg->rows > r.sig_k || cfg->bands == 0 || cfg->rows == 0) {
-        uint32_t k = r.sig_k;
-        sh_run_close(&r);
-        return sh_error_set(err, SH_EINVAL, 0, "LSH with %u bands of %u rows needs %u min-hashes, but phase 1 kept %u: "
-                            "sketch again with a larger signature", cfg->bands, cfg->rows, cfg->bands * cfg->rows, k);
-    }
+    if (s == SH_OK) s = sh_alt_keys(&r, cfg, 1, &emit, &per, err);
     sh_run_close(&r);
-    return keyed(dir, cfg, 1, st, ps, emit_lsh, cfg->bands, err);
+    if (s != SH_OK) return s;
+    return keyed(dir, cfg, 1, st, ps, emit, per, err);
+}
+
+sh_status sh_alt_keys(const sh_run *r, const sh_alt_config *cfg, int lsh, sh_key_emit_fn *emit, size_t *per, sh_error *err)
+{
+    if (lsh) {
+        if ((uint64_t)cfg->bands * cfg->rows > r->sig_k || cfg->bands == 0 || cfg->rows == 0)
+            return sh_error_set(err, SH_EINVAL, 0, "LSH with %u bands of %u rows needs %u min-hashes, but phase 1 kept %u: "
+                                "sketch again with a larger signature", cfg->bands, cfg->rows, cfg->bands * cfg->rows, r->sig_k);
+        *emit = emit_lsh;
+        *per = cfg->bands;
+        return SH_OK;
+    }
+    *emit = emit_super;
+    *per = cfg->meta ? sh_run_max_len(r, 0) : 15; /* meta: at most one key per value */
+    return SH_OK;
 }
 
 /* Greedy clustering ("On the resemblance and containment", section 4.4):

@@ -16,6 +16,7 @@
 #include "extsort.h"
 #include "pairs.h"
 #include "recfile.h"
+#include "run.h"
 #include "unionfind.h"
 
 #define CHUNK 65536
@@ -33,10 +34,6 @@ static sh_status io_fail(sh_error *err, const char *what, const char *path)
     return SH_EIO;
 }
 
-static void path_of(char *out, size_t cap, const char *dir, const char *name)
-{
-    snprintf(out, cap, "%s/%s", dir, name);
-}
 
 static char *dupstr(const char *s)
 {
@@ -171,48 +168,11 @@ static void spool_free(spool *s)
     s->map = NULL;
 }
 
-/* ---- this rank's part of the run ---------------------------------------------- */
-
-typedef struct local {
-    sh_recfile docs, skv;
-    sh_recstream full;
-    const sh_docrec *d;
-    const uint64_t *v;
-    uint32_t n;
-} local;
-
-static void local_close(local *l)
-{
-    sh_recfile_close(&l->docs);
-    sh_recfile_close(&l->skv);
-    sh_recstream_close(&l->full);
-}
-
-static sh_status local_open(local *l, const char *dir, int values, int full, sh_error *err)
-{
-    char path[4096];
-    sh_status s;
-    memset(l, 0, sizeof *l);
-    l->full.fd = -1;
-    path_of(path, sizeof path, dir, "docs.bin");
-    if ((s = sh_recfile_open(&l->docs, path, SH_MAGIC_DOCS, sizeof(sh_docrec), 0, err)) != SH_OK) return s;
-    l->d = (const sh_docrec *)(const void *)l->docs.records;
-    l->n = (uint32_t)l->docs.count;
-    if (values) {
-        path_of(path, sizeof path, dir, "sketches.bin");
-        if ((s = sh_recfile_open(&l->skv, path, SH_MAGIC_SKETCHES, 8, 0, err)) != SH_OK) { local_close(l); return s; }
-        l->v = (const uint64_t *)(const void *)l->skv.records;
-    }
-    if (full) {
-        path_of(path, sizeof path, dir, "shingles.bin");
-        if ((s = sh_recstream_open(&l->full, path, SH_MAGIC_SHINGLES, 8, err)) != SH_OK) { local_close(l); return s; }
-    }
-    return SH_OK;
-}
+/* ---- this rank's part of the run: its phase 1 files, read as run.h reads a run ---- */
 
 /* Write a docs.bin of n records with the meta of l's (the run's parameters),
  * a working file of this rank (not synced). */
-static sh_status write_docs(const char *path, const local *l, const sh_docrec *recs, size_t n, sh_error *err)
+static sh_status write_docs(const char *path, const sh_run *l, const sh_docrec *recs, size_t n, sh_error *err)
 {
     sh_recwriter w;
     sh_status s = sh_recwriter_open(&w, path, SH_MAGIC_DOCS, sizeof(sh_docrec), l->docs.meta, SH_DOCS_META_SIZE, err);
@@ -265,7 +225,7 @@ sh_status sh_dist_open(sh_dist *d, sh_comm *c, const char *dir, const sh_dist_co
 {
     const size_t p = (size_t)c->size;
     uint64_t *all = NULL, total = 0, crcs[2];
-    local l;
+    sh_run l;
     sh_status s;
     size_t r;
     uint32_t i;
@@ -288,14 +248,14 @@ sh_status sh_dist_open(sh_dist *d, sh_comm *c, const char *dir, const sh_dist_co
     }
     /* every rank opens its own part; a failure here still joins the
      * collectives below (with a count that says so), so no rank waits */
-    s = local_open(&l, dir, 0, 0, err);
+    s = sh_run_open(&l, dir, 0, 0, 0, err);
     if (s == SH_OK) {
         d->n = l.n;
-        d->sig_k = sh_load_le32(l.docs.meta + SH_SKETCH_PARAMS_SIZE);
+        d->sig_k = l.sig_k;
         d->meta_crc = (uint32_t)crc32(0L, l.docs.meta, SH_DOCS_META_SIZE);
         for (i = 0; i < l.n; i++)
             if (l.d[i].status == SH_OK) { values += l.d[i].sketch_n; full += l.d[i].full_n; }
-        local_close(&l);
+        sh_run_close(&l);
     }
     {
         uint64_t bad = s != SH_OK;
@@ -337,6 +297,7 @@ fail:
 
 void sh_dist_close(sh_dist *d)
 {
+    free(d->joins);
     free(d->dir);
     free(d->temp);
     free(d->firsts);
@@ -492,7 +453,7 @@ static sh_status answer_header(spool *out, uint32_t id, uint32_t units, sh_error
 #define DD_REC 16
 #define DD_KEY 13
 
-typedef struct dd_prod { const local *l; uint32_t first, i; int kind; } dd_prod;
+typedef struct dd_prod { const sh_run *l; uint32_t first, i; int kind; } dd_prod;
 
 static sh_status dd_produce(void *ud, void *buf, size_t max, size_t *n, sh_error *err)
 {
@@ -533,7 +494,7 @@ static sh_status sort_sink(void *ud, int src, const void *data, size_t n, sh_err
 }
 
 /* A representative's fingerprints, for the relation of its copies */
-typedef struct fp_ctx { const local *l; uint32_t first; const uint32_t *ids; size_t n; uint64_t *raw, *canon; } fp_ctx;
+typedef struct fp_ctx { const sh_run *l; uint32_t first; const uint32_t *ids; size_t n; uint64_t *raw, *canon; } fp_ctx;
 
 static sh_status answer_fps(void *ud, uint32_t id, spool *out, sh_error *err)
 {
@@ -611,7 +572,7 @@ sh_status sh_dist_dedupe(sh_dist *d, sh_dedupe_stats *st, sh_error *err)
 {
     sh_comm *c = d->comm;
     const size_t p = (size_t)c->size;
-    local l;
+    sh_run l;
     sh_extsort *sorter = NULL;
     to_sorter ts;
     dd_prod prod;
@@ -625,7 +586,7 @@ sh_status sh_dist_dedupe(sh_dist *d, sh_dedupe_stats *st, sh_error *err)
     step_mark mark;
     sh_status s;
     memset(st, 0, sizeof *st);
-    if ((s = local_open(&l, d->dir, 0, 0, err)) != SH_OK) return s;
+    if ((s = sh_run_open(&l, d->dir, 0, 0, 0, err)) != SH_OK) return s;
     rep = (uint32_t *)malloc(((size_t)l.n + 1) * sizeof *rep);
     counts = (uint64_t *)calloc(p, sizeof *counts);
     buf = (unsigned char *)malloc((size_t)CHUNK * DD_REC);
@@ -724,7 +685,7 @@ sh_status sh_dist_dedupe(sh_dist *d, sh_dedupe_stats *st, sh_error *err)
         }
         out[i] = r;
     }
-    path_of(path, sizeof path, d->dir, "docs.bin");
+    sh_run_path(path, sizeof path, d->dir, "docs.bin");
     if ((s = write_docs(path, &l, out, l.n, err)) != SH_OK) goto done;
     sums[0] = st->docs; sums[1] = st->skipped; sums[2] = st->exact; sums[3] = st->lexical; sums[4] = st->shingle;
     sums[5] = st->representatives;
@@ -733,7 +694,7 @@ sh_status sh_dist_dedupe(sh_dist *d, sh_dedupe_stats *st, sh_error *err)
     st->representatives = sums[5];
 done:
     sh_extsort_free(sorter);
-    local_close(&l);
+    sh_run_close(&l);
     vec_free(&links);
     vec_free(&all);
     vec_free(&reps);
@@ -750,7 +711,7 @@ done:
 /* ---- phases 2 and 3 ----------------------------------------------------------- */
 
 /* <shingle BE 8, id BE 4> of the representatives' sketch values */
-typedef struct sk_prod { const local *l; uint32_t first, i, j; } sk_prod;
+typedef struct sk_prod { const sh_run *l; uint32_t first, i, j; } sk_prod;
 
 static sh_status sk_produce(void *ud, void *buf, size_t max, size_t *n, sh_error *err)
 {
@@ -794,13 +755,21 @@ static void disk_of(sh_extsort *s, uint64_t *peak)
     if (x.bytes_written > *peak) *peak = x.bytes_written;
 }
 
-sh_status sh_dist_pairs(sh_dist *d, const sh_pairs_config *cfg, sh_pairs_stats *st, sh_error *err)
+/* Phases 2-3 from a producer of this rank's <key, id> records (shingles, or
+ * the alternatives' keys): the records go to the owners of their keys' ranges
+ * and are sorted there (by key, then id, so every group lists its ids as one
+ * process does); each key of at most max_df ids (0: no limit) gives its
+ * pairs, merged on this rank first (a pair from many keys of this range
+ * travels once), then sent to the rank of the first document and merged
+ * again into this rank's pairs.bin. With stars, a key's first id is paired
+ * with each other (the alternatives without a check, which only join) and the
+ * pairs go to rank 0 as d->joins instead. */
+static sh_status keys_to_pairs(sh_dist *d, sh_produce_fn produce, void *pud, const char *key_step, uint32_t max_df, int stars,
+                               uint32_t docs, sh_pairs_stats *st, sh_error *err)
 {
     sh_comm *c = d->comm;
-    local l;
     sh_extsort *keys = NULL, *mine = NULL, *pairs = NULL;
     to_sorter ts;
-    sk_prod prod;
     sh_form_config fc;
     sh_form_stats fs;
     uint64_t sums[6];
@@ -808,16 +777,12 @@ sh_status sh_dist_pairs(sh_dist *d, const sh_pairs_config *cfg, sh_pairs_stats *
     double t0 = sh_now();
     step_mark mark;
     sh_status s;
-    memset(st, 0, sizeof *st);
-    if ((s = local_open(&l, d->dir, 1, 0, err)) != SH_OK) return s;
-    /* phase 2: every shingle's <shingle, id> records at the owner of its range */
-    progress(d, "shingle merging", 0, l.n);
+    progress(d, "shingle merging", 0, docs);
     if ((s = sh_extsort_open(&keys, 12, 12, sorter_budget(d, 2), d->temp, NULL, err)) != SH_OK) goto done;
-    prod.l = &l; prod.first = d->first; prod.i = 0; prod.j = 0;
     ts.s = keys; ts.record_size = 12;
     mark = step_begin(d);
-    if ((s = sh_comm_shuffle(c, 12, sk_produce, &prod, sh_owner_by_key64, c, sort_sink, &ts, err)) != SH_OK) goto done;
-    step_end(d, "shingles", mark);
+    if ((s = sh_comm_shuffle(c, 12, produce, pud, sh_owner_by_key64, c, sort_sink, &ts, err)) != SH_OK) goto done;
+    step_end(d, key_step, mark);
     if ((s = sh_extsort_finish(keys, err)) != SH_OK) goto done;
     {
         sh_extsort_stats x;
@@ -825,17 +790,16 @@ sh_status sh_dist_pairs(sh_dist *d, const sh_pairs_config *cfg, sh_pairs_stats *
         st->records = x.records_in;
     }
     disk_of(keys, &st->disk_peak);
-    progress(d, "shingle merging", l.n, l.n);
+    progress(d, "shingle merging", docs, docs);
     st->t_merge = sh_now() - t0;
-    /* phase 3 on this rank's shingles: pairs merged here first (a pair from
-     * many shingles of this range travels once) */
     t0 = sh_now();
     if ((s = sh_pairsort_open(&mine, sorter_budget(d, 2), d->temp, err)) != SH_OK) goto done;
     memset(&fc, 0, sizeof fc);
     memset(&fs, 0, sizeof fs);
     fc.key_size = 8;
-    fc.max_df = cfg->max_df;
+    fc.max_df = max_df;
     fc.pairs = mine;
+    fc.star = stars;
     fc.progress = d->progress;
     fc.progress_ud = d->progress_ud;
     fc.progress_step = "pair formation";
@@ -843,29 +807,53 @@ sh_status sh_dist_pairs(sh_dist *d, const sh_pairs_config *cfg, sh_pairs_stats *
     if ((s = sh_form_pairs(keys, &fc, &fs, err)) != SH_OK) goto done;
     st->shingles = fs.keys;
     st->common_dropped = fs.dropped;
-    st->pair_records = fs.pair_records;
+    st->pair_records = stars ? 0 : fs.pair_records;
     sh_extsort_free(keys);
     keys = NULL;
     if ((s = sh_extsort_finish(mine, err)) != SH_OK) goto done;
     disk_of(mine, &st->disk_peak);
     st->t_form = sh_now() - t0;
-    /* then to the rank of the first document, and merged again there */
     t0 = sh_now();
-    if ((s = sh_pairsort_open(&pairs, sorter_budget(d, 2), d->temp, err)) != SH_OK) goto done;
-    {
-        to_sorter from, to;
+    if (stars) {
+        /* the joins, at rank 0 */
+        to_sorter from;
+        vec got = { 0, 0, 0 };
         from.s = mine; from.record_size = SH_PAIR_RECORD;
-        to.s = pairs; to.record_size = SH_PAIR_RECORD;
         mark = step_begin(d);
-        if ((s = sh_comm_shuffle(c, SH_PAIR_RECORD, sorter_produce, &from, pair_owner, d, sort_sink, &to, err)) != SH_OK) goto done;
-        step_end(d, "pairs", mark);
+        s = sh_comm_gather(c, 0, SH_PAIR_RECORD, sorter_produce, &from, vec_sink, &got, err);
+        step_end(d, "joins", mark);
+        if (s == SH_OK && c->rank == 0) {
+            size_t i, n = got.len / SH_PAIR_RECORD;
+            uint32_t *j = (uint32_t *)realloc(d->joins, (2 * (d->n_joins + n) + 1) * sizeof *j);
+            if (!j) s = nomem(err);
+            else {
+                d->joins = j;
+                for (i = 0; i < n; i++) {
+                    j[2 * d->n_joins] = sh_pair_a(got.p + SH_PAIR_RECORD * i);
+                    j[2 * d->n_joins + 1] = sh_pair_b(got.p + SH_PAIR_RECORD * i);
+                    d->n_joins++;
+                }
+            }
+        }
+        vec_free(&got);
+        if (s != SH_OK) goto done;
+    } else {
+        if ((s = sh_pairsort_open(&pairs, sorter_budget(d, 2), d->temp, err)) != SH_OK) goto done;
+        {
+            to_sorter from, to;
+            from.s = mine; from.record_size = SH_PAIR_RECORD;
+            to.s = pairs; to.record_size = SH_PAIR_RECORD;
+            mark = step_begin(d);
+            if ((s = sh_comm_shuffle(c, SH_PAIR_RECORD, sorter_produce, &from, pair_owner, d, sort_sink, &to, err)) != SH_OK) goto done;
+            step_end(d, "pairs", mark);
+        }
+        sh_extsort_free(mine);
+        mine = NULL;
+        if ((s = sh_extsort_finish(pairs, err)) != SH_OK) goto done;
+        disk_of(pairs, &st->disk_peak);
+        sh_run_path(path, sizeof path, d->dir, "pairs.bin");
+        if ((s = sh_pairs_write(path, pairs, 1, &st->pairs, err)) != SH_OK) goto done;
     }
-    sh_extsort_free(mine);
-    mine = NULL;
-    if ((s = sh_extsort_finish(pairs, err)) != SH_OK) goto done;
-    disk_of(pairs, &st->disk_peak);
-    path_of(path, sizeof path, d->dir, "pairs.bin");
-    if ((s = sh_pairs_write(path, pairs, 1, &st->pairs, err)) != SH_OK) goto done;
     st->t_pairmerge = sh_now() - t0;
     sums[0] = st->records; sums[1] = st->shingles; sums[2] = st->common_dropped; sums[3] = st->pair_records;
     sums[4] = st->pairs;
@@ -878,8 +866,93 @@ done:
     sh_extsort_free(keys);
     sh_extsort_free(mine);
     sh_extsort_free(pairs);
-    local_close(&l);
     return s;
+}
+
+sh_status sh_dist_pairs(sh_dist *d, const sh_pairs_config *cfg, sh_pairs_stats *st, sh_error *err)
+{
+    sh_run l;
+    sk_prod prod;
+    sh_status s;
+    memset(st, 0, sizeof *st);
+    if ((s = sh_run_open(&l, d->dir, 1, 0, 0, err)) != SH_OK) return s;
+    prod.l = &l; prod.first = d->first; prod.i = 0; prod.j = 0;
+    s = keys_to_pairs(d, sk_produce, &prod, "shingles", cfg->max_df, 0, l.n, st, err);
+    sh_run_close(&l);
+    return s;
+}
+
+/* The alternatives' <key, id> records of this rank's representatives: a
+ * document's keys with its global id */
+typedef struct key_prod {
+    const sh_run *l;
+    const sh_alt_config *cfg;
+    sh_key_emit_fn emit;
+    uint32_t first, i;
+    unsigned char *doc;   /* one document's records, room for per */
+    size_t per;
+} key_prod;
+
+static sh_status key_produce(void *ud, void *buf, size_t max, size_t *n, sh_error *err)
+{
+    key_prod *p = (key_prod *)ud;
+    unsigned char *o = (unsigned char *)buf;
+    size_t k = 0;
+    while (p->i < p->l->n) {
+        const sh_docrec *r = &p->l->d[p->i];
+        uint32_t id = p->first + p->i;
+        size_t nk = 0, j;
+        sh_status s;
+        if (r->status != SH_OK || r->rep != id) { p->i++; continue; }
+        if (k + 12 * p->per > max && k > 0) break;  /* a document's keys stay in one piece */
+        if ((s = p->emit(p->l, p->cfg, p->i, p->doc, &nk)) != SH_OK) return sh_error_set(err, s, 0, "the keys of document %u", id);
+        if (k + 12 * nk > max) {
+            if (k > 0) break;
+            return sh_error_set(err, SH_EINVAL, 0, "document %u has %zu keys, more than an exchange round holds", id, nk);
+        }
+        for (j = 0; j < nk; j++) sh_store_be32(p->doc + 12 * j + 8, id); /* the global id in place of the local one */
+        memcpy(o + k, p->doc, 12 * nk);
+        k += 12 * nk;
+        p->i++;
+    }
+    *n = k;
+    return SH_OK;
+}
+
+sh_status sh_dist_keys(sh_dist *d, const sh_alt_config *cfg, int lsh, sh_pairs_stats *st, sh_error *err)
+{
+    sh_run l;
+    key_prod prod;
+    sh_status s;
+    memset(st, 0, sizeof *st);
+    memset(&prod, 0, sizeof prod);
+    if ((s = sh_run_open(&l, d->dir, 1, 0, lsh || !cfg->meta, err)) != SH_OK) return s;
+    prod.l = &l; prod.cfg = cfg; prod.first = d->first;
+    s = sh_alt_keys(&l, cfg, lsh, &prod.emit, &prod.per, err);
+    if (s == SH_OK && !(prod.doc = (unsigned char *)malloc(12 * prod.per + 12))) s = nomem(err);
+    /* with a check, pairs sharing a key are decided as phase 4 does (keys of
+     * more than SH_ALT_MAX_DF documents dropped, as alternatives.c does);
+     * without, the documents sharing a key are joined as a star */
+    if (s == SH_OK)
+        s = keys_to_pairs(d, key_produce, &prod, "keys", cfg->check ? SH_ALT_MAX_DF : 0, !cfg->check, l.n, st, err);
+    if (s == SH_OK && !cfg->check) {
+        /* no links to record, as alternatives.c records none without a check */
+        sh_recwriter w;
+        char path[4096];
+        sh_run_path(path, sizeof path, d->dir, "links.bin");
+        if ((s = sh_recwriter_open(&w, path, SH_MAGIC_LINKS, sizeof(sh_linkrec), NULL, 0, err)) == SH_OK) {
+            w.scratch = 1;
+            s = sh_recwriter_commit(&w, err);
+        }
+    }
+    free(prod.doc);
+    sh_run_close(&l);
+    return s;
+}
+
+sh_status sh_dist_finish(sh_dist *d, const char *outdir, sh_decide_stats *st, size_t *joined, sh_error *err)
+{
+    return sh_finish_clusters(outdir, d->joins, d->n_joins, st, joined, err);
 }
 
 /* ---- phase 4 ------------------------------------------------------------------ */
@@ -913,7 +986,7 @@ static void shard_remove(shard *h)
     h->dir[0] = 0;
 }
 
-typedef struct owner_ctx { local *l; uint32_t first; uint64_t *scratch; size_t cap; } owner_ctx;
+typedef struct owner_ctx { sh_run *l; uint32_t first; uint64_t *scratch; size_t cap; } owner_ctx;
 
 /* an owner's answer: the document's record and its sketch values */
 static sh_status answer_sketch(void *ud, uint32_t id, spool *out, sh_error *err)
@@ -985,7 +1058,7 @@ static int accept_global(void *ud, uint32_t a, uint32_t b, uint32_t shared, cons
 sh_status sh_dist_decide(sh_dist *d, const sh_decide_config *cfg, sh_decide_stats *st, sh_error *err)
 {
     sh_comm *c = d->comm;
-    local l;
+    sh_run l;
     sh_recfile pf, lf;
     shard h;
     owner_ctx oc;
@@ -1003,10 +1076,10 @@ sh_status sh_dist_decide(sh_dist *d, const sh_decide_config *cfg, sh_decide_stat
     memset(&pf, 0, sizeof pf);
     memset(&lf, 0, sizeof lf);
     memset(&oc, 0, sizeof oc);
-    if ((s = local_open(&l, d->dir, 1, cfg->verify, err)) != SH_OK) return s;
+    if ((s = sh_run_open(&l, d->dir, 1, cfg->verify, 0, err)) != SH_OK) return s;
     oc.l = &l;
     oc.first = d->first;
-    path_of(path, sizeof path, d->dir, "pairs.bin");
+    sh_run_path(path, sizeof path, d->dir, "pairs.bin");
     if ((s = sh_recfile_open(&pf, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), 0, err)) != SH_OK) goto done;
     /* the documents the pairs name, in id order: the shard's ids */
     need = (uint32_t *)malloc((2 * (size_t)pf.count + 1) * sizeof *need);
@@ -1032,7 +1105,7 @@ sh_status sh_dist_decide(sh_dist *d, const sh_decide_config *cfg, sh_decide_stat
     snprintf(h.dir, sizeof h.dir, "%s/shard-XXXXXX", d->temp);
     if (!mkdtemp(h.dir)) { s = io_fail(err, "create a directory like", h.dir); h.dir[0] = 0; goto done; }
     /* the sketches: this rank's from its files, the others' asked for */
-    path_of(path, sizeof path, h.dir, "sketches.bin");
+    sh_run_path(path, sizeof path, h.dir, "sketches.bin");
     if ((s = sh_recwriter_open(&h.vals, path, SH_MAGIC_SKETCHES, 8, NULL, 0, err)) != SH_OK) goto done;
     h.vals.scratch = 1;
     for (i = 0; i < m; i++) {
@@ -1059,7 +1132,7 @@ sh_status sh_dist_decide(sh_dist *d, const sh_decide_config *cfg, sh_decide_stat
         sh_pairrec *o = (sh_pairrec *)malloc((size_t)CHUNK * sizeof *o);
         size_t no = 0;
         if (!o) { s = nomem(err); goto done; }
-        path_of(path, sizeof path, h.dir, "pairs.bin");
+        sh_run_path(path, sizeof path, h.dir, "pairs.bin");
         if ((s = sh_recwriter_open(&w, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), NULL, 0, err)) != SH_OK) { free(o); goto done; }
         w.scratch = 1;
         for (k = 0; k < pf.count && s == SH_OK; k++) {
@@ -1075,13 +1148,13 @@ sh_status sh_dist_decide(sh_dist *d, const sh_decide_config *cfg, sh_decide_stat
         else sh_recwriter_abort(&w);
         if (s != SH_OK) goto done;
     }
-    path_of(path, sizeof path, h.dir, "docs.bin");
+    sh_run_path(path, sizeof path, h.dir, "docs.bin");
     if ((s = write_docs(path, &l, h.docs, m, err)) != SH_OK) goto done;
     /* with verification, the full sets of the candidates' documents */
     if (cfg->verify) {
         size_t nm = 0;
         if ((s = sh_candidates(h.dir, cfg, mark, NULL, NULL, err)) != SH_OK) goto done;
-        path_of(path, sizeof path, h.dir, "shingles.bin");
+        sh_run_path(path, sizeof path, h.dir, "shingles.bin");
         if ((s = sh_recwriter_open(&h.full, path, SH_MAGIC_SHINGLES, 8, NULL, 0, err)) != SH_OK) goto done;
         h.full.scratch = 1;
         for (i = 0; i < m; i++) {
@@ -1107,7 +1180,7 @@ sh_status sh_dist_decide(sh_dist *d, const sh_decide_config *cfg, sh_decide_stat
         if ((s = ask(d, remote, nm, answer_full, &oc, got_full, &h, err)) != SH_OK) goto done;
         step_end(d, "full sets", sm);
         if ((s = sh_recwriter_commit(&h.full, err)) != SH_OK) goto done;
-        path_of(path, sizeof path, h.dir, "docs.bin");
+        sh_run_path(path, sizeof path, h.dir, "docs.bin");
         if ((s = write_docs(path, &l, h.docs, m, err)) != SH_OK) goto done;
     }
     /* the decision itself: sh_decide, as one process makes it */
@@ -1119,11 +1192,11 @@ sh_status sh_dist_decide(sh_dist *d, const sh_decide_config *cfg, sh_decide_stat
     }
     if ((s = sh_decide(h.dir, &dc, st, err)) != SH_OK) goto done;
     /* the links, back to global ids */
-    path_of(path, sizeof path, h.dir, "links.bin");
+    sh_run_path(path, sizeof path, h.dir, "links.bin");
     if ((s = sh_recfile_open(&lf, path, SH_MAGIC_LINKS, sizeof(sh_linkrec), 0, err)) != SH_OK) goto done;
     {
         sh_recwriter w;
-        path_of(path, sizeof path, d->dir, "links.bin");
+        sh_run_path(path, sizeof path, d->dir, "links.bin");
         if ((s = sh_recwriter_open(&w, path, SH_MAGIC_LINKS, sizeof(sh_linkrec), NULL, 0, err)) != SH_OK) goto done;
         w.scratch = 1;
         for (k = 0; k < lf.count && s == SH_OK; k++) {
@@ -1147,7 +1220,7 @@ done:
     sh_recwriter_abort(&h.vals);
     sh_recwriter_abort(&h.full);
     shard_remove(&h);
-    local_close(&l);
+    sh_run_close(&l);
     free(oc.scratch);
     free(h.docs);
     free(need);
@@ -1159,7 +1232,7 @@ done:
 /* ---- the whole run's files at the root ---------------------------------------- */
 
 /* docs.bin records with the whole run's offsets into sketches.bin and shingles.bin */
-typedef struct docs_prod { const local *l; uint32_t i; uint64_t vbase, fbase; } docs_prod;
+typedef struct docs_prod { const sh_run *l; uint32_t i; uint64_t vbase, fbase; } docs_prod;
 
 static sh_status docs_produce(void *ud, void *buf, size_t max, size_t *n, sh_error *err)
 {
@@ -1195,12 +1268,12 @@ static sh_status collect_file(sh_dist *d, int root, const char *outdir, const ch
     step_mark mark;
     sh_status s;
     memset(&w, 0, sizeof w);
-    path_of(path, sizeof path, d->dir, name);
+    sh_run_path(path, sizeof path, d->dir, name);
     if ((s = sh_recfile_open(&f, path, magic, (uint32_t)record_size, 0, err)) != SH_OK) return s;
     b.data = f.records; b.size = (size_t)(f.count * record_size); b.pos = 0;
     mark = step_begin(d);
     if (d->comm->rank == root) {
-        path_of(path, sizeof path, outdir, name);
+        sh_run_path(path, sizeof path, outdir, name);
         if ((s = sh_recwriter_open(&w, path, magic, (uint32_t)record_size, NULL, 0, err)) != SH_OK) { sh_recfile_close(&f); return s; }
     }
     s = sh_comm_gather(d->comm, root, record_size, sh_buffer_produce, &b, writer_sink, &w, err);
@@ -1214,18 +1287,18 @@ static sh_status collect_file(sh_dist *d, int root, const char *outdir, const ch
 
 sh_status sh_dist_collect(sh_dist *d, int root, const char *outdir, unsigned what, sh_error *err)
 {
-    local l;
+    sh_run l;
     sh_recwriter w;
     docs_prod dp;
     char path[4096];
     step_mark mark;
     sh_status s;
     memset(&w, 0, sizeof w);
-    if ((s = local_open(&l, d->dir, 0, 0, err)) != SH_OK) return s;
+    if ((s = sh_run_open(&l, d->dir, 0, 0, 0, err)) != SH_OK) return s;
     if (d->comm->rank == root) {
-        path_of(path, sizeof path, outdir, "docs.bin");
+        sh_run_path(path, sizeof path, outdir, "docs.bin");
         if ((s = sh_recwriter_open(&w, path, SH_MAGIC_DOCS, sizeof(sh_docrec), l.docs.meta, SH_DOCS_META_SIZE, err)) != SH_OK) {
-            local_close(&l);
+            sh_run_close(&l);
             return s;
         }
     }
@@ -1235,7 +1308,7 @@ sh_status sh_dist_collect(sh_dist *d, int root, const char *outdir, unsigned wha
     mark = step_begin(d);
     s = sh_comm_gather(d->comm, root, sizeof(sh_docrec), docs_produce, &dp, writer_sink, &w, err);
     step_end(d, "documents", mark);
-    local_close(&l);
+    sh_run_close(&l);
     if (d->comm->rank == root) {
         if (s == SH_OK) s = sh_recwriter_commit(&w, err);
         else sh_recwriter_abort(&w);

@@ -80,6 +80,8 @@ typedef struct sh_dist {
     uint32_t meta_crc;        /* of docs.bin's meta: every rank's must agree */
     sh_dist_step steps[SH_DIST_MAX_STEPS];  /* the steps so far, in order (the last ones kept) */
     int n_steps;
+    uint32_t *joins;          /* rank 0, after sh_dist_keys without a check: id pairs to join */
+    size_t n_joins;
 } sh_dist;
 
 /* Open this rank's part of a run: dir holds its phase 1 (docs.bin,
@@ -94,6 +96,16 @@ int sh_dist_owner(const sh_dist *d, uint32_t id);
 sh_status sh_dist_dedupe(sh_dist *d, sh_dedupe_stats *st, sh_error *err);
 /* cfg->memory and cfg->temp_dir are ignored (the dist's are used). */
 sh_status sh_dist_pairs(sh_dist *d, const sh_pairs_config *cfg, sh_pairs_stats *st, sh_error *err);
+/* The alternatives' phases 2-3 (super shingles, lsh 0; LSH bands, lsh 1):
+ * their keys exchanged and paired as sh_dist_pairs does with shingles. With
+ * cfg->check the rank's pairs.bin is then decided by sh_dist_decide; without,
+ * the documents sharing a key are joined as a star at rank 0 (sh_dist_finish)
+ * and the rank's links.bin is empty.
+ * cfg->memory and temp_dir are ignored. */
+sh_status sh_dist_keys(sh_dist *d, const sh_alt_config *cfg, int lsh, sh_pairs_stats *st, sh_error *err);
+/* Rank 0: clusters.bin of outdir (holding the run's docs.bin and links.bin,
+ * sh_dist_collect) with the joins of sh_dist_keys (sh_finish_clusters). */
+sh_status sh_dist_finish(sh_dist *d, const char *outdir, sh_decide_stats *st, size_t *joined, sh_error *err);
 /* cfg as for sh_decide; an accept callback is called with global ids. st:
  * pairs, candidates, linked (the cluster counts come from sh_finish_clusters). */
 sh_status sh_dist_decide(sh_dist *d, const sh_decide_config *cfg, sh_decide_stats *st, sh_error *err);

@@ -44,7 +44,7 @@ static sh_status close_group(former *f, sh_error *err)
             for (x = 1; x < f->g; x++) sh_uf_union(c->uf, f->group[0], f->group[x]);
         return SH_OK;
     }
-    for (x = 0; x < f->g; x++)
+    for (x = 0; x < (c->star ? 1 : f->g); x++)
         for (y = x + 1; y < f->g; y++) {
             uint32_t a = f->group[x], b = f->group[y];
             unsigned char *o;

@@ -36,6 +36,8 @@ typedef struct sh_form_config {
     size_t key_size;          /* 8 or 4: bytes of the key before the id */
     uint32_t max_df;          /* a key shared by more ids is dropped ("common"); 0: no limit */
     sh_extsort *pairs;        /* where the pairs go (a pair sorter); NULL: join as stars */
+    int star;                 /* with pairs: a group's pairs are its first id with each other one (a star, as
+                               * uf has it), not every pair */
     sh_unionfind *uf;         /* without pairs: each group's ids are joined (a star on its first) */
     sh_progress_fn progress;  /* may be NULL: called as (ud, step, records read, total) */
     void *progress_ud;

@@ -71,6 +71,21 @@ sh_status sh_decider_pair(sh_decider *x, uint32_t a, uint32_t b, sh_error *err);
 sh_status sh_decider_finish(sh_decider *x, const char *dir, sh_error *err);
 void sh_decider_close(sh_decider *x);
 
+/* The alternatives with a check drop a key shared by more documents than
+ * this (a band or super shingle of boilerplate), as phase 3 drops common
+ * shingles. */
+#define SH_ALT_MAX_DF 100000u
+
+/* The keys of the alternatives for document i of r: 12-byte <key (BE), i
+ * (BE)> records (pairs.h) appended at out, *n counting them; none for a
+ * document without shingles. */
+typedef sh_status (*sh_key_emit_fn)(const sh_run *r, const sh_alt_config *cfg, uint32_t i, unsigned char *out, size_t *n);
+/* The emitter of super shingles (lsh 0; cfg->meta picks the kind) or LSH
+ * bands (lsh 1) for a run opened with its sketch values and, unless meta
+ * super shingles, its signatures; *per = the most records of one document.
+ * SH_EINVAL if LSH asks for more min-hashes than phase 1 kept. */
+sh_status sh_alt_keys(const sh_run *r, const sh_alt_config *cfg, int lsh, sh_key_emit_fn *emit, size_t *per, sh_error *err);
+
 /* clusters.bin from the links in uf, each identical document joined with its
  * representative; the cluster counts into st. */
 sh_status sh_write_clusters(const sh_run *r, sh_unionfind *uf, const char *dir, sh_decide_stats *st, sh_error *err);

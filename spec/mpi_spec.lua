@@ -261,9 +261,10 @@ describe("shingle cluster --mpi", function()
     assert_same(dir .. "/tree-1p", dir .. "/tree-3r")
   end)
 
-  it("gives the single process's result with the other methods (LSH, greedy) and policies", function()
+  it("gives the single process's result with the other methods (LSH, super shingles, greedy) and policies", function()
     corpus(dir .. "/m.jsonl", 800, 11)
-    for _, opts in ipairs({ "--method lsh", "--method greedy", "--policy containment -t 0.6" }) do
+    for _, opts in ipairs({ "--method lsh", "--method supershingle --no-check", "--method supershingle --meta",
+      "--method greedy", "--policy containment -t 0.6" }) do
       local tag = opts:gsub("%W", "")
       local o, c = shingle("cluster " .. dir .. "/m.jsonl -q " .. opts .. " -o " .. dir .. "/" .. tag .. "-1p")
       assert.are.equal(0, c, o)

@@ -103,6 +103,8 @@ static int setup(void)
 }
 
 /* Phase 1 over documents [lo, hi) into dir. */
+static uint32_t sig_k; /* the min-hash signature phase 1 keeps (for the alternatives) */
+
 static int phase1(const char *dir, size_t lo, size_t hi, int full)
 {
     sh_pool_config pc;
@@ -119,6 +121,7 @@ static int phase1(const char *dir, size_t lo, size_t hi, int full)
     pc.params = params;
     pc.threads = 1;
     pc.want_full = full;
+    pc.sig_k = sig_k;
     pc.skip_binary = 1;
     if (sh_pool_new(&pool, &pc, &err) != SH_OK) return 0;
     if (sh_p1_open(&w, dir, &pc, &params, &err) != SH_OK) { sh_pool_free(pool); return 0; }
@@ -312,6 +315,122 @@ static void test_three_ranks_equal_single(void)
     check_split(3, 1, cuts);
 }
 
+/* ---- the alternatives: super shingles and LSH, with and without a check ---- */
+
+typedef struct alt_job {
+    sh_threads_world *w;
+    int rank, size, lsh;
+    sh_alt_config cfg;
+    size_t lo, hi;
+    char dir[300], out[300];
+    sh_pairs_stats ps;
+    sh_decide_stats ds;
+    int ok;
+} alt_job;
+
+static void *alt_main(void *ud)
+{
+    alt_job *j = (alt_job *)ud;
+    sh_transport t;
+    sh_comm c;
+    sh_dist d;
+    sh_dist_config dcfg;
+    sh_dedupe_stats dd;
+    sh_error err;
+    size_t joined = 0;
+    sh_threads_transport(&t, j->w, j->rank);
+    sh_comm_init(&c, &t, 4096);
+    memset(&dcfg, 0, sizeof dcfg);
+    dcfg.memory = 1 << 20;
+    j->ok = 0;
+    memset(&j->ds, 0, sizeof j->ds);
+    if (!phase1(j->dir, j->lo, j->hi, j->cfg.decide.verify)) { sh_comm_abort(&c, 1); return NULL; }
+    if (sh_dist_open(&d, &c, j->dir, &dcfg, &err) != SH_OK) goto fail;
+    if (sh_dist_dedupe(&d, &dd, &err) != SH_OK || sh_dist_keys(&d, &j->cfg, j->lsh, &j->ps, &err) != SH_OK ||
+        (j->cfg.check && sh_dist_decide(&d, &j->cfg.decide, &j->ds, &err) != SH_OK) ||
+        sh_dist_collect(&d, 0, j->out, SH_COLLECT_LINKS, &err) != SH_OK) {
+        sh_dist_close(&d);
+        goto fail;
+    }
+    if (j->rank == 0) {
+        if (sh_dist_finish(&d, j->out, &j->ds, &joined, &err) != SH_OK) { sh_dist_close(&d); goto fail; }
+        if (!j->cfg.check) j->ds.linked = joined;
+    }
+    sh_dist_close(&d);
+    j->ok = 1;
+    return NULL;
+fail:
+    fprintf(stderr, "rank %d of %d: %s\n", j->rank, j->size, err.msg);
+    sh_comm_abort(&c, 1);
+    return NULL;
+}
+
+static void check_alternative(const char *name, int lsh, int check, int meta, int size, const size_t *cuts)
+{
+    char sdir[300], path[400], path2[400];
+    sh_threads_world *w;
+    pthread_t th[MAXR];
+    alt_job jobs[MAXR];
+    sh_alt_config cfg;
+    sh_decide_stats sds;
+    sh_pairs_stats sps;
+    sh_error err;
+    int r, all = 1;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.memory = 1 << 20;
+    cfg.decide = decide_config(0);
+    cfg.check = check;
+    cfg.meta = meta;
+    cfg.meta_w = 4;
+    cfg.bands = 16;
+    cfg.rows = 4;
+    sig_k = meta ? 0 : (lsh ? 64 : 84);
+    snprintf(sdir, sizeof sdir, "%s/%s-single", root, name);
+    CHECK(phase1(sdir, 0, NDOCS, 0));
+    CHECK(sh_dedupe(sdir, &(sh_dedupe_stats){ 0 }, &err) == SH_OK);
+    CHECK((lsh ? sh_lsh(sdir, &cfg, &sds, &sps, &err) : sh_supershingle(sdir, &cfg, &sds, &sps, &err)) == SH_OK);
+    CHECK(sh_threads_world_new(&w, size, &err) == SH_OK);
+    for (r = 0; r < size; r++) {
+        memset(&jobs[r], 0, sizeof jobs[r]);
+        jobs[r].w = w; jobs[r].rank = r; jobs[r].size = size; jobs[r].lsh = lsh; jobs[r].cfg = cfg;
+        jobs[r].lo = cuts[r]; jobs[r].hi = cuts[r + 1];
+        snprintf(jobs[r].dir, sizeof jobs[r].dir, "%s/%s-rank%d", root, name, r);
+        snprintf(jobs[r].out, sizeof jobs[r].out, "%s/%s-out", root, name);
+        if (r == 0) mkdir(jobs[r].out, 0777);
+        pthread_create(&th[r], NULL, alt_main, &jobs[r]);
+    }
+    for (r = 0; r < size; r++) { pthread_join(th[r], NULL); if (!jobs[r].ok) all = 0; }
+    sh_threads_world_free(w);
+    sig_k = 0;
+    CHECK(all);
+    if (!all) return;
+    snprintf(path, sizeof path, "%s/links.bin", sdir);
+    snprintf(path2, sizeof path2, "%s/links.bin", jobs[0].out);
+    CHECK(same_file(path, path2));
+    snprintf(path, sizeof path, "%s/clusters.bin", sdir);
+    snprintf(path2, sizeof path2, "%s/clusters.bin", jobs[0].out);
+    CHECK(same_file(path, path2));
+    CHECK_EQ_U64(jobs[0].ds.linked, sds.linked);
+    CHECK_EQ_U64(jobs[0].ds.pairs, sds.pairs);
+    CHECK_EQ_U64(jobs[0].ds.candidates, sds.candidates);
+    CHECK_EQ_U64(jobs[0].ds.clusters, sds.clusters);
+    CHECK_EQ_U64(jobs[0].ds.mixed_clusters, sds.mixed_clusters);
+    CHECK_EQ_U64(jobs[0].ps.records, sps.records);
+    CHECK_EQ_U64(jobs[0].ps.shingles, sps.shingles);
+    CHECK_EQ_U64(jobs[0].ps.pairs, sps.pairs);
+    CHECK(sds.linked > 0 && sds.clusters > 0);
+}
+
+static void test_alternatives_across_ranks_equal_single(void)
+{
+    size_t cuts3[] = { 0, 140, 280, NDOCS }, cuts2[] = { 0, 210, NDOCS };
+    check_alternative("lsh", 1, 1, 0, 3, cuts3);
+    check_alternative("lsh-nocheck", 1, 0, 0, 2, cuts2);
+    check_alternative("super", 0, 1, 0, 3, cuts3);
+    check_alternative("super-nocheck", 0, 0, 0, 3, cuts3);
+    check_alternative("meta", 0, 1, 1, 2, cuts2);
+}
+
 int main(void)
 {
     int i;
@@ -321,6 +440,7 @@ int main(void)
     RUN(test_two_ranks_equal_single);
     RUN(test_four_uneven_ranks_equal_single);
     RUN(test_three_ranks_equal_single);
+    RUN(test_alternatives_across_ranks_equal_single);
     remove_dir(root);
     for (i = 0; i < NDOCS; i++) free(texts[i]);
     return TEST_END();

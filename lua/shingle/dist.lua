@@ -386,9 +386,15 @@ function Run:go(inputs)
       b:update(done, total > 0 and total or nil)
     end
   end
-  local in_one = cfg.method ~= "shingles" -- greedy, super shingles, LSH: decided at rank 0 from the whole run's files
+  -- greedy clustering is sequential by definition: it decides at rank 0 from the whole run's files
+  local in_one = cfg.method == "greedy"
+  local dc = p:decision_options()
   if not in_one then
-    local ps = self:phase("pairs", function() return d:pairs{ max_df = cfg.max_df, progress = progress_fn() } end)
+    local ps = self:phase("pairs", function()
+      if cfg.method == "shingles" then return d:pairs{ max_df = cfg.max_df, progress = progress_fn() } end
+      return d:keys{ method = cfg.method, bands = dc.bands, rows = dc.rows, meta = dc.meta, meta_w = dc.meta_w,
+        check = dc.check, progress = progress_fn() }
+    end)
     local tmax = assert(world:allreduce({ math.floor(ps.t_merge * 1e6), math.floor(ps.t_form * 1e6),
       math.floor(ps.t_pairmerge * 1e6) }, "max"))
     ps.t_merge, ps.t_form, ps.t_pairmerge = tmax[1] / 1e6, tmax[2] / 1e6, tmax[3] / 1e6
@@ -396,22 +402,23 @@ function Run:go(inputs)
     -- the three steps of phases 2-3, as one process reports them (the slowest rank's)
     self.times.pairs = nil
     self.times.shingle_merging, self.times.pair_formation, self.times.pair_merging = ps.t_merge, ps.t_form, ps.t_pairmerge
-    local dc = p:decision_options()
-    dc.progress = progress_fn()
-    stats.clusters = self:phase("cluster_formation", function() return d:decide(dc) end)
+    if cfg.method == "shingles" or dc.check then
+      dc.progress = progress_fn()
+      stats.clusters = self:phase("cluster_formation", function() return d:decide(dc) end)
+    else
+      stats.clusters = { pairs = 0, candidates = 0, linked = 0 } -- the joins are counted at rank 0
+    end
   end
   -- rank 0 gathers the run's documents, links and URLs
   local gather_all = in_one or cfg.mpi_collect
   self:phase("gathering", function()
     local ok, err = d:collect(0, out, { links = not in_one, sketches = gather_all, full = gather_all and cfg.verify,
-      sigs = gather_all, pairs = gather_all and not in_one })
+      sigs = gather_all, pairs = gather_all and cfg.method == "shingles" })
     if not ok then return nil, err end
     local bytes, gerr = world:gather_file(work .. "/docs.jsonl", rank == 0 and out .. "/docs.jsonl" or nil, 0)
     if not bytes then return nil, gerr end
     return true
   end)
-  d:close()
-  self.d = nil
   -- every rank's figures, for the tables
   local cjson = require "cjson"
   local mine = cjson.encode({ host = world:host(), documents = info.documents, first = info.first,
@@ -422,6 +429,8 @@ function Run:go(inputs)
     for r, s in ipairs(all) do self.ranks[r] = cjson.decode(s) end
     self:finish(stats)
   end
+  d:close()
+  self.d = nil
   remove_work(self)
   -- the other ranks wait here, without polling at full speed, while rank 0 reports
   local ok, berr = world:barrier()
@@ -439,10 +448,12 @@ function Run:finish(stats)
   p.stats = { documents = stats.documents, sketched = stats.sketched, skipped = stats.skipped, identical = stats.identical,
     pairs = stats.pairs }
   p.times = self.times
-  if cfg.method == "shingles" then
+  if cfg.method ~= "greedy" then
     local t0 = core.now()
-    local cl, err = self.mpi.finish_clusters(cfg.outdir)
+    local cl, err = self.d:finish(cfg.outdir)
     if not cl then error(err, 0) end
+    if cfg.method ~= "shingles" and not cfg.check then stats.clusters.linked = cl.joined end
+    cl.joined = nil
     for k, v in pairs(cl) do stats.clusters[k] = v end
     p.stats.clusters = stats.clusters
     self.root_finish = core.now() - t0
@@ -475,8 +486,9 @@ end
 
 -- The bytes of each row of the phase table, by rank: the phases measured
 -- whole, and phases 2-3 split by their steps (the <shingle, doc> exchange is
--- shingle merging, the <doc, doc, count> exchange pair merging).
-local step_row = { shingles = "shingle_merging", pairs = "pair_merging" }
+-- shingle merging, as are the alternatives' keys; the <doc, doc, count> exchange
+-- and the alternatives' joins pair merging).
+local step_row = { shingles = "shingle_merging", keys = "shingle_merging", pairs = "pair_merging", joins = "pair_merging" }
 
 function Run:row_bytes()
   local rows = {}

@@ -470,6 +470,53 @@ static int d_decide(lua_State *L)
     return 1;
 }
 
+/* d:keys{ method = "lsh" | "supershingle", bands, rows, meta, meta_w, check,
+ * progress }: the alternatives' phases 2-3 (pairs.bin to decide, or joins) */
+static int d_keys(lua_State *L)
+{
+    static const char *const methods[] = { "supershingle", "lsh", NULL };
+    dist *d = check_dist(L, 1);
+    sh_alt_config c;
+    sh_pairs_stats st;
+    lua_progress lp;
+    sh_error err;
+    int lsh;
+    luaL_checktype(L, 2, LUA_TTABLE);
+    memset(&c, 0, sizeof c);
+    lsh = shl_opt_enum(L, 2, "method", NULL, methods);
+    c.bands = (uint32_t)shl_opt_int(L, 2, "bands", 0);
+    c.rows = (uint32_t)shl_opt_int(L, 2, "rows", 0);
+    c.meta = shl_opt_bool(L, 2, "meta", 0);
+    c.meta_w = (uint32_t)shl_opt_int(L, 2, "meta_w", 4);
+    c.check = shl_opt_bool(L, 2, "check", 1);
+    luaL_argcheck(L, c.meta_w >= 1, 2, "meta_w must be at least 1");
+    set_progress(L, d, 2, &lp);
+    if (sh_dist_keys(&d->d, &c, lsh, &st, &err) != SH_OK) return shl_fail(L, &err);
+    lua_createtable(L, 0, 9);
+    SETI("records", st.records); SETI("shingles", st.shingles); SETI("common_dropped", st.common_dropped);
+    SETI("pair_records", st.pair_records); SETI("pairs", st.pairs); SETI("disk_peak", st.disk_peak);
+    SETN("t_merge", st.t_merge); SETN("t_form", st.t_form); SETN("t_pairmerge", st.t_pairmerge);
+    return 1;
+}
+
+/* d:finish(outdir) -> the cluster counts and the joins that joined: rank 0's
+ * clusters.bin from outdir's docs.bin and links.bin and the joins of d:keys */
+static int d_finish(lua_State *L)
+{
+    dist *d = check_dist(L, 1);
+    const char *dir = luaL_checkstring(L, 2);
+    sh_decide_stats st;
+    size_t joined = 0;
+    sh_error err;
+    memset(&st, 0, sizeof st);
+    if (sh_dist_finish(&d->d, dir, &st, &joined, &err) != SH_OK) return shl_fail(L, &err);
+    lua_createtable(L, 0, 5);
+    SETI("clusters", st.clusters); SETI("clustered_docs", st.clustered_docs);
+    SETI("identical_only_clusters", st.identical_only_clusters); SETI("mixed_clusters", st.mixed_clusters);
+    SETI("joined", joined);
+    return 1;
+}
+
 /* d:collect(root, outdir, { sketches, full, sigs, pairs, links }) */
 static int d_collect(lua_State *L)
 {
@@ -516,21 +563,6 @@ static int m_candidates(lua_State *L)
     flags = (unsigned char *)lua_newuserdata(L, (size_t)n + 1);
     if (sh_candidates(dir, &c, NULL, flags, NULL, &err) != SH_OK) return shl_fail(L, &err);
     lua_pushlstring(L, (const char *)flags, (size_t)n);
-    return 1;
-}
-
-/* mpi.finish_clusters(dir) -> stats: clusters.bin from docs.bin and links.bin
- * (the root's last step, sh_finish_clusters) */
-static int m_finish_clusters(lua_State *L)
-{
-    const char *dir = luaL_checkstring(L, 1);
-    sh_decide_stats st;
-    sh_error err;
-    memset(&st, 0, sizeof st);
-    if (sh_finish_clusters(dir, NULL, 0, &st, NULL, &err) != SH_OK) return shl_fail(L, &err);
-    lua_createtable(L, 0, 4);
-    SETI("clusters", st.clusters); SETI("clustered_docs", st.clustered_docs);
-    SETI("identical_only_clusters", st.identical_only_clusters); SETI("mixed_clusters", st.mixed_clusters);
     return 1;
 }
 
@@ -657,7 +689,8 @@ static const luaL_Reg world_methods[] = {
 };
 
 static const luaL_Reg dist_methods[] = {
-    { "info", d_info }, { "steps", d_steps }, { "dedupe", d_dedupe }, { "pairs", d_pairs }, { "decide", d_decide }, { "collect", d_collect },
+    { "info", d_info }, { "steps", d_steps }, { "dedupe", d_dedupe }, { "pairs", d_pairs }, { "decide", d_decide }, { "keys", d_keys },
+    { "collect", d_collect }, { "finish", d_finish },
     { "close", d_close },
     { NULL, NULL }
 };
@@ -670,8 +703,6 @@ int luaopen_shingle_mpi(lua_State *L)
     lua_newtable(L);
     lua_pushcfunction(L, m_world);
     lua_setfield(L, -2, "world");
-    lua_pushcfunction(L, m_finish_clusters);
-    lua_setfield(L, -2, "finish_clusters");
     lua_pushcfunction(L, m_candidates);
     lua_setfield(L, -2, "candidates");
     lua_pushcfunction(L, m_line_start);
