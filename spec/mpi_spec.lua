@@ -95,6 +95,17 @@ local function corpus(path, n, seed)
   write(path, table.concat(lines, "\n") .. "\n")
 end
 
+-- n small text files in dir/name (made), their paths in order.
+local function texts(dir, name, n, seed)
+  local rand, paths = support.rng(seed), {}
+  os.execute("mkdir -p " .. dir .. "/" .. name)
+  for i = 1, n do
+    paths[i] = ("%s/%s/%03d.txt"):format(dir, name, i)
+    write(paths[i], table.concat(support.words(rand, 60, 300), " "))
+  end
+  return paths
+end
+
 -- Every regular file of /usr/share/doc (text, HTML and the odd binary one,
 -- which is skipped as binary), every k-th by name, at most n.
 local function debian_docs(n)
@@ -293,12 +304,7 @@ describe("shingle cluster --mpi", function()
   it("ends the whole job when a rank is killed mid-run: an error naming the rank, nothing that looks finished; a re-run succeeds", function()
     -- 400 documents; in rank 2's share (the third quarter) a named pipe that nobody writes: rank 2
     -- blocks reading it while the others finish sketching and wait for it in a collective call
-    local rand, docs = support.rng(17), {}
-    os.execute("mkdir -p " .. dir .. "/kill")
-    for i = 1, 400 do
-      docs[i] = ("%s/kill/%03d.txt"):format(dir, i)
-      write(docs[i], table.concat(support.words(rand, 60, 300), " "))
-    end
+    local docs = texts(dir, "kill", 400, 17)
     write(dir .. "/kill.list", table.concat(docs, "\n") .. "\n")
     assert(os.execute("mkfifo " .. dir .. "/kill/pipe"))
     docs[250] = dir .. "/kill/pipe"
@@ -346,12 +352,7 @@ describe("shingle cluster --mpi", function()
   end)
 
   it("ends the job when a rank is stuck alive and --mpi-timeout is given: the waiting rank names the wait", function()
-    local rand, docs = support.rng(23), {}
-    os.execute("mkdir -p " .. dir .. "/stuck")
-    for i = 1, 40 do
-      docs[i] = ("%s/stuck/%03d.txt"):format(dir, i)
-      write(docs[i], table.concat(support.words(rand, 60, 300), " "))
-    end
+    local docs = texts(dir, "stuck", 40, 23)
     assert(os.execute("mkfifo " .. dir .. "/stuck/pipe"))
     docs[35] = dir .. "/stuck/pipe" -- rank 1 blocks reading it, alive, and never joins the next step
     write(dir .. "/stuck.list", table.concat(docs, "\n") .. "\n")
@@ -364,12 +365,7 @@ describe("shingle cluster --mpi", function()
   end)
 
   it("ends the job naming the rank and the file when a rank cannot read a document under --strict", function()
-    local rand, docs = support.rng(5), {}
-    os.execute("mkdir -p " .. dir .. "/texts")
-    for i = 1, 60 do
-      docs[i] = ("%s/texts/%03d.txt"):format(dir, i)
-      write(docs[i], table.concat(support.words(rand, 100, 500), " "))
-    end
+    local docs = texts(dir, "texts", 60, 5)
     docs[#docs] = dir .. "/no/such/file.txt" -- in the last rank's share
     write(dir .. "/bad.list", table.concat(docs, "\n") .. "\n")
     local out, code = mpi(2, "cluster --format list " .. dir .. "/bad.list --strict --mpi -o " .. dir .. "/strict")

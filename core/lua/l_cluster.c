@@ -301,84 +301,14 @@ static int p1_close(lua_State *L)
 
 /* ---- the phases ------------------------------------------------------------- */
 
-/* Progress callbacks into Lua: the function is at a known stack index of
- * the binding's frame, and is passed on to a C function that pushes its
- * arguments and calls it: everything that could raise runs under lua_pcall, and an error is dropped (the callback only draws a bar), so no
- * Lua error unwinds through the engine's frames. */
-typedef struct lua_progress {
-    lua_State *L;
-    int fn;
-    const char *step;
-    uint64_t done, total;
-} lua_progress;
-
-static int call_progress(lua_State *L)
-{
-    lua_progress *p = (lua_progress *)lua_touserdata(L, 2);
-    lua_pushvalue(L, 1);
-    lua_pushstring(L, p->step);
-    lua_pushnumber(L, (lua_Number)p->done);
-    lua_pushnumber(L, (lua_Number)p->total);
-    lua_call(L, 3, 0);
-    return 0;
-}
-
-static void progress_lua(void *ud, const char *step, uint64_t done, uint64_t total)
-{
-    lua_progress *p = (lua_progress *)ud;
-    p->step = step;
-    p->done = done;
-    p->total = total;
-    lua_pushcfunction(p->L, call_progress);
-    lua_pushvalue(p->L, p->fn);
-    lua_pushlightuserdata(p->L, p);
-    if (lua_pcall(p->L, 2, 0, 0) != 0) lua_pop(p->L, 1);
-}
-
-/* The `progress` field of an options table, kept at the top of the stack. */
-static void get_progress(lua_State *L, int t, lua_progress *p, sh_progress_fn *fn, void **ud)
-{
-    lua_getfield(L, t, "progress");
-    if (lua_isfunction(L, -1)) {
-        p->L = L;
-        p->fn = lua_gettop(L);
-        *fn = progress_lua;
-        *ud = p;
-        return;
-    }
-    lua_pop(L, 1);
-    *fn = NULL;
-    *ud = NULL;
-}
-
 static int c_dedupe(lua_State *L)
 {
     const char *dir = luaL_checkstring(L, 1);
     sh_dedupe_stats st;
     sh_error err;
     if (sh_dedupe(dir, &st, &err) != SH_OK) return shl_fail(L, &err);
-    lua_createtable(L, 0, 6);
-    SHL_SETI(L, "docs", st.docs); SHL_SETI(L, "skipped", st.skipped); SHL_SETI(L, "exact", st.exact);
-    SHL_SETI(L, "lexical", st.lexical); SHL_SETI(L, "shingle", st.shingle);
-    SHL_SETI(L, "representatives", st.representatives);
+    shl_push_dedupe_stats(L, &st);
     return 1;
-}
-
-static void push_pairs_stats(lua_State *L, const sh_pairs_stats *st)
-{
-    lua_createtable(L, 0, 9);
-    SHL_SETI(L, "records", st->records); SHL_SETI(L, "shingles", st->shingles);
-    SHL_SETI(L, "common_dropped", st->common_dropped); SHL_SETI(L, "pair_records", st->pair_records);
-    SHL_SETI(L, "pairs", st->pairs); SHL_SETI(L, "disk_peak", st->disk_peak);
-    SHL_SETN(L, "t_merge", st->t_merge); SHL_SETN(L, "t_form", st->t_form); SHL_SETN(L, "t_pairmerge", st->t_pairmerge);
-}
-
-static void push_decide_stats(lua_State *L, const sh_decide_stats *st)
-{
-    lua_createtable(L, 0, 7);
-    SHL_SETI(L, "pairs", st->pairs); SHL_SETI(L, "candidates", st->candidates); SHL_SETI(L, "linked", st->linked);
-    SHL_SETI(L, "clusters", st->clusters); SHL_SETI(L, "clustered_docs", st->clustered_docs);
-    SHL_SETI(L, "identical_only_clusters", st->identical_only_clusters); SHL_SETI(L, "mixed_clusters", st->mixed_clusters);
 }
 
 /* core.pairs(dir, { memory, max_df, temp_dir, progress }) -> stats, or nil, err */
@@ -388,7 +318,7 @@ static int c_pairs(lua_State *L)
     sh_pairs_config c;
     sh_pairs_stats st;
     sh_error err;
-    lua_progress lp;
+    shl_progress lp;
     lua_Integer max_df;
     luaL_checktype(L, 2, LUA_TTABLE);
     memset(&c, 0, sizeof c);
@@ -397,21 +327,12 @@ static int c_pairs(lua_State *L)
     luaL_argcheck(L, max_df >= 2 && max_df <= (lua_Integer)UINT32_MAX, 2, "max_df must be at least 2");
     c.max_df = (uint32_t)max_df;
     c.temp_dir = shl_opt_str(L, 2, "temp_dir", NULL);
-    get_progress(L, 2, &lp, &c.progress, &c.progress_ud);
+    shl_get_progress(L, 2, &lp, &c.progress, &c.progress_ud);
     if (sh_pairs(dir, &c, &st, &err) != SH_OK) return shl_fail(L, &err);
-    push_pairs_stats(L, &st);
+    shl_push_pairs_stats(L, &st);
     return 1;
 }
 
-static void read_decide(lua_State *L, int t, sh_decide_config *c)
-{
-    memset(c, 0, sizeof *c);
-    c->threshold = shl_opt_num(L, t, "threshold", 0.5);
-    c->verify = shl_opt_bool(L, t, "verify", 0);
-    c->candidate = shl_opt_num(L, t, "candidate", c->threshold);
-    c->policy = (sh_policy)shl_opt_policy(L, t, "policy", SH_POLICY_RESEMBLANCE);
-    luaL_argcheck(L, c->threshold >= 0 && c->threshold <= 1, t, "threshold must be between 0 and 1");
-}
 
 /* The trampoline for a Lua predicate: the function is at stack index 3 of
  * the c_decide call. As with progress, everything that can raise runs under
@@ -463,12 +384,12 @@ static int c_decide(lua_State *L)
     sh_decide_stats st;
     sh_error err;
     lua_accept x;
-    lua_progress lp;
+    shl_progress lp;
     luaL_checktype(L, 2, LUA_TTABLE);
-    read_decide(L, 2, &c);
+    shl_read_decide(L, 2, &c);
     if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TFUNCTION);
     lua_settop(L, 3);
-    get_progress(L, 2, &lp, &c.progress, &c.progress_ud);
+    shl_get_progress(L, 2, &lp, &c.progress, &c.progress_ud);
     memset(&x, 0, sizeof x);
     if (!lua_isnil(L, 3)) {
         x.L = L;
@@ -484,29 +405,10 @@ static int c_decide(lua_State *L)
         }
         return shl_fail(L, &err);
     }
-    push_decide_stats(L, &st);
+    shl_push_decide_stats(L, &st);
     return 1;
 }
 
-static void read_alt(lua_State *L, int t, sh_alt_config *c, lua_progress *lp)
-{
-    lua_Integer bands, rows, meta_w;
-    memset(c, 0, sizeof *c);
-    read_decide(L, t, &c->decide);
-    c->memory = (size_t)shl_opt_num(L, t, "memory", 256.0 * 1024 * 1024);
-    c->temp_dir = shl_opt_str(L, t, "temp_dir", NULL);
-    c->check = shl_opt_bool(L, t, "check", 0);
-    bands = shl_opt_int(L, t, "bands", 9);
-    rows = shl_opt_int(L, t, "rows", 13);
-    c->meta = shl_opt_bool(L, t, "meta", 0);
-    meta_w = shl_opt_int(L, t, "meta_w", 4);
-    luaL_argcheck(L, bands >= 1 && bands <= 4096 && rows >= 1 && rows <= 4096, t, "bands and rows must be 1 to 4096");
-    luaL_argcheck(L, meta_w >= 1 && meta_w <= 1000000, t, "meta_w must be at least 1");
-    c->bands = (uint32_t)bands;
-    c->rows = (uint32_t)rows;
-    c->meta_w = (uint32_t)meta_w;
-    get_progress(L, t, lp, &c->decide.progress, &c->decide.progress_ud);
-}
 
 /* The alternatives to phases 2-4 share their arguments and results:
  * core.supershingle|lsh|greedy(dir, { policy, threshold, candidate, verify,
@@ -515,21 +417,21 @@ static void read_alt(lua_State *L, int t, sh_alt_config *c, lua_progress *lp)
 static int run_alt(lua_State *L, int method)
 {
     sh_alt_config c;
-    lua_progress lp;
+    shl_progress lp;
     sh_decide_stats st;
     sh_pairs_stats ps;
     sh_error err;
     sh_status s;
     const char *dir = luaL_checkstring(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
-    read_alt(L, 2, &c, &lp);
+    shl_read_alt(L, 2, &c, &lp);
     if (method == 0) s = sh_supershingle(dir, &c, &st, &ps, &err);
     else if (method == 1) s = sh_lsh(dir, &c, &st, &ps, &err);
     else s = sh_greedy(dir, &c, &st, &err);
     if (s != SH_OK) return shl_fail(L, &err);
-    push_decide_stats(L, &st);
+    shl_push_decide_stats(L, &st);
     if (method == 2) return 1;
-    push_pairs_stats(L, &ps);
+    shl_push_pairs_stats(L, &ps);
     return 2;
 }
 

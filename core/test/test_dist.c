@@ -168,6 +168,25 @@ static int single(const char *dir, int verify, result *r)
     return 1;
 }
 
+/* A rank's start: its transport and comm, its phase 1 over [lo, hi), its
+ * part of the run open. 0 (after ending the job) on failure. */
+static int start_rank(sh_threads_world *w, int rank, size_t round, const char *dir, size_t lo, size_t hi, int verify,
+                      sh_transport *t, sh_comm *c, sh_dist *d, sh_error *err)
+{
+    sh_dist_config cfg;
+    sh_threads_transport(t, w, rank);
+    sh_comm_init(c, t, round);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.memory = 1 << 20;
+    if (!phase1(dir, lo, hi, verify)) { sh_comm_abort(c, 1); return 0; }
+    if (sh_dist_open(d, c, dir, &cfg, err) != SH_OK) {
+        fprintf(stderr, "rank %d: %s\n", rank, err->msg);
+        sh_comm_abort(c, 1);
+        return 0;
+    }
+    return 1;
+}
+
 typedef struct rank_job {
     sh_threads_world *w;
     int rank, size, verify;
@@ -183,21 +202,16 @@ static void *rank_main(void *ud)
     sh_transport t;
     sh_comm c;
     sh_dist d;
-    sh_dist_config cfg;
     sh_pairs_config pc;
     sh_decide_config dc = decide_config(j->verify);
     sh_error err;
     size_t joined;
     unsigned what = SH_COLLECT_SKETCHES | SH_COLLECT_PAIRS | SH_COLLECT_LINKS | (j->verify ? SH_COLLECT_FULL : 0);
-    sh_threads_transport(&t, j->w, j->rank);
-    sh_comm_init(&c, &t, 2048); /* small rounds: many of them */
-    memset(&cfg, 0, sizeof cfg);
-    cfg.memory = 1 << 20;
     memset(&pc, 0, sizeof pc);
     pc.max_df = 20;
     j->ok = 0;
-    if (!phase1(j->dir, j->lo, j->hi, j->verify)) { sh_comm_abort(&c, 1); return NULL; }
-    if (sh_dist_open(&d, &c, j->dir, &cfg, &err) != SH_OK) goto fail;
+    /* small rounds: many of them */
+    if (!start_rank(j->w, j->rank, 2048, j->dir, j->lo, j->hi, j->verify, &t, &c, &d, &err)) return NULL;
     if (sh_dist_dedupe(&d, &j->r.dd, &err) != SH_OK || sh_dist_pairs(&d, &pc, &j->r.ps, &err) != SH_OK ||
         sh_dist_decide(&d, &dc, &j->r.ds, &err) != SH_OK || sh_dist_collect(&d, 0, j->out, what, &err) != SH_OK) {
         sh_dist_close(&d);
@@ -334,18 +348,12 @@ static void *alt_main(void *ud)
     sh_transport t;
     sh_comm c;
     sh_dist d;
-    sh_dist_config dcfg;
     sh_dedupe_stats dd;
     sh_error err;
     size_t joined = 0;
-    sh_threads_transport(&t, j->w, j->rank);
-    sh_comm_init(&c, &t, 4096);
-    memset(&dcfg, 0, sizeof dcfg);
-    dcfg.memory = 1 << 20;
     j->ok = 0;
     memset(&j->ds, 0, sizeof j->ds);
-    if (!phase1(j->dir, j->lo, j->hi, j->cfg.decide.verify)) { sh_comm_abort(&c, 1); return NULL; }
-    if (sh_dist_open(&d, &c, j->dir, &dcfg, &err) != SH_OK) goto fail;
+    if (!start_rank(j->w, j->rank, 4096, j->dir, j->lo, j->hi, j->cfg.decide.verify, &t, &c, &d, &err)) return NULL;
     if (sh_dist_dedupe(&d, &dd, &err) != SH_OK || sh_dist_keys(&d, &j->cfg, j->lsh, &j->ps, &err) != SH_OK ||
         (j->cfg.check && sh_dist_decide(&d, &j->cfg.decide, &j->ds, &err) != SH_OK) ||
         sh_dist_collect(&d, 0, j->out, SH_COLLECT_LINKS, &err) != SH_OK) {

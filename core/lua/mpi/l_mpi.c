@@ -311,20 +311,6 @@ static int w_finalize(lua_State *L)
 
 /* ---- the distributed phases -------------------------------------------------- */
 
-typedef struct lua_progress { lua_State *L; int fn; } lua_progress;
-
-/* A progress callback into Lua; an error in it is dropped (it only draws),
- * so it never unwinds through the engine's frames. */
-static void progress_lua(void *ud, const char *step, uint64_t done, uint64_t total)
-{
-    lua_progress *p = (lua_progress *)ud;
-    lua_pushvalue(p->L, p->fn);
-    lua_pushstring(p->L, step);
-    lua_pushnumber(p->L, (lua_Number)done);
-    lua_pushnumber(p->L, (lua_Number)total);
-    if (lua_pcall(p->L, 3, 0, 0) != 0) lua_pop(p->L, 1);
-}
-
 static dist *check_dist(lua_State *L, int i)
 {
     dist *d = (dist *)luaL_checkudata(L, i, SHL_DIST);
@@ -332,20 +318,11 @@ static dist *check_dist(lua_State *L, int i)
     return d;
 }
 
-/* The progress function of options table t for this call: it stays at the
- * top of the stack for the call's duration. */
-static void set_progress(lua_State *L, dist *d, int t, lua_progress *lp)
+/* The progress function of options table t for this call (lshingle.h): the
+ * dist's steps report through it. */
+static void set_progress(lua_State *L, dist *d, int t, shl_progress *lp)
 {
-    lua_getfield(L, t, "progress");
-    if (lua_isfunction(L, -1)) {
-        lp->L = L;
-        lp->fn = lua_gettop(L);
-        d->d.progress = progress_lua;
-        d->d.progress_ud = lp;
-    } else {
-        d->d.progress = NULL;
-        d->d.progress_ud = NULL;
-    }
+    shl_get_progress(L, t, lp, &d->d.progress, &d->d.progress_ud);
 }
 
 /* world:dist(dir, { memory, temp_dir }) -> this rank's part of a distributed run */
@@ -419,9 +396,7 @@ static int d_dedupe(lua_State *L)
     sh_dedupe_stats st;
     sh_error err;
     if (sh_dist_dedupe(&d->d, &st, &err) != SH_OK) return shl_fail(L, &err);
-    lua_createtable(L, 0, 6);
-    SETI("docs", st.docs); SETI("skipped", st.skipped); SETI("exact", st.exact);
-    SETI("lexical", st.lexical); SETI("shingle", st.shingle); SETI("representatives", st.representatives);
+    shl_push_dedupe_stats(L, &st);
     return 1;
 }
 
@@ -431,7 +406,7 @@ static int d_pairs(lua_State *L)
     dist *d = check_dist(L, 1);
     sh_pairs_config c;
     sh_pairs_stats st;
-    lua_progress lp;
+    shl_progress lp;
     sh_error err;
     luaL_checktype(L, 2, LUA_TTABLE);
     memset(&c, 0, sizeof c);
@@ -439,34 +414,26 @@ static int d_pairs(lua_State *L)
     luaL_argcheck(L, c.max_df >= 2, 2, "max_df must be at least 2");
     set_progress(L, d, 2, &lp);
     if (sh_dist_pairs(&d->d, &c, &st, &err) != SH_OK) return shl_fail(L, &err);
-    lua_createtable(L, 0, 9);
-    SETI("records", st.records); SETI("shingles", st.shingles); SETI("common_dropped", st.common_dropped);
-    SETI("pair_records", st.pair_records); SETI("pairs", st.pairs); SETI("disk_peak", st.disk_peak);
-    SETN("t_merge", st.t_merge); SETN("t_form", st.t_form); SETN("t_pairmerge", st.t_pairmerge);
+    shl_push_pairs_stats(L, &st);
     return 1;
 }
 
-/* d:decide{ policy, threshold, verify, candidate, progress } */
+/* d:decide{ policy, threshold, verify, candidate, progress } -> pairs,
+ * candidates, linked (the cluster counts are d:finish's) */
 static int d_decide(lua_State *L)
 {
     dist *d = check_dist(L, 1);
     sh_decide_config c;
     sh_decide_stats st;
-    lua_progress lp;
+    shl_progress lp;
     sh_error err;
     luaL_checktype(L, 2, LUA_TTABLE);
-    memset(&c, 0, sizeof c);
-    c.threshold = shl_opt_num(L, 2, "threshold", 0.5);
-    c.verify = shl_opt_bool(L, 2, "verify", 0);
-    c.candidate = shl_opt_num(L, 2, "candidate", c.threshold);
-    c.policy = (sh_policy)shl_opt_policy(L, 2, "policy", SH_POLICY_RESEMBLANCE);
-    luaL_argcheck(L, c.threshold >= 0 && c.threshold <= 1, 2, "threshold must be between 0 and 1");
+    shl_read_decide(L, 2, &c);
     set_progress(L, d, 2, &lp);
     c.progress = d->d.progress;
     c.progress_ud = d->d.progress_ud;
     if (sh_dist_decide(&d->d, &c, &st, &err) != SH_OK) return shl_fail(L, &err);
-    lua_createtable(L, 0, 3);
-    SETI("pairs", st.pairs); SETI("candidates", st.candidates); SETI("linked", st.linked);
+    shl_push_decide_stats(L, &st);
     return 1;
 }
 
@@ -478,24 +445,16 @@ static int d_keys(lua_State *L)
     dist *d = check_dist(L, 1);
     sh_alt_config c;
     sh_pairs_stats st;
-    lua_progress lp;
+    shl_progress lp;
     sh_error err;
     int lsh;
     luaL_checktype(L, 2, LUA_TTABLE);
-    memset(&c, 0, sizeof c);
     lsh = shl_opt_enum(L, 2, "method", NULL, methods);
-    c.bands = (uint32_t)shl_opt_int(L, 2, "bands", 0);
-    c.rows = (uint32_t)shl_opt_int(L, 2, "rows", 0);
-    c.meta = shl_opt_bool(L, 2, "meta", 0);
-    c.meta_w = (uint32_t)shl_opt_int(L, 2, "meta_w", 4);
-    c.check = shl_opt_bool(L, 2, "check", 1);
-    luaL_argcheck(L, c.meta_w >= 1, 2, "meta_w must be at least 1");
-    set_progress(L, d, 2, &lp);
+    shl_read_alt(L, 2, &c, &lp);
+    d->d.progress = c.decide.progress;
+    d->d.progress_ud = c.decide.progress_ud;
     if (sh_dist_keys(&d->d, &c, lsh, &st, &err) != SH_OK) return shl_fail(L, &err);
-    lua_createtable(L, 0, 9);
-    SETI("records", st.records); SETI("shingles", st.shingles); SETI("common_dropped", st.common_dropped);
-    SETI("pair_records", st.pair_records); SETI("pairs", st.pairs); SETI("disk_peak", st.disk_peak);
-    SETN("t_merge", st.t_merge); SETN("t_form", st.t_form); SETN("t_pairmerge", st.t_pairmerge);
+    shl_push_pairs_stats(L, &st);
     return 1;
 }
 
