@@ -61,7 +61,7 @@ count_busted "luajit" luajit --exclude-tags=faults
 count_c "browser" scripts/browser/check.sh
 
 # The module exports its luaopen_ function and nothing else (-fvisibility=hidden).
-for so in build/5.4/lib/shingle/core.so build/5.3/lib/shingle/core.so build/jit/lib/shingle/core.so; do
+for so in build/{5.4,5.3,jit}/lib/shingle/{core,mpi}.so; do
   [ -f "$so" ] || continue
   extra=$(nm -D --defined-only "$so" | awk '{ print $NF }' | grep -v '^luaopen_' || true)
   if [ -z "$extra" ]; then echo "[symbols] $so exports luaopen_* only"; passed=$((passed + 1))

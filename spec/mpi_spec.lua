@@ -272,10 +272,11 @@ describe("shingle cluster --mpi", function()
     assert_same(dir .. "/tree-1p", dir .. "/tree-3r")
   end)
 
-  it("gives the single process's result with the other methods (LSH, super shingles, greedy) and policies", function()
+  it("gives the single process's result with every method (LSH, super shingles, greedy), checked or not, and policies", function()
     corpus(dir .. "/m.jsonl", 800, 11)
-    for _, opts in ipairs({ "--method lsh", "--method supershingle --no-check", "--method supershingle --meta",
-      "--method greedy", "--policy containment -t 0.6" }) do
+    for _, opts in ipairs({ "--method lsh", "--method lsh --no-check", "--method supershingle",
+      "--method supershingle --no-check", "--method supershingle --meta", "--method greedy",
+      "--method greedy --verify none", "--policy containment -t 0.6", "--sketch min --verify none" }) do
       local tag = opts:gsub("%W", "")
       local o, c = shingle("cluster " .. dir .. "/m.jsonl -q " .. opts .. " -o " .. dir .. "/" .. tag .. "-1p")
       assert.are.equal(0, c, o)
@@ -312,6 +313,10 @@ describe("shingle cluster --mpi", function()
     local tmp = dir .. "/killtmp"
     os.execute("mkdir -p " .. tmp)
     local out = dir .. "/killed"
+    -- OUT holds an earlier finished run (one process's), which the killed job must leave whole
+    local o, c = shingle("cluster --format list " .. dir .. "/kill.list -q -o " .. dir .. "/kill-1p")
+    assert.are.equal(0, c, o)
+    assert.is_true(os.execute("cp -a " .. dir .. "/kill-1p " .. out))
     local cmd = MPIRUN .. " -np 4 " .. lua .. " bin/shingle cluster --format list " .. dir .. "/pipe.list --mpi --temp-dir "
       .. tmp .. " -o " .. out .. " > " .. dir .. "/kill.log 2>&1; echo $? > " .. dir .. "/kill.rc"
     os.execute("(" .. cmd .. ") &")
@@ -340,15 +345,55 @@ describe("shingle cluster --mpi", function()
     local log = read(dir .. "/kill.log")
     assert.is_truthy(rc and rc ~= 0, log)
     assert.is_truthy(log:find("rank 2", 1, true) and log:find("signal 9", 1, true), log)
-    assert.is_nil(read(out .. "/summary.json"))
-    assert.is_nil(read(out .. "/run.json"))
-    -- a re-run (the pipe replaced by a document) succeeds and sweeps what the killed rank left
-    local o, c = mpi(4, "cluster --format list " .. dir .. "/kill.list -q --mpi --temp-dir " .. tmp .. " -o " .. out)
-    assert.are.equal(0, c, o)
-    o, c = shingle("cluster --format list " .. dir .. "/kill.list -q -o " .. dir .. "/kill-1p")
+    -- OUT is the earlier run, whole: the killed job wrote only beside it (.killed.new)
+    assert_same(dir .. "/kill-1p", out)
+    assert.is_nil(cjson.decode(read(out .. "/summary.json")).mpi)
+    -- a re-run (the pipe replaced by a document) succeeds, replaces OUT and sweeps what the killed ranks left:
+    -- the directories of ranks killed outright (SIGKILL) by this run, those of ranks ended by SIGTERM by the
+    -- rm each started then (asynchronous, and holding the directory's lock until it is done: wait for it)
+    o, c = mpi(4, "cluster --format list " .. dir .. "/kill.list -q --mpi --temp-dir " .. tmp .. " -o " .. out)
     assert.are.equal(0, c, o)
     assert_same(dir .. "/kill-1p", out)
-    assert.are.equal("", (support.run("ls " .. tmp)))
+    assert.are.equal(4, cjson.decode(read(out .. "/summary.json")).mpi.ranks)
+    assert.are.equal("directory", require("lfs").attributes(out, "mode"))
+    assert.is_nil(require("lfs").attributes(dir .. "/.killed.new"))
+    assert.is_nil(require("lfs").attributes(dir .. "/.killed.old"))
+    local left
+    for _ = 1, 100 do
+      left = support.run("ls -A " .. tmp)
+      if left == "" then break end
+      os.execute("sleep 0.1")
+    end
+    assert.are.equal("", left)
+  end)
+
+  it("sweeps only the rank directories whose rank is gone, also when ranks sweep at once", function()
+    local m = require "shingle.mpi"
+    local base = dir .. "/sweep"
+    os.execute("mkdir -p " .. base)
+    -- a live rank's directory (this process holds its lock) and two that killed ranks left (lock free)
+    local live = assert(m.workdir(base, "shingle-rank3"))
+    write(live .. "/a.bin", "x")
+    for r = 0, 1 do
+      os.execute(("mkdir -p %s/shingle-rank%d-abcde%d/sub && touch %s/shingle-rank%d-abcde%d.lock %s/shingle-rank%d-abcde%d/sub/f")
+        :format(base, r, r, base, r, r, base, r, r))
+    end
+    -- and a lock made half (killed between making and naming it), an unrelated file
+    write(base .. "/.shingle-rank5-zzzzzz.lock", "")
+    write(base .. "/shingle-rank-notmine", "keep")
+    -- four sweepers at once over the same directory
+    local lua_cmd = lua .. " -e 'package.cpath=\"" .. build .. "/lib/?.so;\" .. package.cpath; "
+      .. "local m = require \"shingle.mpi\"; m.sweep(\"" .. base .. "\", \"shingle-rank\")'"
+    assert.is_true(os.execute("for i in 1 2 3 4; do " .. lua_cmd .. " & done; wait"))
+    assert.is_true(m.sweep(base, "shingle-rank") >= 0)
+    local names = {}
+    for name in require("lfs").dir(base) do if name ~= "." and name ~= ".." then names[#names + 1] = name end end
+    table.sort(names)
+    local lname = live:match("[^/]+$")
+    local want = { lname, lname .. ".lock", "shingle-rank-notmine" }
+    table.sort(want)
+    assert.are.same(want, names)
+    assert.are.equal("x", read(live .. "/a.bin"))
   end)
 
   it("ends the job when a rank is stuck alive and --mpi-timeout is given: the waiting rank names the wait", function()

@@ -277,23 +277,6 @@ local function piece_source(piece, cfg)
   return input.source(piece.path, opts)
 end
 
--- Remove the directories that ranks killed outright (SIGKILL, a node lost)
--- left in base: a shingle-rank* directory whose lock file nobody holds.
-local function sweep(mpi, base)
-  local lfs = require "lfs"
-  local ok, iter, st = pcall(lfs.dir, base)
-  if not ok then return end
-  local stale = {}
-  for name in iter, st do
-    local dir = name:match("^(shingle%-rank%d+%-......)%.lock$")
-    if dir and mpi.abandoned(base .. "/" .. name) then stale[#stale + 1] = base .. "/" .. dir end
-  end
-  for _, dir in ipairs(stale) do
-    pcall(rmtree, dir)
-    os.remove(dir .. ".lock")
-  end
-end
-
 -- The end of this rank's directory.
 local function remove_work(self)
   if not self.work then return end
@@ -330,16 +313,16 @@ end
 function Run:go(inputs)
   local cfg, world, mpi = self.cfg, self.world, self.mpi
   local rank, size = self.rank, self.size
-  local out = cfg.outdir
   -- rank 0: the output directory, and the plan
   local shares_json = {}
   local plan_reader = input.reader{ strict = cfg.strict, warn = function(msg) self.log("shingle: " .. msg) end }
+  local out -- rank 0 writes the run beside the output directory; it replaces it whole at the end
   if rank == 0 then
-    local ok, err = util.mkdir_p(out)
-    if not ok then error(err, 0) end
-    -- a finished run's markers go first: until summary.json is written again, nothing here looks finished
-    os.remove(out .. "/summary.json")
-    os.remove(out .. "/run.json")
+    local o, oerr = util.output(cfg.outdir, { kind = "cluster run", marker = "run.json",
+      log = function(msg) self.log("shingle: " .. msg) end })
+    if not o then error(oerr, 0) end
+    self.output = o
+    out = o.dir
     local units, uerr = M.units(inputs, cfg, plan_reader)
     if not units then error(uerr, 0) end
     local shares, serr = M.split(units, size, mpi.line_start)
@@ -353,7 +336,8 @@ function Run:go(inputs)
   -- this rank's own directory, for its phase 1 and its sorts
   local base = cfg.temp_dir or os.getenv("TMPDIR") or "/tmp"
   if base:sub(1, 1) ~= "/" then base = require("lfs").currentdir() .. "/" .. base end
-  sweep(mpi, base)
+  -- what ranks killed outright (SIGKILL, a node lost) left there
+  mpi.sweep(base, "shingle-rank")
   local work, werr = mpi.workdir(base, "shingle-rank" .. rank)
   if not work then error(werr, 0) end
   self.work = work
@@ -427,7 +411,11 @@ function Run:go(inputs)
   if rank == 0 then
     self.ranks = {}
     for r, s in ipairs(all) do self.ranks[r] = cjson.decode(s) end
-    self:finish(stats)
+    self:finish(stats, out)
+    -- the run replaces the output directory as a whole, after everything is written
+    local ok, cerr = self.output:commit()
+    self.output = nil
+    if not ok then error(cerr, 0) end
   end
   d:close()
   self.d = nil
@@ -438,19 +426,35 @@ function Run:go(inputs)
   return self.summary or true
 end
 
+-- docs.jsonl's size, lines and CRC-32, as phase 1 records them for the check
+-- on reading it back (pipeline:documents).
+local function jsonl_digest(path)
+  local f, err = io.open(path, "rb")
+  if not f then return nil, ("cannot read %s: %s"):format(path, err) end
+  local d = { bytes = 0, lines = 0, crc32 = 0 }
+  while true do
+    local b = f:read(1048576)
+    if not b then break end
+    d.bytes, d.lines, d.crc32 = d.bytes + #b, d.lines + select(2, b:gsub("\n", "")), core.crc32(b, d.crc32)
+  end
+  f:close()
+  return d
+end
+
 --- Rank 0: the clusters and the report, through the single process's code.
-function Run:finish(stats)
+function Run:finish(stats, out)
   local cfg = self.cfg
   local rc = copy(cfg)
   rc.log = self.log
   rc.mpi_collect, rc.mpi_timeout = nil, nil
   local p = pipeline.new(rc)
+  p.dir = out -- the staging directory beside cfg.outdir (as pipeline:staged does)
   p.stats = { documents = stats.documents, sketched = stats.sketched, skipped = stats.skipped, identical = stats.identical,
     pairs = stats.pairs }
   p.times = self.times
   if cfg.method ~= "greedy" then
     local t0 = core.now()
-    local cl, err = self.d:finish(cfg.outdir)
+    local cl, err = self.d:finish(out)
     if not cl then error(err, 0) end
     if cfg.method ~= "shingles" and not cfg.check then stats.clusters.linked = cl.joined end
     cl.joined = nil
@@ -463,6 +467,10 @@ function Run:finish(stats)
     local ok, err = p:decide()
     if not ok then error(err, 0) end
   end
+  -- what docs.jsonl must be when it is read back, as phase 1 of one process records it
+  local dj, derr = jsonl_digest(out .. "/docs.jsonl")
+  if not dj then error(derr, 0) end
+  p.stats.docs_jsonl = dj
   p.mpi = self:mpi_summary()
   local ok, err = p:save_config()
   if not ok then error(err, 0) end
@@ -574,8 +582,14 @@ function M.run(cfg, inputs)
   if not rok then
     -- name the rank and the cause, clean up what this rank made, end every rank
     local msg = tostring(res):gsub("\nstack traceback:.*", "")
+    if self.output then msg = util.unstage(msg, self.output) end -- OUT as the user named it, not its staging
     io.stderr:write(("shingle: rank %d of %d (%s) failed: %s\n"):format(self.rank, self.size, world:host(), msg))
     io.stderr:flush()
+    if self.output then
+      -- rank 0: the output directory stays as it was (the earlier run, or nothing)
+      self.output:abort()
+      self.output = nil
+    end
     remove_work(self)
     world:abort(1)
   end

@@ -16,7 +16,9 @@
  * caller must abort, as its peers may wait for it in a collective call. */
 #define _GNU_SOURCE 1 /* mkostemps */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -551,19 +553,31 @@ static int m_count_lines(lua_State *L)
     return 1;
 }
 
+/* A rank's own directory (mpi.workdir) and its lock. The descriptor of the
+ * lock stays open for the process's life: the kernel drops the lock when the
+ * process ends, however it ends, so another run can tell a live rank's
+ * directory from one a killed rank left behind (mpi.sweep). Process-wide
+ * state by necessity: the signal handler below has no other way to find it. */
+static char cleanup_dir[4096], cleanup_lock[4200];
+static int work_lock_fd = -1;
+
 /* A rank killed by mpirun because another rank failed (SIGTERM, then SIGKILL
  * after a grace period) cannot run Lua to clean up: its handler starts
- * `rm -rf DIR` in a new session (so the job's kill does not reach it) and
- * dies of the signal as it would have. The directory is process-wide state
- * by necessity: a signal handler has no other way to find it. */
-static char cleanup_dir[4096], cleanup_lock[4200];
-
+ * `rm -rf DIR DIR.lock` in a new session (so the job's kill does not reach
+ * it) and dies of the signal as it would have. The child keeps a duplicate
+ * of the lock's descriptor (dup clears close-on-exec), so the directory stays
+ * locked while rm works: a sweep of the next run leaves it to rm instead of
+ * racing it. */
 static void on_signal(int sig)
 {
     if (cleanup_dir[0]) {
         pid_t pid = fork();
         if (pid == 0) {
             setsid();
+            if (work_lock_fd >= 0) {
+                int held = dup(work_lock_fd);  /* open in rm: the lock lasts until rm is done */
+                (void)held;
+            }
             execl("/bin/rm", "rm", "-rf", "--", cleanup_dir, cleanup_lock, (char *)NULL);
             _exit(127);
         }
@@ -597,27 +611,52 @@ static int m_remove_on_signal(lua_State *L)
 }
 
 /* mpi.workdir(base, prefix) -> a new directory BASE/PREFIX-XXXXXX, or nil, err.
- * Its lock file BASE/PREFIX-XXXXXX.lock is made first and locked (flock) for
- * the rest of this process's life; the kernel drops the lock when the
- * process ends, however it ends, so another run can tell a live rank's
- * directory from one a killed rank left behind (mpi.abandoned). The
- * descriptor stays open on purpose: closing it would drop the lock. */
+ * Its lock file BASE/PREFIX-XXXXXX.lock is locked (flock) from the moment it
+ * has that name: it is made and locked under a hidden name first, then
+ * linked to it. (Made and locked in place, a sweep running at the same time
+ * on another rank could find it unlocked between the two calls and remove
+ * it: the directory made next would then have no lock and outlive its rank.)
+ * Lost races with such a sweep are retried with a new name. */
 static int m_workdir(lua_State *L)
 {
     const char *base = luaL_checkstring(L, 1), *prefix = luaL_checkstring(L, 2);
-    size_t n = strlen(base) + strlen(prefix) + 13;
-    char *lock = (char *)lua_newuserdata(L, n + 1), *dir = (char *)lua_newuserdata(L, n + 1);
-    int fd, e;
-    snprintf(lock, n + 1, "%s/%s-XXXXXX.lock", base, prefix);
-    n = strlen(lock);
-    fd = mkostemps(lock, 5, O_CLOEXEC);
-    if (fd < 0) goto fail;
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) { e = errno; close(fd); unlink(lock); errno = e; goto fail; }
-    memcpy(dir, lock, n - 5);
-    dir[n - 5] = 0;
-    if (mkdir(dir, 0700) != 0) { e = errno; close(fd); unlink(lock); errno = e; goto fail; }
-    lua_pushstring(L, dir);
-    return 1;
+    size_t n = strlen(base) + strlen(prefix) + 14;
+    char *hidden = (char *)lua_newuserdata(L, n + 1), *lock = (char *)lua_newuserdata(L, n + 1);
+    char *dir = (char *)lua_newuserdata(L, n + 1);
+    int fd = -1, e = 0, attempt;
+    for (attempt = 0; attempt < 100; attempt++) {
+        size_t len;
+        snprintf(hidden, n + 1, "%s/.%s-XXXXXX.lock", base, prefix);
+        fd = mkostemps(hidden, 5, O_CLOEXEC);
+        if (fd < 0) goto fail;
+        len = strlen(hidden);
+        /* the visible names: the hidden one without the dot */
+        snprintf(lock, n + 1, "%s/%s", base, hidden + strlen(base) + 2);
+        memcpy(dir, lock, len - 1 - 5);
+        dir[len - 1 - 5] = 0;
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            e = errno;
+            close(fd);   /* a sweep holds it and removes it */
+            if (e == EWOULDBLOCK) continue;
+            errno = e;
+            goto fail;
+        }
+        if (link(hidden, lock) != 0) {
+            e = errno;
+            close(fd);
+            unlink(hidden);
+            if (e == EEXIST || e == ENOENT) continue;  /* taken, or swept before the link */
+            errno = e;
+            goto fail;
+        }
+        unlink(hidden);
+        if (mkdir(dir, 0700) != 0) { e = errno; unlink(lock); close(fd); errno = e; goto fail; }
+        if (work_lock_fd >= 0) close(work_lock_fd);  /* an earlier directory's (tests make several) */
+        work_lock_fd = fd;
+        lua_pushstring(L, dir);
+        return 1;
+    }
+    errno = EAGAIN;
 fail:
     e = errno;
     lua_pushnil(L);
@@ -625,17 +664,73 @@ fail:
     return 2;
 }
 
-/* mpi.abandoned(lock) -> true if nobody holds the lock file of mpi.workdir:
- * the rank that made its directory has ended without removing it */
-static int m_abandoned(lua_State *L)
+/* nftw callback: remove what is there; what vanished meanwhile is no error */
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
-    const char *path = luaL_checkstring(L, 1);
-    int fd = open(path, O_RDWR | O_CLOEXEC), free_ = 0;
-    if (fd >= 0) {
-        free_ = flock(fd, LOCK_EX | LOCK_NB) == 0;
-        close(fd);  /* drops the lock just taken */
+    (void)sb;
+    (void)ftw;
+    if (flag == FTW_DP || flag == FTW_D || flag == FTW_DNR) (void)rmdir(path);
+    else (void)unlink(path);
+    return 0;
+}
+
+/* PREFIX<digits>-XXXXXX.lock, optionally with a leading dot */
+static int rank_lock_name(const char *name, const char *prefix, int *hidden)
+{
+    size_t pl = strlen(prefix), n;
+    *hidden = name[0] == '.';
+    name += *hidden;
+    n = strlen(name);
+    if (strncmp(name, prefix, pl) != 0 || n != pl + strspn(name + pl, "0123456789") + 1 + 6 + 5) return 0;
+    if (n == pl + 12 || name[n - 12] != '-') return 0;
+    return strcmp(name + n - 5, ".lock") == 0;
+}
+
+/* mpi.sweep(base, prefix) -> the number of directories removed: those of
+ * BASE/PREFIX<rank>-XXXXXX whose lock nobody holds (their rank was killed
+ * outright: SIGKILL, a node lost), with their locks, and hidden locks left
+ * half made. Each is removed while this process holds its lock, so ranks
+ * sweeping the same directory at once never remove the same one together
+ * (two removals of one tree interleaved could each stop at an entry the
+ * other took, and leave the rest without a lock: never swept again). */
+static int m_sweep(lua_State *L)
+{
+    const char *base = luaL_checkstring(L, 1), *prefix = luaL_checkstring(L, 2);
+    DIR *d = opendir(base);
+    struct dirent *e;
+    lua_Integer removed = 0;
+    luaL_Buffer b;
+    if (!d) { lua_pushinteger(L, 0); return 1; }
+    while ((e = readdir(d)) != NULL) {
+        int hidden, fd;
+        struct stat a, c;
+        const char *path;
+        if (!rank_lock_name(e->d_name, prefix, &hidden)) continue;
+        luaL_buffinit(L, &b);
+        luaL_addstring(&b, base);
+        luaL_addchar(&b, '/');
+        luaL_addstring(&b, e->d_name);
+        luaL_pushresult(&b);
+        path = lua_tostring(L, -1);
+        fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        if (fd >= 0) {
+            /* ours now, and still the file of that name (not one a sweep before us unlinked) */
+            if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 && stat(path, &c) == 0 && a.st_ino == c.st_ino &&
+                a.st_dev == c.st_dev) {
+                if (!hidden) {
+                    lua_pushlstring(L, path, strlen(path) - 5);
+                    (void)nftw(lua_tostring(L, -1), remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+                    lua_pop(L, 1);
+                    removed++;
+                }
+                unlink(path);
+            }
+            close(fd);
+        }
+        lua_pop(L, 1);
     }
-    lua_pushboolean(L, free_);
+    closedir(d);
+    lua_pushinteger(L, removed);
     return 1;
 }
 
@@ -672,7 +767,7 @@ int luaopen_shingle_mpi(lua_State *L)
     lua_setfield(L, -2, "remove_on_signal");
     lua_pushcfunction(L, m_workdir);
     lua_setfield(L, -2, "workdir");
-    lua_pushcfunction(L, m_abandoned);
-    lua_setfield(L, -2, "abandoned");
+    lua_pushcfunction(L, m_sweep);
+    lua_setfield(L, -2, "sweep");
     return 1;
 }
