@@ -367,6 +367,17 @@ describe("shingle cluster --mpi", function()
     assert.are.equal("", left)
   end)
 
+  it("refuses a job into an output directory another run is writing, naming the holder, and leaves it alone", function()
+    local util = require "shingle.util"
+    local o = assert(util.output(dir .. "/busy", { kind = "cluster run", marker = "run.json" }))
+    local out, code = mpi(2, "cluster samples/docs -q --mpi -o " .. dir .. "/busy")
+    local held = require("lfs").attributes(o.dir, "mode")
+    o:abort()
+    assert.are_not.equal(0, code, out)
+    assert.is_truthy(out:find("rank 0 of 2", 1, true) and out:find(dir .. "/busy is in use by", 1, true), out)
+    assert.are.equal("directory", held) -- the holder's staging directory was not touched
+  end)
+
   it("sweeps only the rank directories whose rank is gone, also when ranks sweep at once", function()
     local m = require "shingle.mpi"
     local base = dir .. "/sweep"
