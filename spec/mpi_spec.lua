@@ -252,6 +252,19 @@ describe("shingle cluster --mpi", function()
     assert.is_true(late > 5)
   end)
 
+  it("gives a compressed JSON Lines file whole to one rank and cuts a plain one, with the single process's result", function()
+    corpus(dir .. "/z.jsonl", 500, 13)
+    assert.is_true(os.execute("gzip -k " .. dir .. "/z.jsonl && mv " .. dir .. "/z.jsonl " .. dir .. "/zp.jsonl"))
+    local args = "cluster " .. dir .. "/z.jsonl.gz " .. dir .. "/zp.jsonl -q"
+    local o, c = shingle(args .. " -o " .. dir .. "/z-1p")
+    assert.are.equal(0, c, o)
+    o, c = mpi(3, args .. " --mpi -o " .. dir .. "/z-3r")
+    assert.are.equal(0, c, o)
+    assert_same(dir .. "/z-1p", dir .. "/z-3r")
+    local ranks = cjson.decode(read(dir .. "/z-3r/summary.json")).mpi.per_rank
+    assert.is_true(ranks[1].documents > 0 and ranks[2].documents > 0 and ranks[3].documents > 0)
+  end)
+
   it("gives the single process's result on real documents (Debian's text and HTML) from a list and a directory", function()
     local docs = debian_docs(1200)
     assert.is_true(#docs > 300, "too few documents in /usr/share/doc")

@@ -4,7 +4,7 @@
  * Document ids are 1-based here. */
 #include <stdlib.h>
 #include <string.h>
-#include "lshingle.h"
+#include "lrunopts.h"
 #include "clock.h"
 #include "cluster.h"
 

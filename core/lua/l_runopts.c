@@ -3,7 +3,7 @@
  * distributed run (mpi/l_mpi.c, shingle.mpi) read and return alike, so the
  * two take the same options and give the same fields. */
 #include <string.h>
-#include "lshingle.h"
+#include "lrunopts.h"
 
 /* Progress callbacks into Lua: the function is at a known stack index of
  * the binding's frame, and is passed on to a C function that pushes its

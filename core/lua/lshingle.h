@@ -5,7 +5,6 @@
 #ifndef SHINGLE_LSHINGLE_H
 #define SHINGLE_LSHINGLE_H
 
-#include "cluster.h"
 #include "compat.h"
 #include "sketch.h"
 #include "sketchfile.h"
@@ -40,27 +39,6 @@ int shl_opt_policy(lua_State *L, int t, const char *k, int def);
 /* Set field k of the table on top to an integer or a number. */
 #define SHL_SETI(L, k, v) (lua_pushinteger((L), (lua_Integer)(v)), lua_setfield((L), -2, (k)))
 #define SHL_SETN(L, k, v) (lua_pushnumber((L), (lua_Number)(v)), lua_setfield((L), -2, (k)))
-
-/* ---- the clustering pipeline's options and counters (l_runopts.c) --------
- * shared by shingle.core's phases and shingle.mpi's distributed ones. */
-
-/* A progress callback into Lua: shl_get_progress reads the `progress` field
- * of options table t; a function stays on top of the stack for the call and
- * *fn, *ud are set (an error in it is dropped); otherwise both are NULL. */
-typedef struct shl_progress {
-    lua_State *L;
-    int fn;
-    const char *step;
-    uint64_t done, total;
-} shl_progress;
-void shl_get_progress(lua_State *L, int t, shl_progress *p, sh_progress_fn *fn, void **ud);
-/* policy, threshold, verify, candidate (callbacks left NULL) */
-void shl_read_decide(lua_State *L, int t, sh_decide_config *c);
-/* those and memory, temp_dir, check, bands, rows, meta, meta_w, progress */
-void shl_read_alt(lua_State *L, int t, sh_alt_config *c, shl_progress *lp);
-void shl_push_dedupe_stats(lua_State *L, const sh_dedupe_stats *st);
-void shl_push_pairs_stats(lua_State *L, const sh_pairs_stats *st);
-void shl_push_decide_stats(lua_State *L, const sh_decide_stats *st);
 
 /* ---- boxes ---------------------------------------------------------------
  * As lauxlib's newbox: a userdata that owns C memory, so that nothing malloc

@@ -56,6 +56,16 @@ end
 
 -- ---- the plan: rank 0 splits the inputs -------------------------------------
 
+-- Whether a file is gzip or zstd (by its first bytes, whatever its name).
+local function compressed(path)
+  local z = core.zopen(path)
+  if not z then return false end -- unreadable: its reader says so
+  z:peek(4)
+  local kind = z:kind()
+  z:close()
+  return kind ~= "plain"
+end
+
 --- The documents of the inputs as units in input order: { kind = "path",
 -- path, size } (one file, one document), { kind = "jsonl" | "warc", path, size }.
 -- Inputs that cannot be read are the reader's problems, as in one process.
@@ -78,7 +88,10 @@ function M.units(inputs, cfg, reader)
         units[#units + 1] = { kind = "path", path = p, size = lfs.attributes(p, "size") or 0 }
       end
     else
-      units[#units + 1] = { kind = src.format, path = spec, size = lfs.attributes(spec, "size") or 0 }
+      local u = { kind = src.format, path = spec, size = lfs.attributes(spec, "size") or 0 }
+      -- a compressed JSON Lines file cannot be cut at byte offsets: it goes whole to one rank
+      if u.kind == "jsonl" then u.compressed = compressed(spec) end
+      units[#units + 1] = u
     end
   end
   collectgarbage() -- the sources opened to check the inputs close their files
@@ -91,8 +104,9 @@ local PER_FILE = 512
 --- Split units into n contiguous shares of about equal weight: shares[r] is a
 -- list of pieces { kind = "paths", paths } | { kind = "jsonl", path, start,
 -- stop, file, whole } | { kind = "warc", path }. A JSON Lines file is cut at
--- the line boundaries nearest the share boundaries (mpi.line_start); other
--- units go whole to the share their middle falls in.
+-- the line boundaries nearest the share boundaries (mpi.line_start), unless
+-- it is compressed (u.compressed); other units go whole to the share their
+-- middle falls in.
 function M.split(units, n, line_start)
   local total = 0
   for _, u in ipairs(units) do total = total + (u.kind == "jsonl" and u.size or u.size + PER_FILE) end
@@ -114,7 +128,11 @@ function M.split(units, n, line_start)
   end
   local at, files = 0, 0
   for _, u in ipairs(units) do
-    if u.kind == "jsonl" then
+    if u.kind == "jsonl" and u.compressed then
+      files = files + 1
+      add(rank_at(at + u.size / 2), { kind = "jsonl", path = u.path, start = 0, stop = u.size, file = files, whole = true })
+      at = at + u.size
+    elseif u.kind == "jsonl" then
       files = files + 1
       -- the share boundaries inside the file, moved to line starts
       local cuts = { 0 }

@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lshingle.h"
+#include "../lrunopts.h"
 #include "dist.h"
 #include "exchange.h"
 #include "recfile.h"
