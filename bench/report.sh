@@ -58,7 +58,7 @@ if [ ! -s "$COLL/summary.json" ]; then
   rm -f "$PAGES"
 fi
 DB=$SCRATCH/index-$DOCS
-if [ "$INDEX" = 1 ] && [ ! -s "$DB/data.mdb.done" ]; then
+if [ "$INDEX" = 1 ] && [ ! -e "$DB/data.mdb.done" ]; then
   rm -rf "$DB"
   build/bench/gen --docs "$DOCS" --size 5000 --seed 1 --out "$SCRATCH/sweep1.jsonl"
   build/bench/gen --docs $((DOCS / 10)) --size 5000 --seed 2 --out "$SCRATCH/sweep2.jsonl"
