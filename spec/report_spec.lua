@@ -210,7 +210,7 @@ describe("shingle.plot", function()
       end
       assert.is_truthy(charts[1]:find("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;quotes&quot;", 1, true))
       assert.is_truthy(charts[2]:find("no data", 1, true))
-      assert.is_truthy(charts[8]:find("1 points at zero or below are not shown", 1, true))
+      assert.is_truthy(charts[8]:find("1 point at zero or below is not shown", 1, true))
     end)
 
     it("draws one bar per non-empty bin and the threshold line", function()

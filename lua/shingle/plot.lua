@@ -364,7 +364,8 @@ function M.scatter(o)
   -- a margin inside the axes, so points at the ends of the range stay clear of them
   xs.pad, ys.pad = 0.03, 0.04
   if hidden > 0 then
-    o.desc = (o.desc and o.desc .. " " or "") .. ("%d points at zero or below are not shown on the log scale."):format(hidden)
+    o.desc = (o.desc and o.desc .. " " or "") .. (hidden == 1 and "1 point at zero or below is not shown on the log scale."
+      or ("%d points at zero or below are not shown on the log scale."):format(hidden))
   end
   local keyed = {}
   for _, r in ipairs(o.regions or {}) do if r.label then keyed[#keyed + 1] = { name = r.label, color = SHADE } end end
