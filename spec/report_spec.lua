@@ -20,13 +20,7 @@ local function read(path)
   return s
 end
 
-local function run(cmd)
-  local f = io.popen(cmd .. " 2>&1; echo \"exit:$?\"")
-  local out = f:read("*a")
-  f:close()
-  local code = tonumber(out:match("exit:(%d+)%s*$"))
-  return out:gsub("exit:%d+%s*$", ""), code
-end
+local run = require("support").run
 
 local xml_n = 0
 --- Whether s parses as XML (xmllint from libxml2-utils); the message if not.
@@ -274,6 +268,9 @@ describe("shingle.html", function()
     assert.is_nil(html.href(nil))
     assert.are.equal("file:///tmp/a%20b%3C.txt", html.href("a b<.txt", "/tmp", function(p) return p == "/tmp/a b<.txt" end))
     assert.is_nil(html.href("missing.txt", "/tmp", function() return false end))
+    assert.are.equal('<a class="url" href="http://x.example/">x</a>', html.link("http://x.example/", nil, "x"))
+    assert.are.equal('<span class="url">javascript:alert(&quot;1&quot;)</span>', html.link('javascript:alert("1")'))
+    assert.are.equal("", html.link(nil))
   end)
 
   it("formats numbers with thousands separators", function()

@@ -97,6 +97,15 @@ function M.href(u, cwd, exists)
   return "file://" .. M.escape((path:gsub("[^%w%-%._~/]", function(ch) return ("%%%02X"):format(ch:byte()) end)))
 end
 
+--- A document's URL or path as a link when href() allows one, else as
+-- text; text (default: the URL itself) is what is shown.
+function M.link(url, cwd, text)
+  if type(url) ~= "string" then return "" end
+  local href = M.href(url, cwd)
+  if href then return ('<a class="url" href="%s">%s</a>'):format(href, M.escape(text or url)) end
+  return ('<span class="url">%s</span>'):format(M.escape(text or url))
+end
+
 --- An integer with thousands separators (1,234,567); other numbers with
 -- `decimals` places (default 3).
 function M.num(x, decimals)

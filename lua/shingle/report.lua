@@ -165,6 +165,12 @@ function M.read_json(path, what)
   return M.nulls(v)
 end
 
+--- A run's summary.json (sum itself when given).
+function M.summary(dir, sum)
+  if sum then return sum end
+  return M.read_json(dir .. "/summary.json", "is the run finished?")
+end
+
 --- cjson's null as nil, in place, recursively.
 function M.nulls(v)
   local null = require("cjson").null

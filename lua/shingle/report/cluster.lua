@@ -232,9 +232,7 @@ local relation_note = { exact = "exact copy", lexical = "same words", shingle = 
 
 -- a member: its URL (a link when it is a URL or a local file), its relation
 local function member_row(m, o)
-  local url = type(m.url) == "string" and m.url or ("document " .. tostring(m.id))
-  local href = html.href(m.url, o.cwd)
-  local cell = href and ('<a class="url" href="%s">%s</a>'):format(href, esc(url)) or ('<span class="url">%s</span>'):format(esc(url))
+  local cell = type(m.url) == "string" and html.link(m.url, o.cwd) or esc("document " .. tostring(m.id))
   local rel = m.relation == "similar" and "" or (relation_note[m.relation] or m.relation or "")
   if m.copy_of then rel = rel .. (" of %s"):format(num(m.copy_of)) end
   return { num(m.id), cell, esc(rel), m.date and esc(m.date) or nil }
@@ -395,9 +393,7 @@ function M.pairs_side_by_side(cands, cfg, o)
         :format(esc(tostring(c.url_a)), esc(tostring(c.url_b)), x.resemblance, x.containment, x.contained, num(#ea.passages),
           #ea.passages == 1 and "" or "s")
       local function side(url, text, ranges)
-        url = type(url) == "string" and url or "(no URL)"
-        local href = html.href(url, o.cwd)
-        local title = href and ('<a class="url" href="%s">%s</a>'):format(href, esc(url)) or esc(url)
+        local title = type(url) == "string" and html.link(url, o.cwd) or "(no URL)"
         return ("<div><h4>%s</h4><pre>%s</pre></div>"):format(title, marked(text, ranges, o))
       end
       b[#b + 1] = "<div class=\"pair\">" .. side(c.url_a, c.ta, ra) .. side(c.url_b, c.tb, rb) .. "</div>"
@@ -465,11 +461,9 @@ end
 --- The page for the cluster run in dir (sum: its summary.json, read if nil).
 function M.render(dir, opts, sum)
   local o = report.options(opts)
-  if not sum then
-    local err
-    sum, err = report.read_json(dir .. "/summary.json", "is the run finished?")
-    if not sum then return nil, err end
-  end
+  local serr
+  sum, serr = report.summary(dir, sum)
+  if not sum then return nil, serr end
   local run = report.read_json(dir .. "/run.json") or {}
   local cfg = run.config or {}
   local st, err = M.scan_clusters(dir, o)

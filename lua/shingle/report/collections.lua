@@ -79,13 +79,7 @@ end
 
 local function is_cluster(c) return type(c.collections) == "table" end
 
--- a URL as a link (when it is one a browser may follow), shown as text
-local function link(url, o, text)
-  if type(url) ~= "string" then return "" end
-  local href = html.href(url, o.cwd)
-  if href then return ('<a class="url" href="%s">%s</a>'):format(href, esc(text or url)) end
-  return ('<span class="url">%s</span>'):format(esc(text or url))
-end
+local function link(url, o, text) return html.link(url, o.cwd, text) end
 
 -- a URL shown without its site (the site is in its own column)
 local function within(url, site)
@@ -272,11 +266,9 @@ end
 --- The page for the collections run in dir (sum: its summary.json).
 function M.render(dir, opts, sum)
   local o = report.options(opts)
-  if not sum then
-    local err
-    sum, err = report.read_json(dir .. "/summary.json", "is the run finished?")
-    if not sum then return nil, err end
-  end
+  local serr
+  sum, serr = report.summary(dir, sum)
+  if not sum then return nil, serr end
   local scan, err = M.scan(dir, o)
   if not scan then return nil, err end
   local path = dir .. "/collections.jsonl"

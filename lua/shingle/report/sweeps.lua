@@ -11,12 +11,7 @@ local report = require "shingle.report"
 local M = {}
 local esc, num = html.escape, html.num
 
-local function link(url, o)
-  if type(url) ~= "string" then return "" end
-  local href = html.href(url, o.cwd)
-  if href then return ('<a class="url" href="%s">%s</a>'):format(href, esc(url)) end
-  return ('<span class="url">%s</span>'):format(esc(url))
-end
+local function link(url, o) return html.link(url, o.cwd) end
 
 --- Per sweep: { name, documents, added, gone, moved, moved_within,
 -- moved_between, changed, small, large, identical } for the last `limit`
