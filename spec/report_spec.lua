@@ -477,7 +477,7 @@ describe("shingle report", function()
         assert.is_truthy(page:find('<section id="' .. id .. '">', 1, true), id)
       end
       local t = page:match('<section id="sweeps">(.-)</section>')
-      assert.is_truthy(t:find('<td>2026%-02%-01</td><td class="num" data%-v="%d+">[%d,]+</td><td class="num" data%-v="6">6</td>'
+      assert.is_truthy(t:find('<td><span class="nowrap">2026%-02%-01</span></td><td class="num" data%-v="%d+">[%d,]+</td><td class="num" data%-v="6">6</td>'
         .. '<td class="num" data%-v="5">5</td><td class="num" data%-v="3">3</td><td class="num" data%-v="2">2</td>'))
       assert.are.equal(2, #svgs(page))
       assert_well_formed(page)

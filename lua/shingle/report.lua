@@ -219,6 +219,7 @@ table.sortable thead th[aria-sort=descending]::after{content:" \25BC";font-size:
 .url{overflow-wrap:anywhere}
 td .url{display:inline-block;min-width:8rem}
 .muted{color:var(--muted)}
+.nowrap{white-space:nowrap}
 .share{display:inline-block;height:.65em;background:var(--accent);vertical-align:baseline;min-width:1px}
 figure{margin:1rem 0 1.4rem}
 figcaption{color:var(--muted);font-size:.88rem;max-width:48rem;margin-top:.3rem}

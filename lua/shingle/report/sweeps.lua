@@ -60,7 +60,7 @@ local function sweeps_section(rows)
       cats[i] = r.name
       series[1].values[i], series[2].values[i], series[3].values[i], series[4].values[i] = r.added, r.gone, r.moved, r.changed
     end
-    trows[#trows + 1] = { esc(r.name), r.documents, r.added, r.gone, r.moved_within, r.moved_between, r.small, r.large, r.identical }
+    trows[#trows + 1] = { '<span class="nowrap">' .. esc(r.name) .. "</span>", r.documents, r.added, r.gone, r.moved_within, r.moved_between, r.small, r.large, r.identical }
   end
   local svg = plot.bars({ categories = cats, series = series, x = { label = "sweep" }, y = { label = "documents" },
     title = "Documents added, gone, moved and changed per sweep",
