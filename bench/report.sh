@@ -78,7 +78,7 @@ measure() { # label, reference files, report arguments...
     # peak anonymous memory, sampled: the maximum RSS also counts the pages of
     # mapped files (the index's LMDB map), which the kernel reclaims at will
     while kill -0 "$tpid" 2>/dev/null; do
-      [ -n "$child" ] || child=$(pgrep -P "$tpid" | head -1)
+      [ -n "$child" ] || child=$(pgrep -P "$tpid" | head -1 || true)
       if [ -n "$child" ]; then
         a=$(awk '/^RssAnon/ {print $2}' "/proc/$child/status" 2>/dev/null || true)
         [ -n "$a" ] && [ "$a" -gt "$anon" ] && anon=$a
