@@ -265,6 +265,34 @@ describe("shingle cluster --mpi", function()
     assert.is_true(ranks[1].documents > 0 and ranks[2].documents > 0 and ranks[3].documents > 0)
   end)
 
+  it("reads email, mbox archives and compressed files in its share as one process does", function()
+    local rand = support.rng(31)
+    local base = {}
+    for i = 1, 10 do base[i] = table.concat(support.words(rand, 120, 500), " ") end
+    local d = dir .. "/mail"
+    os.execute("mkdir -p " .. d)
+    local box = {}
+    for i = 1, 40 do
+      local body = base[(i - 1) % 10 + 1]
+      if i % 3 == 0 then body = body:gsub("^%S+", "edited", 1) end
+      box[#box + 1] = ("From sender%d@example.org Mon Nov 23 10:00:00 2026\nFrom: s%d@example.org\nSubject: message %d\n"
+        .. "Message-ID: <%d@example.org>\n\n%s\n"):format(i, i, i, i, body)
+    end
+    write(d .. "/box.mbox", table.concat(box, "\n"))
+    for i = 1, 10 do
+      write(("%s/t%02d.txt"):format(d, i), base[i] .. " tail")
+      write(("%s/m%02d.eml"):format(d, i), ("From: a%d@example.org\nSubject: mail %d\nMessage-ID: <e%d@x>\n\n%s\n"):format(i, i, i, base[i]))
+    end
+    assert.is_true(os.execute("gzip -k " .. d .. "/t01.txt && gzip " .. d .. "/t02.txt && zstd -q --rm " .. d .. "/t03.txt"))
+    local o, c = shingle("cluster " .. d .. " -q -o " .. dir .. "/mail-1p")
+    assert.are.equal(0, c, o)
+    local sum = cjson.decode(read(dir .. "/mail-1p/summary.json"))
+    assert.are.equal(61, sum.documents) -- 40 messages, 10 emails, 11 files (one twice: plain and .gz)
+    o, c = mpi(3, "cluster " .. d .. " -q --mpi -o " .. dir .. "/mail-3r")
+    assert.are.equal(0, c, o)
+    assert_same(dir .. "/mail-1p", dir .. "/mail-3r")
+  end)
+
   it("gives the single process's result on real documents (Debian's text and HTML) from a list and a directory", function()
     local docs = debian_docs(1200)
     assert.is_true(#docs > 300, "too few documents in /usr/share/doc")
