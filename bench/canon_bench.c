@@ -30,7 +30,7 @@ int main(void)
         "or for evil, in the superlative degree of comparison only. In 1775 there were\n";
     const size_t n = (size_t)50 << 20, m = sizeof para - 1;
     char *in = malloc(n);
-    sh_canon_opts o = { SH_CANON_DEFAULT_FLAGS, SH_UTF8_ERROR };
+    sh_canon_opts o = { SH_CANON_DEFAULT_FLAGS, SH_UTF8_ERROR, SH_SIMD_AUTO };
     sh_tokens t = { 0 };
     double best = 1e9;
     size_t w;

@@ -1,9 +1,10 @@
 /* Sketching throughput: a benchmark, not a test (docs/benchmarks.md,
  * "Sketching throughput").
  *
- *   sketch_bench [-r REPS] [-t THREADS] [-s text|html] [-W] CORPUS
+ *   sketch_bench [-r REPS] [-t THREADS] [-s text|html] [-W] [-P] CORPUS
  *
- * (-s: only that set; -W: without the wc -w reference; both for profiling.)
+ * (-s: only that set; -W: without the wc -w reference; -P: without the
+ * portable rows; for profiling.)
  * CORPUS holds text/ and html/ (bench/corpus.sh makes them). Every file is read
  * into memory first, so no I/O is timed. Then, for each set, with the default
  * shingler (w = 10, k = 64, the default seed, lowercase + numbers; HTML
@@ -12,9 +13,14 @@
  *   shingle   + token ids and the sliding window (sh_shingle_text)
  *   MOD_25    + the sketch (sh_sketch_build, MOD_m m = 25: the clustering default)
  *   MIN_200   + the sketch (MIN_s s = 200)
- * on one thread, then MOD_25 through the pool (sh_pool_run, documents already
- * in memory) on 1 and THREADS threads; each REPS times, reporting the median
- * and the range in MB/s (10^6 bytes of input per second) and per core. The
+ * on one thread at the best SIMD level there is (core/simd.h), the same at
+ * the portable level (the reference path, whose digests must be the same),
+ * then MOD_25 through the pool (sh_pool_run, documents already in memory) on
+ * 1 and THREADS threads; each REPS times, reporting the median and the range
+ * in MB/s (10^6 bytes of input per second) and per core, and the median cost
+ * of each stage in nanoseconds and cycles per input byte (cycles at the
+ * clock a dependent chain of additions runs at, measured in the run:
+ * hardware counters are not readable on a shared VM). The
  * reference is `wc -w` (GNU coreutils, C and C.UTF-8 locales) over the same
  * files in the same run, read from the page cache after a warm-up run.
  *
@@ -34,6 +40,7 @@
 
 #include "canon.h"
 #include "pool.h"
+#include "simd.h"
 #include "shingler.h"
 #include "sketch.h"
 
@@ -348,7 +355,27 @@ static void machine(void)
     load_average("at start");
 }
 
-static void make_shingler(sh_shingler *sh, int html)
+/* The clock in GHz: a dependent chain of additions runs one a cycle. 0
+ * where there is no way to write one (then no cycles are printed). */
+static double clock_ghz(void)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+    double best = 0;
+    int r;
+    for (r = 0; r < 5; r++) {
+        unsigned long x = 0, i, n = 200000000UL;
+        double c0 = cpu_now(), t;
+        for (i = 0; i < n; i++) __asm__ volatile("add $1, %0" : "+r"(x));
+        t = cpu_now() - c0;
+        if (t > 0 && n / t / 1e9 > best) best = n / t / 1e9;
+    }
+    return best;
+#else
+    return 0;
+#endif
+}
+
+static void make_shingler(sh_shingler *sh, int html, sh_simd level)
 {
     sh_shingler_config cfg;
     sh_error err;
@@ -360,34 +387,39 @@ static void make_shingler(sh_shingler *sh, int html)
     cfg.option = SH_OPTION_B;
     cfg.canon.flags = SH_CANON_DEFAULT_FLAGS | (html ? SH_CANON_HTML : 0);
     cfg.canon.invalid = SH_UTF8_ERROR;
+    cfg.simd = level;
     if (sh_shingler_init(sh, &cfg, &err) != SH_OK) die(err.msg);
 }
 
 int main(int argc, char **argv)
 {
-    int reps = 5, threads = 2, opt, s, r, with_wc = 1;
+    int reps = 5, threads = 2, opt, s, r, with_wc = 1, with_portable = 1;
     const char *only = NULL;
     const char *root;
     corpus sets[2];
-    static sh_shingler shs[2];
+    static sh_shingler shs[2], portable[2];
     sh_sketch_params mod, min;
-    double secs[64], cpus[64];
-    uint64_t dig[2][2] = { { 0 } };
+    double secs[64], cpus[64], ghz;
+    uint64_t dig[2][2] = { { 0 } }, pdig[2][2] = { { 0 } };
     double med[2][4] = { { 0 } }; /* MOD_25 1 thread, MIN_200 1 thread, wc -w C, wc -w C.UTF-8 */
+    double stage[2][4] = { { 0 } }; /* canon, + shingle, + MOD_25, + MIN_200: per core */
 
-    while ((opt = getopt(argc, argv, "r:t:s:W")) != -1) {
+    while ((opt = getopt(argc, argv, "r:t:s:WP")) != -1) {
         if (opt == 'r') reps = atoi(optarg);
         else if (opt == 't') threads = atoi(optarg);
         else if (opt == 's') only = optarg;
         else if (opt == 'W') with_wc = 0;
+        else if (opt == 'P') with_portable = 0;
         else reps = 0;
     }
     if (optind != argc - 1 || reps < 1 || reps > 64 || threads < 1) {
-        fprintf(stderr, "usage: sketch_bench [-r REPS 1..64] [-t THREADS] [-s text|html] [-W] CORPUS\n");
+        fprintf(stderr, "usage: sketch_bench [-r REPS 1..64] [-t THREADS] [-s text|html] [-W] [-P] CORPUS\n");
         return 2;
     }
     root = argv[optind];
     machine();
+    ghz = clock_ghz();
+    printf("clock:   %.2f GHz (a dependent chain of additions; cycles below are at this clock)\n", ghz);
 
     memset(&mod, 0, sizeof mod);
     mod.kind = SH_SKETCH_MOD;
@@ -398,7 +430,8 @@ int main(int argc, char **argv)
 
     for (s = 0; s < 2; s++) {
         double t = now();
-        make_shingler(&shs[s], s == 1);
+        make_shingler(&shs[s], s == 1, SH_SIMD_AUTO);
+        make_shingler(&portable[s], s == 1, SH_SIMD_PORTABLE);
         load(&sets[s], root, s == 0 ? "text" : "html");
         t = now() - t;
         keep_valid(&sets[s], &shs[s]);
@@ -407,7 +440,7 @@ int main(int argc, char **argv)
                sets[s].rejected, sets[s].rejected_bytes / 1e6);
     }
     printf("shingler: w = 10, k = 64, seed 0x%llx, Rabin token ids, option B, lowercase + numbers, invalid UTF-8 = error;"
-           " %d repetitions\n\n", (unsigned long long)DEFAULT_SEED, reps);
+           " %d repetitions; SIMD level %s\n\n", (unsigned long long)DEFAULT_SEED, reps, sh_simd_name(shs[0].level));
 
     printf("MB/s: 10^6 input bytes per second of wall time; per core: per CPU second (all threads, or wc's own)\n\n");
     printf("| set  | stage                      | threads | MB/s median | MB/s min – max    | per core median | per core min – max |\n");
@@ -419,13 +452,21 @@ int main(int argc, char **argv)
         uint64_t d;
         if (only && strcmp(only, c->name) != 0) continue;
         for (r = 0; r < reps; r++) { secs[r] = pass(c, sh, CANON, NULL, NULL); cpus[r] = last_cpu; }
-        row(c->name, canon_name, 1, (double)c->bytes, secs, cpus, reps);
+        stage[s][0] = row(c->name, canon_name, 1, (double)c->bytes, secs, cpus, reps);
         for (r = 0; r < reps; r++) { secs[r] = pass(c, sh, SHINGLE, NULL, NULL); cpus[r] = last_cpu; }
-        row(c->name, "+ ids + window", 1, (double)c->bytes, secs, cpus, reps);
+        stage[s][1] = row(c->name, "+ ids + window", 1, (double)c->bytes, secs, cpus, reps);
         for (r = 0; r < reps; r++) { secs[r] = pass(c, sh, SKETCH, &mod, &dig[s][0]); cpus[r] = last_cpu; }
-        med[s][0] = row(c->name, "+ sketch MOD_25", 1, (double)c->bytes, secs, cpus, reps);
+        stage[s][2] = med[s][0] = row(c->name, "+ sketch MOD_25", 1, (double)c->bytes, secs, cpus, reps);
         for (r = 0; r < reps; r++) { secs[r] = pass(c, sh, SKETCH, &min, &dig[s][1]); cpus[r] = last_cpu; }
-        med[s][1] = row(c->name, "+ sketch MIN_200", 1, (double)c->bytes, secs, cpus, reps);
+        stage[s][3] = med[s][1] = row(c->name, "+ sketch MIN_200", 1, (double)c->bytes, secs, cpus, reps);
+        if (with_portable) {
+            for (r = 0; r < reps; r++) { secs[r] = pass(c, &portable[s], SKETCH, &mod, &pdig[s][0]); cpus[r] = last_cpu; }
+            row(c->name, "MOD_25, portable level", 1, (double)c->bytes, secs, cpus, reps);
+            for (r = 0; r < reps; r++) { secs[r] = pass(c, &portable[s], SKETCH, &min, &pdig[s][1]); cpus[r] = last_cpu; }
+            row(c->name, "MIN_200, portable level", 1, (double)c->bytes, secs, cpus, reps);
+            if (pdig[s][0] != dig[s][0] || pdig[s][1] != dig[s][1])
+                die("the portable level's sketches differ from the fast paths' (core/simd.h): a bug");
+        }
         for (r = 0; r < reps; r++) {
             { secs[r] = pool_pass(c, sh, &mod, 1, &d); cpus[r] = last_cpu; }
             if (d != dig[s][0]) die("the pool's MOD_25 sketches differ from the single-threaded ones");
@@ -457,6 +498,18 @@ int main(int argc, char **argv)
         if (!only || strcmp(only, sets[s].name) == 0)
             printf("%s: sketching / wc -w, per core: MOD_25 %.2fx, MIN_200 %.2fx of LC_ALL=C; %.2fx, %.2fx of LC_ALL=C.UTF-8\n",
                sets[s].name, med[s][0] / med[s][2], med[s][1] / med[s][2], med[s][0] / med[s][3], med[s][1] / med[s][3]);
+    printf("\ncost of each stage, per core (median): ns and cycles per input byte\n\n");
+    printf("| set  | canonicalize + tokenize | token ids + window | MOD_25 sketch | MIN_200 sketch | all, MIN_200 |\n");
+    printf("| ---- | ----------------------: | -----------------: | ------------: | -------------: | -----------: |\n");
+    for (s = 0; s < 2; s++) {
+        double ns[4];
+        int k;
+        if (only && strcmp(only, sets[s].name) != 0) continue;
+        for (k = 0; k < 4; k++) ns[k] = 1e3 / stage[s][k]; /* ns per byte, cumulative */
+        printf("| %-4s | %5.3f ns, %4.2f c | %5.3f ns, %4.2f c | %5.3f ns, %4.2f c | %5.3f ns, %4.2f c | %5.3f ns, %4.2f c |\n",
+               sets[s].name, ns[0], ns[0] * ghz, ns[1] - ns[0], (ns[1] - ns[0]) * ghz, ns[2] - ns[1], (ns[2] - ns[1]) * ghz,
+               ns[3] - ns[1], (ns[3] - ns[1]) * ghz, ns[3], ns[3] * ghz);
+    }
     load_average("at end");
     printf("\ndigests (bit-identical results check): text MOD_25 %016llx MIN_200 %016llx; html MOD_25 %016llx MIN_200 %016llx\n",
            (unsigned long long)dig[0][0], (unsigned long long)dig[0][1], (unsigned long long)dig[1][0], (unsigned long long)dig[1][1]);

@@ -28,13 +28,12 @@
  *    token that folds to nothing (only combining marks) is dropped. */
 #include "canon.h"
 
+#include "byteorder.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
-#if defined(__GNUC__) && defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 /* ASCII byte classes: digit, letter, separator (whitespace, controls, NUL,
  * DEL), punctuation/symbol, '<', '&', and bytes >= 0x80. Digit and letter are
@@ -136,11 +135,13 @@ static const struct entity {
     {"zwnj", 0x200C},
 };
 
-/* Runs of plain ASCII words are classified 64 bytes at a time with SSE2
- * (baseline on x86-64) and a count-trailing-zeros builtin; elsewhere the
- * byte loop of ascii_run does all. */
-#if defined(__GNUC__) && defined(__SSE2__)
+/* Runs of plain ASCII words are classified 64 bytes at a time with SSE2,
+ * AVX2 or AVX-512 (chosen at run time, core/simd.h) and count-trailing-zeros
+ * builtins; at the portable level (and off x86-64) the byte loop of
+ * ascii_run does all. */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(SH_NO_SIMD)
 #define CANON_BLOCKS 1
+#include <immintrin.h>
 #else
 #define CANON_BLOCKS 0
 #endif
@@ -152,12 +153,56 @@ static const struct entity {
 #define CANON_HOT static inline
 #endif
 
-/* Tags that do not end a word: "wo<b>r</b>d" is one token. Any other tag
- * (block-level, void like img/br, or unknown) is a separator. Sorted. */
-static const char *const inline_tags[] = {
-    "a", "abbr", "acronym", "b", "bdi", "bdo", "big", "cite", "code", "data", "del",
-    "dfn", "em", "font", "i", "ins", "kbd", "mark", "nobr", "q", "s", "samp", "small",
-    "span", "strike", "strong", "sub", "sup", "time", "tt", "u", "var", "wbr"
+/* Tags that do not end a word ("wo<b>r</b>d" is one token), and the two
+ * whose contents are raw text: a perfect hash of the lowercase name's bytes
+ * (at most 8, the first in the lowest byte of a 64-bit key) into 64 slots
+ * (the multiplier was found by trying random odd ones until these 35 names
+ * fell into distinct slots; test_canon checks every name). Any other tag
+ * (block-level, void like img/br, unknown, or a name longer than 8 bytes)
+ * separates words. The inline ones: a abbr acronym b bdi bdo big cite code
+ * data del dfn em font i ins kbd mark nobr q s samp small span strike strong
+ * sub sup time tt u var wbr. */
+enum { TAG_OTHER = 0, TAG_INLINE, TAG_SCRIPT, TAG_STYLE };
+#define TAG_HASH(key) ((unsigned)(((key) * 0xce88ee9624189e43ULL) >> 58))
+static const struct tag_slot {
+    uint64_t key;        /* the name's bytes, the first in the lowest */
+    unsigned char kind;
+} tag_slots[64] = {
+    [0] = { 0x6f6462ULL, TAG_INLINE }, /* bdo */
+    [3] = { 0x6c6c616d73ULL, TAG_INLINE }, /* small */
+    [4] = { 0x62ULL, TAG_INLINE }, /* b */
+    [5] = { 0x6d796e6f726361ULL, TAG_INLINE }, /* acronym */
+    [10] = { 0x71ULL, TAG_INLINE }, /* q */
+    [11] = { 0x656c797473ULL, TAG_STYLE }, /* style */
+    [13] = { 0x746e6f66ULL, TAG_INLINE }, /* font */
+    [14] = { 0x676962ULL, TAG_INLINE }, /* big */
+    [16] = { 0x61ULL, TAG_INLINE }, /* a */
+    [19] = { 0x72626f6eULL, TAG_INLINE }, /* nobr */
+    [21] = { 0x726176ULL, TAG_INLINE }, /* var */
+    [22] = { 0x6c6564ULL, TAG_INLINE }, /* del */
+    [24] = { 0x65746963ULL, TAG_INLINE }, /* cite */
+    [25] = { 0x75ULL, TAG_INLINE }, /* u */
+    [26] = { 0x696462ULL, TAG_INLINE }, /* bdi */
+    [29] = { 0x656b69727473ULL, TAG_INLINE }, /* strike */
+    [32] = { 0x747069726373ULL, TAG_SCRIPT }, /* script */
+    [35] = { 0x61746164ULL, TAG_INLINE }, /* data */
+    [36] = { 0x656d6974ULL, TAG_INLINE }, /* time */
+    [37] = { 0x676e6f727473ULL, TAG_INLINE }, /* strong */
+    [38] = { 0x6e617073ULL, TAG_INLINE }, /* span */
+    [40] = { 0x7474ULL, TAG_INLINE }, /* tt */
+    [42] = { 0x726277ULL, TAG_INLINE }, /* wbr */
+    [43] = { 0x65646f63ULL, TAG_INLINE }, /* code */
+    [44] = { 0x627573ULL, TAG_INLINE }, /* sub */
+    [45] = { 0x69ULL, TAG_INLINE }, /* i */
+    [46] = { 0x736e69ULL, TAG_INLINE }, /* ins */
+    [47] = { 0x707573ULL, TAG_INLINE }, /* sup */
+    [48] = { 0x6e6664ULL, TAG_INLINE }, /* dfn */
+    [49] = { 0x73ULL, TAG_INLINE }, /* s */
+    [50] = { 0x6d65ULL, TAG_INLINE }, /* em */
+    [52] = { 0x6b72616dULL, TAG_INLINE }, /* mark */
+    [55] = { 0x72626261ULL, TAG_INLINE }, /* abbr */
+    [59] = { 0x706d6173ULL, TAG_INLINE }, /* samp */
+    [60] = { 0x64626bULL, TAG_INLINE }, /* kbd */
 };
 
 /* Classes of a code point once decoded. */
@@ -169,6 +214,7 @@ enum { K_DIGIT, K_LETTER, K_MARK, K_IDEO, K_SEP, K_PUNCT };
  * ideograph that only combining marks may extend). */
 typedef struct canon {
     const unsigned char *p;
+    size_t len;        /* of the whole input */
     unsigned flags;
     sh_utf8_mode invalid;
     const unsigned char *low;
@@ -176,6 +222,12 @@ typedef struct canon {
     sh_error *err;
     int active, ideo, nondigit, nonascii;
     size_t w_src, w_end, w_text;
+    sh_simd level;     /* of the block scanner; SH_SIMD_PORTABLE: none */
+    /* the classes of the code points beyond ASCII met last, by their low
+     * bits: a text uses few of them (quotes, dashes, its accented letters),
+     * and utf8proc's lookup costs more than the rest of a code point's way */
+    utf8proc_int32_t seen_cp[32];
+    signed char seen_k[32];
 } canon;
 
 static sh_status no_memory(canon *c, size_t want)
@@ -216,14 +268,31 @@ static sh_status token_grow(canon *c)
     sh_tokens *o = c->out;
     size_t cap = o->cap ? o->cap * 2 : 256;
     sh_token *nt;
+    unsigned char *nh;
     if (cap > SIZE_MAX / sizeof *nt)
         return no_memory(c, SIZE_MAX);
     nt = realloc(o->tok, cap * sizeof *nt);
     if (!nt)
         return no_memory(c, cap * sizeof *nt);
     o->tok = nt;
+    nh = realloc(o->head, cap * SH_TOKEN_HEAD);
+    if (!nh)
+        return no_memory(c, cap * SH_TOKEN_HEAD);
+    o->head = nh;
     o->cap = cap;
     return SH_OK;
+}
+
+/* The head of token k: its first SH_TOKEN_HEAD canonical bytes, zero-padded.
+ * Two 8-byte loads and masks: text has room for 16 bytes at any token. */
+static void put_head(sh_tokens *o, size_t k)
+{
+    const unsigned char *t = (const unsigned char *)o->text + o->tok[k].off;
+    const size_t len = o->tok[k].len;
+    const uint64_t lo = sh_load_le64(t), hi = sh_load_le64(t + 8);
+    unsigned char *h = o->head + k * SH_TOKEN_HEAD;
+    sh_store_le64(h, len >= 8 ? lo : lo & ((UINT64_C(1) << (8 * len)) - 1));
+    sh_store_le64(h + 8, len >= 16 ? hi : len <= 8 ? 0 : hi & ((UINT64_C(1) << (8 * (len - 8))) - 1));
 }
 
 static sh_status push_token(canon *c)
@@ -233,11 +302,14 @@ static sh_status push_token(canon *c)
     sh_status st;
     if (o->n == o->cap && (st = token_grow(c)) != SH_OK)
         return st;
-    t = &o->tok[o->n++];
+    if ((st = text_reserve(c, SH_TOKEN_HEAD)) != SH_OK) /* put_head reads 16 bytes */
+        return st;
+    t = &o->tok[o->n];
     t->src_off = c->w_src;
     t->src_len = c->w_end - c->w_src;
     t->off = c->w_text;
     t->len = o->text_len - c->w_text;
+    put_head(o, o->n++);
     return SH_OK;
 }
 
@@ -357,6 +429,19 @@ static int classify(utf8proc_int32_t cp)
     }
 }
 
+/* classify(cp) through c's cache of the code points met last. */
+static int classify_seen(canon *c, utf8proc_int32_t cp)
+{
+    const unsigned slot = (unsigned)cp & 31;
+    if (cp < 0x80)
+        return classify(cp);
+    if (c->seen_cp[slot] != cp) {
+        c->seen_cp[slot] = cp;
+        c->seen_k[slot] = (signed char)classify(cp);
+    }
+    return c->seen_k[slot];
+}
+
 /* Append cp (valid scalar value) to the word in progress as UTF-8. */
 static sh_status append_cp(canon *c, utf8proc_int32_t cp, size_t src_end)
 {
@@ -398,7 +483,7 @@ static sh_status append_cp(canon *c, utf8proc_int32_t cp, size_t src_end)
 static sh_status put_cp(canon *c, utf8proc_int32_t cp, size_t s0, size_t s1)
 {
     sh_status st;
-    int k = classify(cp);
+    int k = classify_seen(c, cp);
     switch (k) {
     case K_SEP:
         return finish(c);
@@ -607,8 +692,9 @@ static size_t find(const unsigned char *p, size_t from, size_t end, const char *
 }
 
 /* The '>' that ends a tag whose attributes start at p[j]: quotes open a value
- * only right after '='. Returns end if there is none. */
-static size_t tag_end(const unsigned char *p, size_t j, size_t end)
+ * only right after '=' (spaces between allowed). Returns end if there is none.
+ * The portable reference, one byte at a time. */
+static size_t tag_end_bytes(const unsigned char *p, size_t j, size_t end)
 {
     int after_eq = 0;
     for (; j < end; j++) {
@@ -630,9 +716,135 @@ static size_t tag_end(const unsigned char *p, size_t j, size_t end)
     return end;
 }
 
+#if CANON_BLOCKS
+/* tag_end_bytes 64 bytes at a time: a mask of the bytes that matter ('>',
+ * quotes, '='), one step per such byte. A quote opens a value where the
+ * last '=' before it is followed by separators only (what after_eq tracks
+ * byte by byte); the value ends at the next quote of its kind, in the same
+ * mask or found by memchr. */
+#define TAG_END_FN(NAME, TARGET, SPECIALS) \
+TARGET static size_t NAME(const unsigned char *p, size_t j, size_t end) \
+{ \
+    size_t eq = SIZE_MAX; /* the last '=' since the last quote */ \
+    while (end - j >= 64) { \
+        uint64_t m = SPECIALS(p + j); \
+        while (m) { \
+            const size_t k = j + (size_t)__builtin_ctzll(m); \
+            const unsigned char b = p[k]; \
+            size_t g; \
+            m &= m - 1; \
+            if (b == '>') \
+                return k; \
+            if (b == '=') { \
+                eq = k; \
+                continue; \
+            } \
+            if (eq == SIZE_MAX) \
+                continue; \
+            for (g = eq + 1; g < k && byte_class[p[g]] == C_S; g++) \
+                ; \
+            eq = SIZE_MAX; \
+            if (g < k) \
+                continue; \
+            /* a quoted value: to the next quote of its kind */ \
+            while (m && p[j + (size_t)__builtin_ctzll(m)] != b) \
+                m &= m - 1; \
+            if (!m) { \
+                const unsigned char *q = memchr(p + j + 64, b, end - j - 64); \
+                if (!q) \
+                    return end; \
+                j = (size_t)(q - p) + 1 - 64; \
+                break; \
+            } \
+            m &= m - 1; \
+        } \
+        j += 64; \
+    } \
+    /* the last bytes: the reference, with the state carried over */ \
+    if (eq != SIZE_MAX) { \
+        size_t g; \
+        for (g = eq + 1; g < j && byte_class[p[g]] == C_S; g++) \
+            ; \
+        if (g == j) \
+            return tag_end_bytes(p, eq, end); \
+    } \
+    return tag_end_bytes(p, j, end); \
+}
+
+__attribute__((target("sse2")))
+CANON_HOT uint64_t specials_sse2(const unsigned char *q)
+{
+    uint64_t m = 0;
+    unsigned w;
+    for (w = 0; w < 4; w++) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(q + 16 * w));
+        __m128i s = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('>')), _mm_cmpeq_epi8(v, _mm_set1_epi8('='))),
+                                 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\''))));
+        m |= (uint64_t)(unsigned)_mm_movemask_epi8(s) << (16 * w);
+    }
+    return m;
+}
+
+__attribute__((target("avx2")))
+CANON_HOT uint64_t specials_avx2(const unsigned char *q)
+{
+    uint64_t m = 0;
+    unsigned w;
+    for (w = 0; w < 2; w++) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(q + 32 * w));
+        __m256i s = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('>')), _mm256_cmpeq_epi8(v, _mm256_set1_epi8('='))),
+                                    _mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('"')), _mm256_cmpeq_epi8(v, _mm256_set1_epi8('\''))));
+        m |= (uint64_t)(uint32_t)_mm256_movemask_epi8(s) << (32 * w);
+    }
+    return m;
+}
+
+__attribute__((target("avx512f,avx512bw")))
+CANON_HOT uint64_t specials_avx512(const unsigned char *q)
+{
+    const __m512i v = _mm512_loadu_si512((const void *)q);
+    return (uint64_t)(_mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('>')) | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('=')) |
+                      _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('"')) | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\'')));
+}
+
+TAG_END_FN(tag_end_sse2, __attribute__((target("sse2"))), specials_sse2)
+TAG_END_FN(tag_end_avx2, __attribute__((target("avx2"))), specials_avx2)
+TAG_END_FN(tag_end_avx512, __attribute__((target("avx512f,avx512bw"))), specials_avx512)
+#endif
+
+static size_t tag_end(sh_simd level, const unsigned char *p, size_t j, size_t end)
+{
+    if (j < end && p[j] == '>')
+        return j; /* no attributes: most tags */
+#if CANON_BLOCKS
+    if (level >= SH_SIMD_AVX512)
+        return tag_end_avx512(p, j, end);
+    if (level >= SH_SIMD_AVX2)
+        return tag_end_avx2(p, j, end);
+    if (level >= SH_SIMD_SSE2)
+        return tag_end_sse2(p, j, end);
+#endif
+    (void)level;
+    return tag_end_bytes(p, j, end);
+}
+
 static int tag_name_end(unsigned char b)
 {
     return b == '>' || b == '/' || byte_class[b] == C_S;
+}
+
+/* The name of a tag at p[j]: returns its end (the first '>', '/' or
+ * separator byte, or end) and sets *len to its length and *key to its
+ * first 8 bytes lowercased (ASCII), the first in the lowest byte. */
+static size_t tag_name(const unsigned char *p, size_t j, size_t end, uint64_t *key, size_t *len)
+{
+    size_t k;
+    *key = 0;
+    for (k = 0; j < end && !tag_name_end(p[j]); j++, k++)
+        if (k < 8)
+            *key |= (uint64_t)ascii_lower[p[j]] << (8 * k);
+    *len = k;
+    return j;
 }
 
 /* The close tag </name> (ASCII case-insensitive, name lowercase) at or after
@@ -658,68 +870,78 @@ static size_t skip_raw_text(const unsigned char *p, size_t from, size_t end, con
     }
 }
 
-static int name_cmp(const void *key, const void *elem)
-{
-    return strcmp(key, *(const char *const *)elem);
-}
+/* What the '<' at p[i] (HTML mode) starts, and *next, the byte after it:
+ *   MK_TEXT   not markup: the '<' is text (*next = i)
+ *   MK_KEEPS  a comment, <!...>, <?...?> or an inline tag: does not end a word
+ *   MK_ENDS   any other tag (script and style with their contents): ends a word
+ *   MK_CDATA  <![CDATA[...]]>: its contents [i + 9, *cdata_end) are text
+ * The one place markup is parsed, for the general scanner and the block
+ * scanners alike. */
+enum { MK_TEXT, MK_KEEPS, MK_ENDS, MK_CDATA };
 
-static sh_status scan(canon *c, size_t i, size_t end, int html);
-
-/* Markup at p[i] == '<' (HTML mode). Sets *next past it; *next == i means the
- * '<' is text. */
-static sh_status html_markup(canon *c, size_t i, size_t end, size_t *next)
+static int markup(sh_simd level, const unsigned char *p, size_t i, size_t end, size_t *next, size_t *cdata_end)
 {
-    const unsigned char *p = c->p;
     size_t j = i + 1, k;
-    char name[16];
-    int closing = 0;
-    sh_status st;
+    uint64_t key;
+    int closing = 0, kind = TAG_OTHER;
 
     *next = i;
     if (j >= end)
-        return SH_OK;
+        return MK_TEXT;
     if (p[j] == '!') {
         if (end - i >= 9 && memcmp(p + i, "<![CDATA[", 9) == 0) {
             size_t e = find(p, i + 9, end, "]]>", 3);
-            if ((st = scan(c, i + 9, e, 0)) != SH_OK)
-                return st;
+            *cdata_end = e;
             *next = e < end ? e + 3 : end;
-        } else if (end - i >= 4 && p[i + 2] == '-' && p[i + 3] == '-') {
+            return MK_CDATA;
+        }
+        if (end - i >= 4 && p[i + 2] == '-' && p[i + 3] == '-') {
             size_t e = find(p, i + 2, end, "-->", 3);
             *next = e < end ? e + 3 : end;
         } else {
             const unsigned char *q = memchr(p + j, '>', end - j);
             *next = q ? (size_t)(q - p) + 1 : end;
         }
-        return SH_OK;
+        return MK_KEEPS;
     }
     if (p[j] == '?') {
         size_t e = find(p, j + 1, end, "?>", 2);
         *next = e < end ? e + 2 : end;
-        return SH_OK;
+        return MK_KEEPS;
     }
     if (p[j] == '/') {
         closing = 1;
         j++;
     } else if (!is_alpha(p[j])) {
+        return MK_TEXT;
+    }
+    j = tag_name(p, j, end, &key, &k);
+    if (k > 0 && k <= 8 && tag_slots[TAG_HASH(key)].key == key)
+        kind = tag_slots[TAG_HASH(key)].kind;
+    j = tag_end(level, p, j, end);
+    *next = j < end ? j + 1 : end;
+    if (kind == TAG_INLINE)
+        return MK_KEEPS;
+    if (kind != TAG_OTHER && !closing && *next < end)
+        *next = skip_raw_text(p, *next, end, kind == TAG_SCRIPT ? "script" : "style");
+    return MK_ENDS;
+}
+
+static sh_status scan(canon *c, size_t i, size_t end, int html);
+
+/* Markup at p[i] == '<' (HTML mode), through markup(). Sets *next past it;
+ * *next == i means the '<' is text. */
+static sh_status html_markup(canon *c, size_t i, size_t end, size_t *next)
+{
+    size_t cdata_end = 0;
+    switch (markup(c->level, c->p, i, end, next, &cdata_end)) {
+    case MK_CDATA:
+        return scan(c, i + 9, cdata_end, 0);
+    case MK_ENDS:
+        return finish(c);
+    default:
         return SH_OK;
     }
-    for (k = 0; j < end && !tag_name_end(p[j]); j++, k++)
-        if (k < sizeof name)
-            name[k] = (char)ascii_lower[p[j]];
-    if (k >= sizeof name)
-        k = 0; /* too long for any tag we know */
-    name[k] = '\0';
-    j = tag_end(p, j, end);
-    *next = j < end ? j + 1 : end;
-    if (bsearch(name, inline_tags, sizeof inline_tags / sizeof *inline_tags,
-                sizeof *inline_tags, name_cmp))
-        return SH_OK;
-    if ((st = finish(c)) != SH_OK)
-        return st;
-    if (!closing && *next < end && (strcmp(name, "script") == 0 || strcmp(name, "style") == 0))
-        *next = skip_raw_text(p, *next, end, name);
-    return SH_OK;
 }
 
 /* Copy the run of ASCII letters and digits at p[i, end) (p[i] is one) to d,
@@ -739,16 +961,15 @@ CANON_HOT size_t ascii_run(const unsigned char *p, size_t i, size_t end, unsigne
 }
 
 #if CANON_BLOCKS
-CANON_HOT unsigned ctz64(uint64_t m)
-{
-    return m ? (unsigned)__builtin_ctzll(m) : 64;
-}
-
-/* Classify the 64 bytes at q: bit k of *A is set if q[k] is an ASCII letter or
- * digit, of *L if it is a letter, of *X if the fast path must stop there (a
- * byte >= 0x80, and with html '<' or '&'). lb receives q lowercased if lower. */
-CANON_HOT void classify64(const unsigned char *q, int html, int lower, unsigned char *lb,
-                          uint64_t *A, uint64_t *L, uint64_t *X)
+/* classify64: for the 64 bytes at q, bit k of *A is set if q[k] is an ASCII
+ * letter or digit, of *L if it is a letter, of *X if the block scanner must
+ * leave it to the general one (a byte >= 0x80; with html '<' and '&'); d
+ * receives the 64 bytes, lowercased if lower. Letters are found as
+ * (b | 0x20) - 'a' < 26 and digits as b - '0' < 10, unsigned, so no byte
+ * >= 0x80 passes either test. */
+__attribute__((target("sse2")))
+CANON_HOT void classify_sse2(const unsigned char *q, unsigned char *d, int html, int lower,
+                             uint64_t *A, uint64_t *L, uint64_t *X)
 {
     uint64_t a = 0, l = 0, x = 0;
     unsigned w;
@@ -759,8 +980,7 @@ CANON_HOT void classify64(const unsigned char *q, int html, int lower, unsigned 
     const __m128i lowmask = lower ? sp : _mm_setzero_si128();
     for (w = 0; w < 4; w++) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(q + 16 * w));
-        /* unsigned "v - lo < n" as a signed compare after flipping the top
-         * bit; no byte >= 0x80 passes either test */
+        /* unsigned "v - lo < n" as a signed compare after flipping the top bit */
         __m128i let = _mm_cmplt_epi8(_mm_xor_si128(_mm_sub_epi8(_mm_or_si128(v, sp), ca), bias), lim26);
         __m128i dig = _mm_cmplt_epi8(_mm_xor_si128(_mm_sub_epi8(v, c0), bias), lim10);
         unsigned hi = (unsigned)_mm_movemask_epi8(v);
@@ -769,197 +989,217 @@ CANON_HOT void classify64(const unsigned char *q, int html, int lower, unsigned 
         if (html)
             hi |= (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, lt), _mm_cmpeq_epi8(v, amp)));
         x |= (uint64_t)hi << (16 * w);
-        _mm_storeu_si128((__m128i *)(void *)(lb + 16 * w),
-                         _mm_or_si128(v, _mm_and_si128(let, lowmask)));
+        _mm_storeu_si128((__m128i *)(void *)(d + 16 * w), _mm_or_si128(v, _mm_and_si128(let, lowmask)));
     }
     *A = a;
     *L = l;
     *X = x;
 }
+
+__attribute__((target("avx2,bmi,bmi2")))
+CANON_HOT void classify_avx2(const unsigned char *q, unsigned char *d, int html, int lower,
+                             uint64_t *A, uint64_t *L, uint64_t *X)
+{
+    uint64_t a = 0, l = 0, x = 0;
+    unsigned w;
+    const __m256i ca = _mm256_set1_epi8('a'), c0 = _mm256_set1_epi8('0');
+    const __m256i bias = _mm256_set1_epi8((char)0x80), sp = _mm256_set1_epi8(0x20);
+    const __m256i lim26 = _mm256_set1_epi8((char)(26 - 128)), lim10 = _mm256_set1_epi8((char)(10 - 128));
+    const __m256i lt = _mm256_set1_epi8('<'), amp = _mm256_set1_epi8('&');
+    const __m256i lowmask = lower ? sp : _mm256_setzero_si256();
+    for (w = 0; w < 2; w++) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(q + 32 * w));
+        /* signed "(v - lo) ^ 0x80 < n - 128": unsigned "v - lo < n" */
+        __m256i let = _mm256_cmpgt_epi8(lim26, _mm256_xor_si256(_mm256_sub_epi8(_mm256_or_si256(v, sp), ca), bias));
+        __m256i dig = _mm256_cmpgt_epi8(lim10, _mm256_xor_si256(_mm256_sub_epi8(v, c0), bias));
+        uint64_t hi = (uint32_t)_mm256_movemask_epi8(v);
+        a |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_or_si256(let, dig)) << (32 * w);
+        l |= (uint64_t)(uint32_t)_mm256_movemask_epi8(let) << (32 * w);
+        if (html)
+            hi |= (uint32_t)_mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpeq_epi8(v, lt), _mm256_cmpeq_epi8(v, amp)));
+        x |= hi << (32 * w);
+        _mm256_storeu_si256((__m256i *)(void *)(d + 32 * w), _mm256_or_si256(v, _mm256_and_si256(let, lowmask)));
+    }
+    *A = a;
+    *L = l;
+    *X = x;
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,bmi,bmi2")))
+CANON_HOT void classify_avx512(const unsigned char *q, unsigned char *d, int html, int lower,
+                               uint64_t *A, uint64_t *L, uint64_t *X)
+{
+    const __m512i sp = _mm512_set1_epi8(0x20);
+    const __m512i v = _mm512_loadu_si512((const void *)q);
+    const __mmask64 let = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(_mm512_or_si512(v, sp), _mm512_set1_epi8('a')),
+                                                 _mm512_set1_epi8(26));
+    const __mmask64 dig = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('0')), _mm512_set1_epi8(10));
+    __mmask64 x = _mm512_movepi8_mask(v);
+    if (html)
+        x |= _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('<')) | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('&'));
+    _mm512_storeu_si512((void *)d, lower ? _mm512_or_si512(v, _mm512_maskz_mov_epi8(let, sp)) : v);
+    *A = (uint64_t)(let | dig);
+    *L = (uint64_t)let;
+    *X = (uint64_t)x;
+}
+
+/* What the block scanner can do with the byte at p[k] that its masks could
+ * not decide (canon_blocks.h); what the general scanner would do with it
+ * decides:
+ *   STOP_SEP    ends a word and is no token: a separator or punctuation code
+ *               point beyond ASCII, '<' as text, an entity for a separator
+ *               ("&nbsp;", "&amp;", "&mdash;"), or '&' as text
+ *   STOP_ENDS   markup that ends a word (MK_ENDS)
+ *   STOP_KEEPS  markup that does not (MK_KEEPS): a separator only where no
+ *               word runs into it
+ *   STOP_IDEO   a letter of a script written without spaces (K_IDEO) that no
+ *               combining mark follows: ends a word and is a token of its own,
+ *               its bytes as they are (without SH_CANON_FOLD, which folds it)
+ *   STOP_OTHER  anything else: the general scanner's
+ * *next: the byte after it. Only called without SH_CANON_PUNCT. */
+enum { STOP_SEP, STOP_ENDS, STOP_KEEPS, STOP_IDEO, STOP_OTHER };
+
+static int stop_kind(canon *c, size_t k, size_t end, size_t *next)
+{
+    const unsigned char *p = c->p;
+    utf8proc_int32_t cp;
+    size_t len, cdata_end;
+    int kc;
+    if (p[k] >= 0x80) {
+        if (!(len = utf8_decode(p + k, end - k, &cp)))
+            return STOP_OTHER;
+        *next = k + len;
+    } else if (p[k] == '<') {
+        switch (markup(c->level, p, k, end, next, &cdata_end)) {
+        case MK_TEXT:
+            *next = k + 1;
+            return STOP_SEP;
+        case MK_KEEPS:
+            return STOP_KEEPS;
+        case MK_ENDS:
+            return STOP_ENDS;
+        default:
+            return STOP_OTHER;
+        }
+    } else { /* '&' */
+        if (!html_entity(p, k, end, &cp, next)) {
+            *next = k + 1;
+            return STOP_SEP;
+        }
+    }
+    kc = classify_seen(c, cp);
+    if (kc == K_SEP || kc == K_PUNCT)
+        return STOP_SEP;
+    if (kc == K_IDEO && p[k] >= 0x80 && !(c->flags & SH_CANON_FOLD)) {
+        /* the token ends here unless a combining mark follows (or may:
+         * after an inline tag, or as an entity) */
+        utf8proc_int32_t nx;
+        if (*next == end)
+            return end == c->len ? STOP_IDEO : STOP_OTHER; /* in CDATA, what follows "]]>" may continue it */
+        if (p[*next] < 0x80 && !((c->flags & SH_CANON_HTML) && (p[*next] == '<' || p[*next] == '&')))
+            return STOP_IDEO;
+        if ((len = utf8_decode(p + *next, end - *next, &nx)) && classify_seen(c, nx) != K_MARK)
+            return STOP_IDEO;
+    }
+    return STOP_OTHER;
+}
+
+/* head16: the head of a token of len bytes at q (16 bytes readable) to d:
+ * its first 16 bytes, zero-padded. */
+static const unsigned char head_masks[17][16] = {
+#define HM(k) { (k) > 0 ? 255 : 0, (k) > 1 ? 255 : 0, (k) > 2 ? 255 : 0, (k) > 3 ? 255 : 0, \
+                (k) > 4 ? 255 : 0, (k) > 5 ? 255 : 0, (k) > 6 ? 255 : 0, (k) > 7 ? 255 : 0, \
+                (k) > 8 ? 255 : 0, (k) > 9 ? 255 : 0, (k) > 10 ? 255 : 0, (k) > 11 ? 255 : 0, \
+                (k) > 12 ? 255 : 0, (k) > 13 ? 255 : 0, (k) > 14 ? 255 : 0, (k) > 15 ? 255 : 0 }
+    HM(0), HM(1), HM(2), HM(3), HM(4), HM(5), HM(6), HM(7), HM(8),
+    HM(9), HM(10), HM(11), HM(12), HM(13), HM(14), HM(15), HM(16)
+#undef HM
+};
+
+#define HEAD_SSE2(d, q, len) _mm_storeu_si128((__m128i *)(void *)(d), \
+    _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(q)), \
+                  _mm_loadu_si128((const __m128i *)(const void *)head_masks[(len) < 16 ? (len) : 16])))
+#define HEAD_AVX512(d, q, len) _mm_storeu_si128((__m128i *)(void *)(d), \
+    _mm_maskz_loadu_epi8((__mmask16)_bzhi_u32(0xffffu, (unsigned)(len)), (const void *)(q)))
+
+#define BLOCKS_FN blocks_sse2
+#define BLOCKS_TARGET __attribute__((target("sse2")))
+#define BLOCKS_CLASSIFY classify_sse2
+#define BLOCKS_HEAD HEAD_SSE2
+#include "canon_blocks.h"
+
+#define BLOCKS_FN blocks_avx2
+#define BLOCKS_TARGET __attribute__((target("avx2,bmi,bmi2")))
+#define BLOCKS_CLASSIFY classify_avx2
+#define BLOCKS_HEAD HEAD_SSE2
+#include "canon_blocks.h"
+
+#define BLOCKS_FN blocks_avx512
+#define BLOCKS_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,bmi,bmi2")))
+#define BLOCKS_CLASSIFY classify_avx512
+#define BLOCKS_HEAD HEAD_AVX512
+#include "canon_blocks.h"
 #endif
 
-/* The common case with its state in registers: no word in progress, ASCII
- * words separated by ASCII separators. Returns at the end of the input or at
- * the first byte it does not handle (leaving a word in progress in c when that
- * byte might continue it: a non-ASCII byte, '<', '&').
- *
- * Where it can, it works on 64-byte blocks: bit masks of the word bytes,
- * the letters and the bytes it cannot handle, then one step per word found in
- * the masks (count trailing zeros), copying each word from a lowercased copy
- * of the block. No branch per byte, and none that depends on word lengths. */
+/* No word in progress and an ASCII letter, digit or separator at *pos:
+ * words by the block scanner of c's level while it can, each word it leaves
+ * byte by byte (ascii_run), until a byte for scan() (a non-ASCII byte, '<'
+ * or '&' in HTML, punctuation kept as tokens) or the end. A word that runs
+ * into such a byte is left in progress in c, since that byte may continue
+ * it. */
 static sh_status ascii_words(canon *c, size_t *pos, size_t end, int html)
 {
     const unsigned char *p = c->p;
-    const unsigned char *low = c->low;
     sh_tokens *o = c->out;
     const unsigned sep_max = (c->flags & SH_CANON_PUNCT) ? C_S : C_P;
     const unsigned keep_numbers = (c->flags & SH_CANON_NUMBERS) ? 1 : 0;
-    size_t i = *pos, tl, nt;
-    unsigned char *text;
+    size_t i = *pos;
     sh_status st = SH_OK;
 
-    (void)html; /* only the block loop needs it */
-    /* 16 bytes of slack: the block loop copies short words 16 bytes at a time. */
-    if (o->text_cap - o->text_len < end - i + 16 &&
-        (st = text_grow(c, end - i + 16)) != SH_OK)
-        return st;
-    text = (unsigned char *)o->text;
-    tl = o->text_len;
-    nt = o->n;
-#if CANON_BLOCKS
-    if (sep_max == C_P) {
-        const int lower = low == ascii_lower;
-        int pending = 0;           /* a word runs up to the block start */
-        size_t ws = 0, wt = 0;     /* its source start and text start */
-        unsigned wl = 0;           /* it has a letter */
-        while (end - i >= 64) {
-            unsigned char lb[64 + 16];
-            uint64_t A, L, X, m;
-            unsigned avail;
-            classify64(p + i, html, lower, lb, &A, &L, &X);
-            memset(lb + 64, 0, 16);
-            avail = ctz64(X);
-            m = avail < 64 ? A & ((UINT64_C(1) << avail) - 1) : A;
-            if (pending && avail > 0 && !(m & 1)) {
-                /* the word ended at the block boundary */
-                pending = 0;
-                if (wl | keep_numbers) {
-                    sh_token *t;
-                    if (nt == o->cap) {
-                        o->n = nt;
-                        if ((st = token_grow(c)) != SH_OK)
-                            goto out;
-                    }
-                    t = &o->tok[nt++];
-                    t->src_off = ws;
-                    t->src_len = i - ws;
-                    t->off = wt;
-                    t->len = tl - wt;
-                } else {
-                    tl = wt;
-                }
-            }
-            while (m) {
-                /* the lowest run of ones in m is the word [a, e) */
-                uint64_t lowbit = m & (~m + 1), sum = m + lowbit;
-                unsigned a = (unsigned)__builtin_ctzll(m);
-                unsigned e = ctz64(sum);
-                uint64_t run = m & ~sum;
-                size_t len = e - a;
-                unsigned letters = (L & run) != 0;
-                if (len <= 16)
-                    memcpy(text + tl, lb + a, 16);
-                else
-                    memcpy(text + tl, lb + a, len);
-                m &= sum;
-                if (a == 0 && pending) {
-                    /* continues the word from the previous block */
-                    wl |= letters;
-                    tl += len;
-                    if (e == avail)
-                        break;
-                    pending = 0;
-                    a = 0;
-                    letters = wl;
-                    len = tl - wt;
-                    if (letters | keep_numbers) {
-                        sh_token *t;
-                        if (nt == o->cap) {
-                            o->n = nt;
-                            if ((st = token_grow(c)) != SH_OK)
-                                goto out;
-                        }
-                        t = &o->tok[nt++];
-                        t->src_off = ws;
-                        t->src_len = i + e - ws;
-                        t->off = wt;
-                        t->len = len;
-                    } else {
-                        tl = wt;
-                    }
-                    continue;
-                }
-                if (e == avail) {
-                    /* runs to the end of the block or to a byte handled elsewhere */
-                    pending = 1;
-                    ws = i + a;
-                    wt = tl;
-                    wl = letters;
-                    tl += len;
-                    break;
-                }
-                if (letters | keep_numbers) {
-                    sh_token *t;
-                    if (nt == o->cap) {
-                        o->n = nt;
-                        if ((st = token_grow(c)) != SH_OK)
-                            goto out;
-                    }
-                    t = &o->tok[nt++];
-                    t->src_off = i + a;
-                    t->src_len = len;
-                    t->off = tl;
-                    t->len = len;
-                    tl += len;
-                }
-            }
-            if (avail < 64) {
-                i += avail;
-                break;
-            }
-            i += 64;
-        }
-        if (pending) {
-            /* hand the word over: what follows may continue it */
-            c->active = 1;
-            c->ideo = c->nonascii = 0;
-            c->nondigit = (int)wl;
-            c->w_src = ws;
-            c->w_end = i;
-            c->w_text = wt;
-            goto out;
-        }
-    }
-#endif
+    (void)html; /* only the block scanners need it */
     for (;;) {
         size_t s;
         unsigned k = C_S, letters = 0;
+#if CANON_BLOCKS
+        if (sep_max == C_P && c->level >= SH_SIMD_SSE2) {
+            st = c->level >= SH_SIMD_AVX512 ? blocks_avx512(c, &i, end, html)
+               : c->level >= SH_SIMD_AVX2 ? blocks_avx2(c, &i, end, html)
+               : blocks_sse2(c, &i, end, html);
+            if (st != SH_OK)
+                break;
+        }
+#endif
         while (i < end && (k = byte_class[p[i]]) - C_S <= sep_max - C_S)
             i++;
         if (i == end || k > C_L)
             break;
         s = i;
-        i = ascii_run(p, i, end, text + tl, low, &letters);
+        if (o->text_cap - o->text_len < end - i + SH_TOKEN_HEAD && (st = text_grow(c, end - i + SH_TOKEN_HEAD)) != SH_OK)
+            break;
+        i = ascii_run(p, i, end, (unsigned char *)o->text + o->text_len, c->low, &letters);
         if (i < end && (k = byte_class[p[i]]) > sep_max) {
             c->active = 1;
             c->ideo = c->nonascii = 0;
             c->nondigit = (int)letters;
             c->w_src = s;
             c->w_end = i;
-            c->w_text = tl;
-            tl += i - s;
+            c->w_text = o->text_len;
+            o->text_len += i - s;
             break;
         }
         if (letters | keep_numbers) {
             sh_token *t;
-            if (nt == o->cap) {
-                o->n = nt;
-                if ((st = token_grow(c)) != SH_OK)
-                    break;
-            }
-            t = &o->tok[nt++];
+            if (o->n == o->cap && (st = token_grow(c)) != SH_OK)
+                break;
+            t = &o->tok[o->n];
             t->src_off = s;
             t->src_len = i - s;
-            t->off = tl;
+            t->off = o->text_len;
             t->len = i - s;
-            tl += i - s;
+            o->text_len += i - s;
+            put_head(o, o->n++);
         }
     }
-#if CANON_BLOCKS
-out:
-#endif
-    o->n = nt;
-    o->text_len = tl;
     *pos = i;
     return st;
 }
@@ -1077,7 +1317,9 @@ sh_status sh_canon_tokenize(const sh_canon_opts *opts, const char *in, size_t n,
     out->n = 0;
     out->text_len = 0;
     memset(&c, 0, sizeof c);
+    memset(c.seen_cp, 0xff, sizeof c.seen_cp); /* -1: no code point */
     c.p = (const unsigned char *)in;
+    c.len = n;
     c.flags = opts->flags;
     if (c.flags & SH_CANON_FOLD)
         c.flags |= SH_CANON_LOWER;
@@ -1085,13 +1327,26 @@ sh_status sh_canon_tokenize(const sh_canon_opts *opts, const char *in, size_t n,
     c.low = (c.flags & SH_CANON_LOWER) ? ascii_lower : ascii_same;
     c.out = out;
     c.err = err;
-    if (n == 0)
-        return SH_OK;
-    if ((st = text_reserve(&c, n)) != SH_OK)
+    c.level = opts->simd;
+    if (c.level == SH_SIMD_AUTO && (st = sh_simd_resolve(SH_SIMD_AUTO, &c.level, err)) != SH_OK)
         return st;
-    if ((st = scan(&c, 0, n, (c.flags & SH_CANON_HTML) != 0)) != SH_OK)
+    if (n > 0) {
+        /* the image and 16 bytes read past a token at its end */
+        if ((st = text_reserve(&c, n + SH_TOKEN_HEAD)) != SH_OK)
+            return st;
+        /* the block scanners write the input's image to text[0, n): other
+         * tokens go after it */
+        if (CANON_BLOCKS && c.level >= SH_SIMD_SSE2 && !(c.flags & SH_CANON_PUNCT))
+            out->text_len = n;
+        if ((st = scan(&c, 0, n, (c.flags & SH_CANON_HTML) != 0)) != SH_OK)
+            return st;
+        if ((st = finish(&c)) != SH_OK)
+            return st;
+    }
+    if ((st = text_reserve(&c, SH_CANON_SLACK)) != SH_OK)
         return st;
-    return finish(&c);
+    memset(out->text + out->text_len, 0, SH_CANON_SLACK);
+    return SH_OK;
 }
 
 void sh_tokens_free(sh_tokens *t)
@@ -1099,6 +1354,7 @@ void sh_tokens_free(sh_tokens *t)
     if (!t)
         return;
     free(t->tok);
+    free(t->head);
     free(t->text);
     memset(t, 0, sizeof *t);
 }

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include "error.h"
+#include "simd.h"
 
 enum {
     SH_CANON_HTML    = 1u << 0, /* input is HTML: strip tags, comments, script/style; decode entities */
@@ -33,6 +34,7 @@ typedef enum sh_utf8_mode {
 typedef struct sh_canon_opts {
     unsigned flags;            /* SH_CANON_* */
     sh_utf8_mode invalid;
+    sh_simd simd;              /* instruction set level of the scanner (simd.h); 0: the best there is */
 } sh_canon_opts;
 
 /* The default the paper describes for web pages: HTML off, lowercase, keep numbers, drop punctuation. */
@@ -45,12 +47,25 @@ typedef struct sh_token {
     size_t len;      /* length of the canonical bytes (UTF-8, never empty) */
 } sh_token;
 
+/* Zero bytes that follow the canonical text of the last token, so that a
+ * reader may load 16 bytes at the start of any token without a bounds test. */
+#define SH_CANON_SLACK 16
+
+/* Bytes of the head of a token (sh_tokens.head): its first canonical bytes,
+ * zero-padded. No canonical token contains a NUL byte, so the padding tells
+ * the length of a token shorter than this. */
+#define SH_TOKEN_HEAD 16
+
 /* Output buffers, reused across calls (the arrays only grow). Zero-initialize
- * before first use; release with sh_tokens_free. */
+ * before first use; release with sh_tokens_free. After a successful
+ * sh_canon_tokenize, text[text_len .. text_len + SH_CANON_SLACK) are zero. */
 typedef struct sh_tokens {
     sh_token *tok;
+    unsigned char *head; /* SH_TOKEN_HEAD bytes per token, in order: what a hash of
+                          * short tokens reads without touching text */
     size_t n, cap;
-    char *text;          /* canonical bytes of all tokens, back to back (not NUL-separated) */
+    char *text;          /* canonical bytes of the tokens, each at its tok.off (not in order,
+                          * not back to back, with gaps; text_len bytes are in use) */
     size_t text_len, text_cap;
 } sh_tokens;
 

@@ -1,6 +1,6 @@
 #include "clmul.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(SH_NO_SIMD)
 #define SH_X86_CLMUL 1
 #include <immintrin.h>
 #endif

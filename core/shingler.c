@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(SH_NO_SIMD)
 #define SH_X86_CLMUL 1
 #include <immintrin.h>
 #endif
@@ -16,6 +16,7 @@
 sh_status sh_shingler_init(sh_shingler *s, const sh_shingler_config *cfg, sh_error *err)
 {
     sh_shingler_config c = *cfg;
+    int i;
     if (c.w < 1 || c.w > 1024)
         return sh_error_set(err, SH_EINVAL, 0, "shingle width w = %d is out of range; use 1 to 1024 (the paper uses 10)", c.w);
     if (c.k < 16 || c.k > 64)
@@ -37,6 +38,9 @@ sh_status sh_shingler_init(sh_shingler *s, const sh_shingler_config *cfg, sh_err
         return sh_error_set(err, SH_EINVAL, 0, "unknown token mode %d; use rabin or pad8", (int)c.tokens);
     if (c.option != SH_OPTION_A && c.option != SH_OPTION_B)
         return sh_error_set(err, SH_EINVAL, 0, "unknown option %d; use A (labelled bag) or B (set)", (int)c.option);
+    if (sh_simd_resolve(c.simd, &s->level, err) != SH_OK)
+        return SH_EINVAL;
+    c.canon.simd = s->level;
     s->c = c;
     sh_rabin_init(&s->win, c.poly, c.k);
     sh_rabin_init(&s->id, c.idpoly, 64);
@@ -44,10 +48,12 @@ sh_status sh_shingler_init(sh_shingler *s, const sh_shingler_config *cfg, sh_err
     sh_mulx_init(&s->w64, &s->win, 64);
     sh_mulx_init(&s->wk, &s->win, (uint64_t)c.k);
     sh_mulx_init(&s->wout, &s->win, 64u * (uint64_t)c.w + (uint64_t)c.k);
-    s->hw = c.k == 64 && sh_clmul_available();
+    s->hw = c.k == 64 && s->level >= SH_SIMD_SSE2 && sh_clmul_available();
     sh_clmul_init(&s->cwin, c.poly);
     sh_clmul_init(&s->cid, c.idpoly);
     s->cout = sh_poly_xpow(64u * (uint64_t)c.w + 64u, c.poly, c.k);
+    s->idk[0] = 0;
+    for (i = 1; i < 9; i++) s->idk[i] = sh_poly_xpow(8u * (uint64_t)i + 64u, c.idpoly, 64);
     return SH_OK;
 }
 
@@ -134,7 +140,14 @@ void sh_shingle_span(const sh_shingler *s, const sh_work *w, size_t i, size_t *f
 
 #ifdef SH_X86_CLMUL
 /* The hot loops again with the carry-less multiply (clmul.h): the same
- * values as the table loops, which the tests compare them with. */
+ * values as the table loops, which the tests compare them with.
+ *
+ * One step of the window, f <- (f ^ in) * x^64 + out * x^(64w + 64) mod P,
+ * takes a single Barrett reduction: the 128-bit sum
+ *   X = (f ^ in) * x^64 ^ clmul(out, C),   C = x^(64w + 64) mod P,
+ * has hi = (f ^ in) ^ high64(clmul(out, C)) and lo = low64(clmul(out, C)), and
+ *   X mod P = lo ^ low64(clmul(hi ^ high64(clmul(hi, mu)), p)):
+ * three products a step, two of them on the chain from f to f. */
 __attribute__((target("pclmul,sse2")))
 static inline uint64_t hw_lo(__m128i x) { return (uint64_t)_mm_cvtsi128_si64(x); }
 __attribute__((target("pclmul,sse2")))
@@ -152,24 +165,24 @@ static inline uint64_t hw_x64(const sh_clmul *c, uint64_t a)
     return hw_lo(hw_mul(a ^ hw_hi(hw_mul(a, c->mu)), c->p));
 }
 
-/* The window in SSE registers: f stays a 128-bit value (its low half) from
- * one step to the next, so the chain has no moves to and from general
- * registers. x64(v) = lo(clmul(v ^ hi(clmul(v, mu)), p)). */
+/* In SSE registers, so that f never moves to a general register on its
+ * chain: the low halves hold the values, the high halves are ignored. */
 __attribute__((target("pclmul,sse2")))
 static inline __m128i xm_x64(__m128i v, __m128i mu, __m128i p)
 {
     __m128i t = _mm_clmulepi64_si128(v, mu, 0x00);
     t = _mm_xor_si128(_mm_srli_si128(t, 8), v);
-    return _mm_move_epi64(_mm_clmulepi64_si128(t, p, 0x00));
+    return _mm_clmulepi64_si128(t, p, 0x00);
 }
 
+/* One window step (see above): f, in, out in the low halves. */
 __attribute__((target("pclmul,sse2")))
-static inline __m128i xm_mulmod(__m128i a, __m128i b, __m128i mu, __m128i p)
+static inline __m128i xm_step(__m128i f, __m128i in, __m128i out, __m128i c, __m128i mu, __m128i p)
 {
-    __m128i prod = _mm_clmulepi64_si128(a, b, 0x00);
-    __m128i hi = _mm_srli_si128(prod, 8);
+    __m128i o = _mm_clmulepi64_si128(out, c, 0x00);
+    __m128i hi = _mm_xor_si128(_mm_xor_si128(f, in), _mm_srli_si128(o, 8));
     __m128i t = _mm_xor_si128(_mm_srli_si128(_mm_clmulepi64_si128(hi, mu, 0x00), 8), hi);
-    return _mm_move_epi64(_mm_xor_si128(prod, _mm_clmulepi64_si128(t, p, 0x00)));
+    return _mm_xor_si128(o, _mm_clmulepi64_si128(t, p, 0x00));
 }
 
 /* Four chains over four stretches of the document, interleaved: one chain
@@ -193,50 +206,236 @@ static void window_hw(const sh_shingler *s, const uint64_t *ids, size_t n, size_
             size_t a = start[k] + i;
             __m128i in = _mm_loadl_epi64((const __m128i *)(const void *)&ids[a + W - 1]);
             __m128i out = _mm_loadl_epi64((const __m128i *)(const void *)&ids[a - 1]);
-            f[k] = _mm_xor_si128(xm_x64(_mm_xor_si128(f[k], in), mu, p), xm_mulmod(out, cout, mu, p));
+            f[k] = xm_step(f[k], in, out, cout, mu, p);
             _mm_storel_epi64((__m128i *)(void *)&fps[a], f[k]);
         }
     for (i = start[3] + q; i < nf; i++) {
         __m128i in = _mm_loadl_epi64((const __m128i *)(const void *)&ids[i + W - 1]);
         __m128i out = _mm_loadl_epi64((const __m128i *)(const void *)&ids[i - 1]);
-        f[3] = _mm_xor_si128(xm_x64(_mm_xor_si128(f[3], in), mu, p), xm_mulmod(out, cout, mu, p));
+        f[3] = xm_step(f[3], in, out, cout, mu, p);
         _mm_storel_epi64((__m128i *)(void *)&fps[i], f[3]);
     }
 }
 
-/* Ids of tokens of 1 to 8 bytes with 8 readable bytes after them, as
- * id_short below; the rest through sh_token_id. */
+/* Token ids (sh_token_id) of tokens of up to 16 bytes, without a branch on
+ * the length: the token is c1 || T, c1 its first 8 bytes when it has more
+ * (else nothing), T the other t = 1..8 bytes, and
+ *   AUG(c1 || T) = (c1 * x^(8t + 64) + T * x^64) mod P_id
+ *                = reduce(clmul(c1, idk[t]) ^ T * x^64)
+ * with idk[t] = 0 for a token of at most 8 bytes: one 128-bit value, one
+ * Barrett reduction. The bytes come from the token's head (canon.h: its
+ * first 16 bytes, zero-padded). */
+#define ID_PARTS(s, h, len, c1, T, K) do { \
+    const uint64_t lo_ = sh_load_be64(h), hi_ = sh_load_be64((h) + 8); \
+    const int lg_ = (len) > 8; \
+    const size_t t_ = lg_ ? (len) - 8 : (len); \
+    (c1) = lo_; \
+    (T) = (lg_ ? hi_ : lo_) >> (64 - 8 * t_); \
+    (K) = (s)->idk[lg_ ? t_ : 0]; \
+} while (0)
+
+/* Tokens longer than 16 bytes, 8 bytes at a time, as sh_token_id. */
 __attribute__((target("pclmul,sse2")))
-static void ids_hw(const sh_shingler *s, const sh_token *tok, size_t nt, const unsigned char *txt, size_t txt_len,
-                   uint64_t *ids)
+static uint64_t id_long_hw(const sh_shingler *s, const unsigned char *b, size_t r)
+{
+    uint64_t f = 0;
+    while (r >= 8) {
+        f = hw_x64(&s->cid, f ^ sh_load_be64(b));
+        b += 8;
+        r -= 8;
+    }
+    if (r > 0) {
+        unsigned sh = (unsigned)(64 - 8 * r);
+        f = ((f & ((1ULL << sh) - 1)) << (8 * r)) ^ hw_x64(&s->cid, (f >> sh) ^ (sh_load_be64(b) >> sh));
+    }
+    return f;
+}
+
+__attribute__((target("pclmul,sse2")))
+static void ids_hw(const sh_shingler *s, const sh_tokens *t, uint64_t *ids)
 {
     const __m128i mu = _mm_cvtsi64_si128((long long)s->cid.mu), p = _mm_cvtsi64_si128((long long)s->cid.p);
     size_t i;
-    for (i = 0; i < nt; i++) {
-        const size_t off = tok[i].off, len = tok[i].len;
-        if (len - 1 < 8 && off + 8 <= txt_len) {
-            __m128i v = _mm_cvtsi64_si128((long long)(sh_load_be64(txt + off) >> (64 - 8 * len)));
-            _mm_storel_epi64((__m128i *)(void *)&ids[i], xm_x64(v, mu, p));
-        } else if (off + len + 8 <= txt_len) {
-            /* longer tokens 8 bytes at a time, as sh_token_id */
-            const unsigned char *b = txt + off;
-            size_t r = len;
-            uint64_t f = 0;
-            while (r >= 8) {
-                f = hw_x64(&s->cid, f ^ sh_load_be64(b));
-                b += 8;
-                r -= 8;
+    for (i = 0; i < t->n; i++) {
+        const size_t len = t->tok[i].len;
+        uint64_t c1, T, K;
+        __m128i x, h, r;
+        if (len > 16) {
+            ids[i] = id_long_hw(s, (const unsigned char *)t->text + t->tok[i].off, len);
+            continue;
+        }
+        ID_PARTS(s, t->head + i * SH_TOKEN_HEAD, len, c1, T, K);
+        x = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)c1), _mm_cvtsi64_si128((long long)K), 0x00);
+        h = _mm_xor_si128(_mm_srli_si128(x, 8), _mm_cvtsi64_si128((long long)T));
+        r = _mm_xor_si128(_mm_srli_si128(_mm_clmulepi64_si128(h, mu, 0x00), 8), h);
+        ids[i] = hw_lo(_mm_xor_si128(x, _mm_clmulepi64_si128(r, p, 0x00)));
+    }
+}
+
+/* ---- AVX-512 with VPCLMULQDQ: four products per instruction ----------------
+ * A 512-bit register holds four 128-bit lanes; each lane computes what one
+ * xm_ step computes, on the low half (imm 0x00) or the high half (0x01) of
+ * its operands. */
+#define ZT __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,vpclmulqdq,pclmul")))
+
+/* In lane k of the results: lane j of a becomes lane k of row j, i.e. the
+ * 4 x 4 matrix of 128-bit lanes a[0..3] is transposed (its own inverse). */
+ZT static inline void z_transpose(__m512i a[4])
+{
+    __m512i t0 = _mm512_shuffle_i64x2(a[0], a[1], 0x44), t1 = _mm512_shuffle_i64x2(a[0], a[1], 0xEE);
+    __m512i t2 = _mm512_shuffle_i64x2(a[2], a[3], 0x44), t3 = _mm512_shuffle_i64x2(a[2], a[3], 0xEE);
+    a[0] = _mm512_shuffle_i64x2(t0, t2, 0x88);
+    a[1] = _mm512_shuffle_i64x2(t0, t2, 0xDD);
+    a[2] = _mm512_shuffle_i64x2(t1, t3, 0x88);
+    a[3] = _mm512_shuffle_i64x2(t1, t3, 0xDD);
+}
+
+/* A window step in every lane: f, in in the low halves; out in the half
+ * that OSEL picks (0x00 low, 0x01 high). */
+#define Z_STEP(f, in, out, OSEL) do { \
+    __m512i o_ = _mm512_clmulepi64_epi128((out), c, (OSEL)); \
+    __m512i h_ = _mm512_ternarylogic_epi64((f), (in), _mm512_bsrli_epi128(o_, 8), 0x96); \
+    __m512i t_ = _mm512_xor_si512(_mm512_bsrli_epi128(_mm512_clmulepi64_epi128(h_, mu, 0x00), 8), h_); \
+    (f) = _mm512_xor_si512(o_, _mm512_clmulepi64_epi128(t_, p, 0x00)); \
+} while (0)
+
+/* The first steps of a chain (nothing leaves the window yet). */
+#define Z_WARM(f, in) do { \
+    __m512i h_ = _mm512_xor_si512((f), (in)); \
+    __m512i t_ = _mm512_xor_si512(_mm512_bsrli_epi128(_mm512_clmulepi64_epi128(h_, mu, 0x00), 8), h_); \
+    (f) = _mm512_clmulepi64_epi128(t_, p, 0x00); \
+} while (0)
+
+/* Lane k's low half: ids[pos[k]] (0 where pos[k] is -1: the empty slot before
+ * the first id). */
+ZT static inline __m512i z_gather4(const uint64_t *ids, const ptrdiff_t pos[4])
+{
+    return _mm512_set_epi64(0, pos[3] < 0 ? 0 : (long long)ids[pos[3]], 0, pos[2] < 0 ? 0 : (long long)ids[pos[2]],
+                            0, pos[1] < 0 ? 0 : (long long)ids[pos[1]], 0, pos[0] < 0 ? 0 : (long long)ids[pos[0]]);
+}
+
+#define ZG 4            /* registers of four chains each, interleaved */
+#define ZCH (4 * ZG)    /* chains */
+
+/* The window in ZCH chains, eight steps at a time: per register, the next
+ * eight ids entering and leaving each of its four chains are loaded as four
+ * rows and transposed so that lane k holds chain k's (two steps per 128-bit
+ * lane); the outputs are transposed back and stored eight per chain.
+ * Chain k covers shingles [st[k], st[k] + q) (q a multiple of 8; the last
+ * chains overlap where nf is not a multiple, computing equal values twice).
+ * It first takes in ids st[k] - 1 .. st[k] + W - 2 (nothing for the slot
+ * before the first id), so that step j brings in id st[k] + j + W - 1, lets
+ * id st[k] + j - 1 leave, and gives shingle st[k] + j. Needs nf >= 8 * ZCH. */
+ZT static void window_zmm(const sh_shingler *s, const uint64_t *ids, size_t n, size_t W, uint64_t *fps)
+{
+    const __m512i mu = _mm512_set1_epi64((long long)s->cwin.mu), p = _mm512_set1_epi64((long long)s->cwin.p);
+    const __m512i c = _mm512_set1_epi64((long long)s->cout);
+    const size_t nf = n - W + 1;
+    const size_t q = ((nf + ZCH - 1) / ZCH + 7) & ~(size_t)7;
+    size_t st[ZCH], j, t;
+    __m512i f[ZG];
+    int g, k;
+    for (k = 0; k < ZCH; k++) st[k] = (size_t)k * q + q <= nf ? (size_t)k * q : nf - q;
+    for (g = 0; g < ZG; g++) {
+        f[g] = _mm512_setzero_si512();
+        for (t = 0; t < W; t++) {
+            ptrdiff_t pos[4];
+            for (k = 0; k < 4; k++) pos[k] = (ptrdiff_t)(st[4 * g + k] + t) - 1;
+            Z_WARM(f[g], z_gather4(ids, pos));
+        }
+    }
+    for (j = 0; j < q; j += 8) {
+        /* all groups' steps interleaved: one chain is bound by the latency
+         * of its two dependent products, ZG of them keep the unit busy */
+        __m512i in[ZG][4], out[ZG][4], r[ZG][4], even[ZG];
+        int m;
+        for (g = 0; g < ZG; g++) {
+            for (k = 0; k < 4; k++) {
+                const size_t a = st[4 * g + k] + j;
+                in[g][k] = _mm512_loadu_si512((const void *)&ids[a + W - 1]);
+                /* ids a - 1 .. a + 6; the slot before the first id is empty */
+                out[g][k] = a > 0 ? _mm512_loadu_si512((const void *)&ids[a - 1])
+                                  : _mm512_alignr_epi64(_mm512_loadu_si512((const void *)&ids[0]), _mm512_setzero_si512(), 7);
             }
-            if (r > 0) {
-                unsigned sh = (unsigned)(64 - 8 * r);
-                f = ((f & ((1ULL << sh) - 1)) << (8 * r)) ^ hw_x64(&s->cid, (f >> sh) ^ (sh_load_be64(b) >> sh));
+            z_transpose(in[g]);
+            z_transpose(out[g]);
+        }
+        for (m = 0; m < 4; m++) {
+            for (g = 0; g < ZG; g++) {
+                Z_STEP(f[g], in[g][m], out[g][m], 0x00);
+                even[g] = f[g];
             }
-            ids[i] = f;
-        } else {
-            ids[i] = sh_token_id(s, txt + off, len);
+            for (g = 0; g < ZG; g++) {
+                Z_STEP(f[g], _mm512_bsrli_epi128(in[g][m], 8), out[g][m], 0x01);
+                r[g][m] = _mm512_unpacklo_epi64(even[g], f[g]);
+            }
+        }
+        for (g = 0; g < ZG; g++) {
+            z_transpose(r[g]);
+            for (k = 0; k < 4; k++) _mm512_storeu_si512((void *)&fps[st[4 * g + k] + j], r[g][k]);
         }
     }
 }
+
+/* Token ids eight at a time from the heads alone, as ids_hw: a 128-bit
+ * lane holds one token's head, whose zero padding (no canonical token has a
+ * NUL byte) gives its length: a head with a zero high half is a token of at
+ * most 8 bytes, T = its low half; otherwise c1 = the low half, T = the high
+ * one and t = 8 less the padding. Tokens of 16 bytes or more (no padding)
+ * are done one by one after, from the text. */
+#define ZC __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512cd,vpclmulqdq,pclmul,bmi,bmi2")))
+ZC static void ids_avx512(const sh_shingler *s, const sh_tokens *tk, uint64_t *ids)
+{
+    const __m512i mu = _mm512_set1_epi64((long long)s->cid.mu), p = _mm512_set1_epi64((long long)s->cid.p);
+    const __m512i idk = _mm512_loadu_si512((const void *)&s->idk[1]); /* t = 1..8 at 0..7 */
+    const __m512i bswap = _mm512_set_epi64(0x08090a0b0c0d0e0fLL, 0x0001020304050607LL, 0x08090a0b0c0d0e0fLL,
+                                           0x0001020304050607LL, 0x08090a0b0c0d0e0fLL, 0x0001020304050607LL,
+                                           0x08090a0b0c0d0e0fLL, 0x0001020304050607LL);
+    const __m512i evens = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i bytes = _mm512_set1_epi64(~7LL), seven = _mm512_set1_epi64(7);
+    const size_t nt = tk->n;
+    size_t i;
+    for (i = 0; i + 8 <= nt; i += 8) {
+        __m512i r[2];
+        unsigned longs = 0;
+        int half;
+        for (half = 0; half < 2; half++) {
+            const __m512i raw = _mm512_loadu_si512((const void *)(tk->head + (i + 4 * half) * SH_TOKEN_HEAD));
+            /* 8 x the zero bytes at the end of each half (64 for an empty one) */
+            const __m512i pad = _mm512_and_si512(_mm512_lzcnt_epi64(raw), bytes);
+            const __m512i be = _mm512_shuffle_epi8(raw, bswap);
+            const __m512i tc = _mm512_srlv_epi64(be, pad); /* low half: T if short; high: T if not */
+            /* lanes whose high half holds bytes, and those it fills (16 bytes or more) */
+            const __mmask8 mid = _mm512_test_epi64_mask(raw, raw) & 0xAA;
+            const __mmask8 full = _mm512_cmpeq_epi64_mask(pad, _mm512_setzero_si512()) & 0xAA;
+            /* T to the high half of each lane (the short ones' from the low half) */
+            const __m512i th = _mm512_maskz_mov_epi64(0xAA, _mm512_mask_blend_epi64(
+                (__mmask8)(~mid & 0xAA), tc, _mm512_shuffle_epi32(tc, _MM_PERM_BADC)));
+            /* idk[t], t = 8 - padding bytes of the high half, where it holds bytes */
+            const __m512i k = _mm512_maskz_permutexvar_epi64(mid, _mm512_sub_epi64(seven, _mm512_srli_epi64(pad, 3)), idk);
+            const __m512i x = _mm512_xor_si512(_mm512_clmulepi64_epi128(be, k, 0x10), th);
+            const __m512i t2 = _mm512_xor_si512(_mm512_clmulepi64_epi128(x, mu, 0x01), x);
+            r[half] = _mm512_xor_si512(x, _mm512_clmulepi64_epi128(t2, p, 0x01));
+            longs |= (unsigned)full << (8 * half);
+        }
+        _mm512_storeu_si512((void *)&ids[i], _mm512_permutex2var_epi64(r[0], evens, r[1]));
+        while (longs) {
+            /* bit 2j + 1 of the pair of masks is token j */
+            const size_t j = i + (size_t)(__builtin_ctz(longs) - 1) / 2;
+            ids[j] = id_long_hw(s, (const unsigned char *)tk->text + tk->tok[j].off, tk->tok[j].len);
+            longs &= longs - 1;
+        }
+    }
+    if (i < nt) {
+        sh_tokens rest = *tk;
+        rest.tok += i;
+        rest.head += i * SH_TOKEN_HEAD;
+        rest.n = nt - i;
+        ids_hw(s, &rest, ids + i);
+    }
+}
+#undef ZC
+#undef ZT
 #endif
 
 /* The sliding window of section 4.3: f <- f * x^64 + id_in * x^k - id_out * x^(64w + k). */
@@ -259,7 +458,9 @@ static sh_status window(const sh_shingler *s, sh_work *w, sh_error *err)
         return SH_OK;
     }
 #ifdef SH_X86_CLMUL
-    if (s->hw && nf >= 64) {
+    if (s->hw && s->level >= SH_SIMD_AVX512 && nf >= 8 * ZCH) {
+        window_zmm(s, ids, n, W, fps);
+    } else if (s->hw && nf >= 64) {
         window_hw(s, ids, n, W, fps);
     } else
 #endif
@@ -321,23 +522,23 @@ sh_status sh_shingle_text(const sh_shingler *s, sh_work *w, const char *text, si
     if (s->c.tokens == SH_TOKENS_RABIN) {
         if (sh_work_reserve_ids(w, nt) != SH_OK)
             return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu tokens", nt);
-        const unsigned char *txt = (const unsigned char *)w->toks.text;
-        const size_t txt_len = w->toks.text_len;
+        const unsigned char *txt = (const unsigned char *)w->toks.text, *head = w->toks.head;
         uint64_t *ids = w->ids;
 #ifdef SH_X86_CLMUL
-        if (s->hw) {
-            ids_hw(s, tok, nt, txt, txt_len, ids);
+        if (s->hw && s->level >= SH_SIMD_AVX512) {
+            ids_avx512(s, &w->toks, ids);
+        } else if (s->hw) {
+            ids_hw(s, &w->toks, ids);
         } else
 #endif
         for (i = 0; i < nt; i++) {
-            const size_t off = tok[i].off, len = tok[i].len;
+            const size_t len = tok[i].len;
             /* A token of 1 to 8 bytes is one chunk: sh_token_id reduces to
-             * id64(its big-endian bytes). Read them with one 8-byte load where
-             * 8 bytes of canonical text remain, and drop the ones past it. */
-            if (len - 1 < 8 && off + 8 <= txt_len)
-                ids[i] = sh_mulx_apply(&s->id64, sh_load_be64(txt + off) >> (64 - 8 * len));
+             * id64(its big-endian bytes), which its head has zero-padded. */
+            if (len <= 8)
+                ids[i] = sh_mulx_apply(&s->id64, sh_load_be64(head + i * SH_TOKEN_HEAD) >> (64 - 8 * len));
             else
-                ids[i] = sh_token_id(s, txt + off, len);
+                ids[i] = sh_token_id(s, txt + tok[i].off, len);
         }
         nid = nt;
     } else {

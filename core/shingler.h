@@ -28,6 +28,7 @@
 #include "error.h"
 #include "clmul.h"
 #include "rabin.h"
+#include "simd.h"
 
 typedef enum sh_token_mode { SH_TOKENS_RABIN = 0, SH_TOKENS_PAD8 = 1 } sh_token_mode;
 typedef enum sh_option { SH_OPTION_B = 0, SH_OPTION_A = 1 } sh_option; /* B: set; A: labelled bag */
@@ -41,6 +42,7 @@ typedef struct sh_shingler_config {
     sh_token_mode tokens;
     sh_option option;
     sh_canon_opts canon;
+    sh_simd simd;             /* highest instruction set level to use (core/simd.h); 0: the best there is */
 } sh_shingler_config;
 
 typedef struct sh_shingler {
@@ -51,9 +53,11 @@ typedef struct sh_shingler {
     sh_mulx w64;              /* v * x^64 mod P */
     sh_mulx wk;               /* v * x^k mod P (== w64 when k = 64) */
     sh_mulx wout;             /* v * x^(64w + k) mod P: the id leaving the window */
-    int hw;                   /* k = 64 and the carry-less multiply is there: use it (clmul.h) */
+    sh_simd level;            /* the level the hot loops use: c.simd capped by the processor (simd.h) */
+    int hw;                   /* k = 64, level >= sse2 and the carry-less multiply is there: use it (clmul.h) */
     sh_clmul cwin, cid;       /* Barrett constants of P and P_id */
     uint64_t cout;            /* x^(64w + 64) mod P */
+    uint64_t idk[9];          /* x^(8t + 64) mod P_id for t = 1..8, idk[0] = 0: ids of 9 to 16 bytes */
 } sh_shingler;
 
 /* Per-thread scratch buffers; zero-initialise, release with sh_work_free. */

@@ -1,5 +1,6 @@
 #include "sketch.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -38,11 +39,9 @@ static size_t table_cap(size_t n)
     return cap;
 }
 
-/* Open-addressing table of table_cap(n) slots, cleared. Key 0 marks an empty
- * slot; a real key 0 is tracked by the caller. */
-static sh_status table(sh_work *w, size_t n, int counts)
+/* Room for cap slots in w->tab (and w->cnt), not cleared. */
+static sh_status table_slots(sh_work *w, size_t cap)
 {
-    size_t cap = table_cap(n);
     if (cap > w->tab_cap) {
         uint64_t *t = (uint64_t *)realloc(w->tab, cap * sizeof *t);
         uint32_t *c;
@@ -53,6 +52,15 @@ static sh_status table(sh_work *w, size_t n, int counts)
         w->cnt = c;
         w->tab_cap = cap;
     }
+    return SH_OK;
+}
+
+/* Open-addressing table of table_cap(n) slots, cleared. Key 0 marks an empty
+ * slot; a real key 0 is tracked by the caller. */
+static sh_status table(sh_work *w, size_t n, int counts)
+{
+    size_t cap = table_cap(n);
+    if (table_slots(w, cap) != SH_OK) return SH_ENOMEM;
     memset(w->tab, 0, cap * sizeof *w->tab);
     if (counts) memset(w->cnt, 0, cap * sizeof *w->cnt);
     return SH_OK;
@@ -134,6 +142,20 @@ static void select_smallest(uint64_t *v, size_t n, size_t s)
     }
 }
 
+/* MOD_m's test (keep_mod): x is kept iff (x & low) == 0 and x * inv <= lim. */
+static void mod_test(uint64_t m, uint64_t *low, uint64_t *inv, uint64_t *lim)
+{
+    uint64_t o = m, in;
+    unsigned t = 0;
+    int j;
+    while ((o & 1) == 0) { o >>= 1; t++; }
+    *low = ((uint64_t)1 << t) - 1;
+    in = o;
+    for (j = 0; j < 5; j++) in *= 2 - o * in;
+    *inv = in;
+    *lim = UINT64_MAX / o;
+}
+
 /* Keep the values of v[0..n) that are 0 mod m (m >= 1), in order. With
  * m = o * 2^t, o odd: x is a multiple of m iff its t low bits are 0 and
  * x * o^-1 mod 2^64 <= (2^64 - 1) / o (Granlund and Montgomery 1994,
@@ -142,18 +164,12 @@ static void select_smallest(uint64_t *v, size_t n, size_t s)
 static size_t keep_mod(uint64_t *v, size_t n, uint64_t m)
 {
     size_t i, k = 0;
-    uint64_t o = m, inv, lim, low;
-    unsigned t = 0;
-    int j;
+    uint64_t inv, lim, low;
     if (m == 0) { /* never passed (check_kind); as before, read as 0 mod 2^64 */
         for (i = 0; i < n; i++) if (v[i] == 0) v[k++] = v[i];
         return k;
     }
-    while ((o & 1) == 0) { o >>= 1; t++; }
-    low = ((uint64_t)1 << t) - 1;
-    inv = o;                                     /* o * o = 1 mod 8: 3 bits right */
-    for (j = 0; j < 5; j++) inv *= 2 - o * inv;  /* each step doubles them */
-    lim = UINT64_MAX / o;
+    mod_test(m, &low, &inv, &lim);
     for (i = 0; i < n; i++) {
         uint64_t x = v[i];
         v[k] = x;
@@ -295,29 +311,213 @@ static void select_values(sh_sketch_params p, uint64_t *v, size_t nv, uint64_t n
     hdr->n = keep;
 }
 
+/* ---- the hot loops of MIN_s and MOD_m, per instruction set level ----------
+ * The portable loops are the reference; the AVX-512 ones (core/simd.h) do
+ * eight values per instruction where the portable ones do one, and the
+ * tests compare them (core/test/test_simd.c). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(SH_NO_SIMD)
+#define SK_X86 1
+#include <immintrin.h>
+#define ZT __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,bmi,bmi2")))
+
+/* sh_permute(seed, x) in each 64-bit lane (sh_mix, rabin.h). */
+ZT static inline __m512i z_permute(__m512i x, __m512i seed)
+{
+    x = _mm512_add_epi64(_mm512_xor_si512(x, seed), _mm512_set1_epi64((long long)0x9e3779b97f4a7c15ULL));
+    x = _mm512_mullo_epi64(_mm512_xor_si512(x, _mm512_srli_epi64(x, 30)), _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ULL));
+    x = _mm512_mullo_epi64(_mm512_xor_si512(x, _mm512_srli_epi64(x, 27)), _mm512_set1_epi64((long long)0x94d049bb133111ebULL));
+    return _mm512_xor_si512(x, _mm512_srli_epi64(x, 31));
+}
+
+ZT static void permute_zmm(uint64_t seed, const uint64_t *fps, size_t n, uint64_t *v)
+{
+    const __m512i sd = _mm512_set1_epi64((long long)seed);
+    size_t i;
+    for (i = 0; i + 8 <= n; i += 8)
+        _mm512_storeu_si512((void *)&v[i], z_permute(_mm512_loadu_si512((const void *)&fps[i]), sd));
+    for (; i < n; i++) v[i] = sh_permute(seed, fps[i]);
+}
+
+/* The MOD_m test of keep_mod on eight values at a time; the kept ones are
+ * packed to the front of v in order (v has room for n + 8). */
+ZT static size_t permute_keep_mod_zmm(uint64_t seed, const uint64_t *fps, size_t n, uint64_t low, uint64_t inv,
+                                      uint64_t lim, uint64_t *v)
+{
+    const __m512i sd = _mm512_set1_epi64((long long)seed), vlow = _mm512_set1_epi64((long long)low);
+    const __m512i vinv = _mm512_set1_epi64((long long)inv), vlim = _mm512_set1_epi64((long long)lim);
+    size_t i, k = 0;
+    for (i = 0; i + 8 <= n; i += 8) {
+        __m512i x = z_permute(_mm512_loadu_si512((const void *)&fps[i]), sd);
+        __mmask8 keep = _mm512_testn_epi64_mask(x, vlow) & _mm512_cmple_epu64_mask(_mm512_mullo_epi64(x, vinv), vlim);
+        /* compress into a register, then a plain store: a compressing store
+         * to memory is slow on some processors */
+        _mm512_storeu_si512((void *)&v[k], _mm512_maskz_compress_epi64(keep, x));
+        k += (size_t)__builtin_popcount((unsigned)keep);
+    }
+    for (; i < n; i++) {
+        uint64_t x = sh_permute(seed, fps[i]);
+        v[k] = x;
+        k += ((x & low) == 0) & (x * inv <= lim);
+    }
+    return k;
+}
+
+#undef ZT
+#endif
+
+/* The number of distinct values among v[0..n), and those below lim (with
+ * repeats) copied to cand[0..*nc). Without a branch per value that depends
+ * on the data (a hash table mispredicts on every collision, about one value
+ * in three): each value's top b bits (2^b >= 32 n) pick a bit of a bitmap,
+ * and a value whose bit was already set is a suspect, a repeat or (for
+ * about n / 64 of them) a value that only shares the bit. Every repeat is a
+ * suspect, so the distinct count is n less the repeats among the values
+ * whose bit some suspect has, a short list made distinct by hashing.
+ * scratch: 2 * 2^b / 64 + 2 n + table_cap(n) words. */
+static size_t count_distinct(const uint64_t *v, size_t n, uint64_t lim, uint64_t *cand, size_t *nc,
+                             uint64_t *scratch)
+{
+    unsigned b = 6;
+    size_t i, words, ns = 0, nl = 0, k = 0, nd = 0, cap, mask;
+    uint64_t *bm, *sus, *l, *tab;
+    int zero = 0;
+    while (b < 63 && ((size_t)1 << b) < 32 * n) b++;
+    words = ((size_t)1 << b) / 64;
+    bm = scratch;
+    sus = scratch + 2 * words;
+    l = sus + n;
+    tab = l + n;
+    memset(bm, 0, words * sizeof *bm);
+    for (i = 0; i < n; i++) {
+        const uint64_t x = v[i], pos = x >> (64 - b), bit = (uint64_t)1 << (pos & 63), word = bm[pos >> 6];
+        bm[pos >> 6] = word | bit;
+        sus[ns] = pos;
+        ns += (word & bit) != 0;
+        cand[k] = x;
+        k += x < lim;
+    }
+    *nc = k;
+    if (ns == 0)
+        return n;
+    /* the values whose bit a suspect has */
+    memset(bm + words, 0, words * sizeof *bm);
+    for (i = 0; i < ns; i++) bm[words + (sus[i] >> 6)] |= (uint64_t)1 << (sus[i] & 63);
+    for (i = 0; i < n; i++) {
+        const uint64_t x = v[i], pos = x >> (64 - b);
+        l[nl] = x;
+        nl += (bm[words + (pos >> 6)] >> (pos & 63)) & 1;
+    }
+    cap = table_cap(nl);
+    mask = cap - 1;
+    memset(tab, 0, cap * sizeof *tab);
+    for (i = 0; i < nl; i++) {
+        const uint64_t x = l[i];
+        size_t h;
+        if (x == 0) {
+            nd += !zero;
+            zero = 1;
+            continue;
+        }
+        for (h = (size_t)(x >> 20) & mask; tab[h] != 0 && tab[h] != x; h = (h + 1) & mask) {}
+        if (tab[h] == 0) {
+            tab[h] = x;
+            nd++;
+        }
+    }
+    return n - nl + nd;
+}
+
+/* Sort v[0..n) and drop the repeats: returns how many remain. */
+static size_t sorted_distinct(uint64_t *v, size_t n)
+{
+    size_t i, d = 0;
+    sh_sort_u64(v, n);
+    for (i = 0; i < n; i++) if (d == 0 || v[i] != v[d - 1]) v[d++] = v[i];
+    return d;
+}
+
+/* MIN_s of a text or feature set under option B, the default: the values
+ * are mixed in one pass and counted in a second (count_distinct), which
+ * keeps those below the fraction (1.25 s + 32) / n of the range: about
+ * 1.25 s + 32 of them when the shingles are distinct, which are then
+ * sorted and made distinct. Should fewer than s distinct ones fall below
+ * while there are more distinct values (a document of many repeated
+ * shingles, such as source code), the fraction is taken of the distinct
+ * count instead, and failing that (about one in a million) all are sorted. */
+static sh_status min_sketch(const sh_shingler *sh, sh_sketch_params p, sh_work *w, uint64_t n_tokens, sh_sketch *hdr,
+                            sh_error *err)
+{
+    const size_t n = w->n_fps;
+    const double frac = n ? (1.25 * (double)p.s + 32) / (double)n : 1;
+    const uint64_t lim = frac < 1 ? (uint64_t)(frac * 18446744073709551616.0) : UINT64_MAX;
+    size_t words = 1, i, nv, nc = 0, d;
+    uint64_t *v, *cand;
+    (void)sh; /* its level, where there are vector paths */
+    while (words * 64 < 32 * n) words *= 2;
+    /* (8 more: w->vals is never NULL, even for an empty document, where the
+     * caller copies the sketch's no values from it) */
+    if (reserve(w, 2 * n + 8) != SH_OK || table_slots(w, 2 * words + 2 * n + table_cap(n)) != SH_OK)
+        return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", n);
+    /* the candidates end up in w->vals[0..), where the caller takes the sketch */
+    cand = w->vals;
+    v = w->vals + n;
+#ifdef SK_X86
+    if (sh->level >= SH_SIMD_AVX512) {
+        permute_zmm(p.seed, w->fps, n, v);
+    } else
+#endif
+    for (i = 0; i < n; i++) v[i] = sh_permute(p.seed, w->fps[i]);
+    nv = count_distinct(v, n, lim, cand, &nc, w->tab);
+    d = sorted_distinct(cand, nc);
+    if (d < p.s && d < nv) {
+        /* many repeats: about as many below (1.25 s + 32) / nv of the
+         * range, or failing that, all of them */
+        const double frac2 = (1.25 * (double)p.s + 32) / (double)nv;
+        const uint64_t lim2 = frac2 < 1 ? (uint64_t)(frac2 * 18446744073709551616.0) : UINT64_MAX;
+        for (i = 0, nc = 0; i < n; i++) {
+            cand[nc] = v[i];
+            nc += v[i] < lim2 || lim2 == UINT64_MAX;
+        }
+        d = sorted_distinct(cand, nc);
+        if (d < p.s && d < nv) {
+            memmove(cand, v, n * sizeof *v);
+            d = sorted_distinct(cand, n);
+        }
+    }
+    w->n_vals = d < p.s ? d : p.s;
+    p.m = 0;
+    p.floor = 0;
+    p.cls = 0;
+    hdr->p = p;
+    hdr->n_shingles = nv;
+    hdr->n_tokens = n_tokens;
+    hdr->n = w->n_vals;
+    return SH_OK;
+}
+
 /* MOD_m of a text under option B, the clustering default, in one pass: each
  * shingle is mixed and tested for divisibility, and only the kept ones (about
  * 1 in m) are sorted and made distinct, into w->vals. The shingle count
  * recorded is the number of shingles with repetition: counting the distinct
  * ones would need a hash probe for every shingle, a third of the sketching
  * time, and no MOD_m estimator uses it (docs/guide.md). */
-static sh_status mod_sketch(sh_sketch_params p, sh_work *w, uint64_t n_tokens, sh_sketch *hdr, sh_error *err)
+static sh_status mod_sketch(sh_simd level, sh_sketch_params p, sh_work *w, uint64_t n_tokens, sh_sketch *hdr,
+                            sh_error *err)
 {
     const size_t n = w->n_fps;
     const uint64_t *fps = w->fps;
-    uint64_t o, inv, lim, low, *v;
+    uint64_t inv, lim, low, *v;
     size_t i, k = 0, d;
-    unsigned t = 0;
-    int j;
-    if (reserve(w, n) != SH_OK) return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", n);
+    (void)level;
+    if (reserve(w, n + 8) != SH_OK) return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", n);
     v = w->vals;
     p.m = sh_mod_for(p.m, p.floor, positions(n_tokens, p.w));
-    o = p.m;
-    while ((o & 1) == 0) { o >>= 1; t++; }
-    low = ((uint64_t)1 << t) - 1;
-    inv = o;
-    for (j = 0; j < 5; j++) inv *= 2 - o * inv;
-    lim = UINT64_MAX / o;
+    mod_test(p.m, &low, &inv, &lim);
+#ifdef SK_X86
+    if (level >= SH_SIMD_AVX512) {
+        k = permute_keep_mod_zmm(p.seed, fps, n, low, inv, lim, v);
+    } else
+#endif
     for (i = 0; i < n; i++) {
         uint64_t x = sh_permute(p.seed, fps[i]);
         v[k] = x;
@@ -367,7 +567,9 @@ sh_status sh_sketch_compute(const sh_shingler *sh, sh_work *w, const sh_sketch_p
     if ((st = check_kind(params, err)) != SH_OK) return st;
     sh_sketch_identity(sh, params, features, &p);
     if (p.kind == SH_SKETCH_MOD && p.option == SH_OPTION_B && !features)
-        return mod_sketch(p, w, n_tokens, hdr, err);
+        return mod_sketch(sh->level, p, w, n_tokens, hdr, err);
+    if (p.kind == SH_SKETCH_MIN && p.option == SH_OPTION_B)
+        return min_sketch(sh, p, w, n_tokens, hdr, err);
     if (distinct(sh, w, p.option == SH_OPTION_A, p.seed) != SH_OK)
         return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", w->n_fps);
     select_values(p, w->vals, w->n_vals, n_tokens, hdr);

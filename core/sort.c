@@ -63,22 +63,35 @@ static int radix(uint64_t *v, size_t n)
     return 1;
 }
 
-/* Up to 1024 values: one counting pass on the top bits into about n buckets,
- * then insertion sort, which on the almost sorted result is linear for the
- * uniform values of sketches (and correct, if slower, for any input). */
+/* Up to 1024 values: two counting passes (least significant digit first)
+ * on the 16 bits below the highest bit any of them has, then insertion
+ * sort, which on the result (in order but for values that share those 16
+ * bits, a handful for uniform keys) is linear, and correct, if slower, for
+ * any input. Taking the bits below the highest one in use spreads keys
+ * drawn from a part of the range (the candidates of a MIN_s sketch lie
+ * below a small fraction of it) over all the buckets. */
 static void small(uint64_t *v, size_t n)
 {
-    uint64_t tmp[1024];
-    uint32_t cnt[1025];
-    unsigned bits = 1, shift;
+    uint64_t tmp[1024], any = 0;
+    uint32_t lo[257], hi[257];
+    unsigned shift, top;
     size_t i;
-    while (((size_t)1 << bits) < n) bits++;
-    shift = 64 - bits;
-    memset(cnt, 0, (((size_t)1 << bits) + 1) * sizeof *cnt);
-    for (i = 0; i < n; i++) cnt[(v[i] >> shift) + 1]++;
-    for (i = 1; i <= ((size_t)1 << bits); i++) cnt[i] += cnt[i - 1];
-    for (i = 0; i < n; i++) tmp[cnt[v[i] >> shift]++] = v[i];
-    memcpy(v, tmp, n * sizeof *v);
+    for (i = 0; i < n; i++) any |= v[i];
+    for (top = 1; top < 64 && (any >> top) != 0; top++) {}
+    shift = top > 16 ? top - 16 : 0;
+    memset(lo, 0, sizeof lo);
+    memset(hi, 0, sizeof hi);
+    for (i = 0; i < n; i++) {
+        const unsigned d = (unsigned)(v[i] >> shift);
+        lo[(d & 255) + 1]++;
+        hi[((d >> 8) & 255) + 1]++;
+    }
+    for (i = 1; i <= 256; i++) {
+        lo[i] += lo[i - 1];
+        hi[i] += hi[i - 1];
+    }
+    for (i = 0; i < n; i++) tmp[lo[(v[i] >> shift) & 255]++] = v[i];
+    for (i = 0; i < n; i++) v[hi[(tmp[i] >> (shift + 8)) & 255]++] = tmp[i];
     insertion(v, n);
 }
 

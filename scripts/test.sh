@@ -68,6 +68,31 @@ for so in build/{5.4,5.3,jit}/lib/shingle/{core,mpi}.so; do
   else echo "[symbols] $so also exports: $(echo $extra | head -c 300)"; failed=$((failed + 1)); fi
 done
 
+# The portable path alone (core/simd.h): a build without the SIMD code runs
+# the C tests and the 5.4 specs; the default build runs its C tests and the
+# SIMD spec with SHINGLE_SIMD=portable; and the sketches of the adversarial
+# corpus (spec/simd_corpus.lua) must be the same, bit for bit, from the
+# default build, from it with SHINGLE_SIMD=portable, and from the build
+# without SIMD.
+cmake -S . -B build/nosimd -DSHINGLE_LUA=5.4 -DSHINGLE_SIMD=OFF -DSHINGLE_WERROR=ON >/dev/null &&
+  cmake --build build/nosimd -j"$(nproc)" >/dev/null || { echo "[nosimd] build failed"; failed=$((failed + 1)); }
+if [ -d build/nosimd ]; then
+  count_c "C nosimd" build/nosimd/test_*
+  count_busted "lua5.4 nosimd" lua5.4 SHINGLE_BUILD=build/nosimd
+fi
+SHINGLE_SIMD=portable count_c "C SHINGLE_SIMD=portable" build/5.4/test_simd build/5.4/test_canon build/5.4/test_shingler
+d_simd=$(lua5.4 spec/simd_corpus.lua 2>&1)
+d_env=$(SHINGLE_SIMD=portable lua5.4 spec/simd_corpus.lua 2>&1)
+d_off=$(SHINGLE_BUILD=build/nosimd lua5.4 spec/simd_corpus.lua 2>&1)
+if [ -n "$d_simd" ] && [ "$d_simd" = "$d_env" ] && [ "$d_simd" = "$d_off" ]; then
+  echo "[simd] the adversarial corpus sketches alike with SIMD, SHINGLE_SIMD=portable and -DSHINGLE_SIMD=OFF: ok"
+  passed=$((passed + 1))
+else
+  echo "[simd] sketches differ between builds or levels: FAILED"
+  diff <(echo "$d_simd") <(echo "$d_env"); diff <(echo "$d_simd") <(echo "$d_off")
+  failed=$((failed + 1))
+fi
+
 # Sanitizers: the core and its tests instrumented; the specs through an
 # instrumented module loaded into the stock interpreter (runtime preloaded).
 cmake -S . -B build/asan -DSHINGLE_LUA=5.4 -DSHINGLE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null &&

@@ -20,7 +20,7 @@ describe("shingle.new()", function()
 
   it("errors on an unknown option, naming it and the known ones", function()
     assert.has_error(function() shingle.new{ width = 3 } end,
-      "unknown option 'width'; known options are: floor, fold, html, idpoly, invalid, k, lowercase, m, numbers, option, poly, punctuation, s, seed, sketch, tokens, w")
+      "unknown option 'width'; known options are: floor, fold, html, idpoly, invalid, k, lowercase, m, numbers, option, poly, punctuation, s, seed, simd, sketch, tokens, w")
   end)
 
   it("errors on out-of-range and mistyped options, saying what works", function()

@@ -16,6 +16,8 @@ static const char *const kinds[] = { "", "min", "mod", "minmod", "class", "full"
 static const char *const token_modes[] = { "rabin", "pad8", NULL };
 static const char *const options[] = { "B", "A", NULL };
 static const char *const invalids[] = { "error", "skip", "latin1", NULL };
+/* as sh_simd_name gives them, in the order of sh_simd */
+static const char *const simds[] = { "auto", "portable", "sse2", "avx2", "avx512", NULL };
 
 /* core.new(config) -> shingler. The facade validates and documents the
  * options; this checks ranges again, since core can be used directly. */
@@ -40,6 +42,7 @@ static int shingler_new(lua_State *L)
                     (shl_opt_bool(L, 1, "punctuation", 0) ? SH_CANON_PUNCT : 0) |
                     (shl_opt_bool(L, 1, "fold", 0) ? SH_CANON_FOLD : 0);
     c.canon.invalid = (sh_utf8_mode)shl_opt_enum(L, 1, "invalid", "error", invalids);
+    c.simd = (sh_simd)shl_opt_enum(L, 1, "simd", "auto", simds);
     s = shl_opt_int(L, 1, "s", 200);
     m = shl_opt_int(L, 1, "m", 25);
     luaL_argcheck(L, s >= 1 && s <= 1000000, 1, "sketch size s must be 1 to 1000000");
@@ -380,6 +383,7 @@ static int shingler_params(lua_State *L)
     lua_pushboolean(L, (c->canon.flags & SH_CANON_PUNCT) != 0); lua_setfield(L, -2, "punctuation");
     lua_pushboolean(L, (c->canon.flags & SH_CANON_FOLD) != 0); lua_setfield(L, -2, "fold");
     lua_pushstring(L, invalids[c->canon.invalid]); lua_setfield(L, -2, "invalid");
+    lua_pushstring(L, sh_simd_name(u->sh.level)); lua_setfield(L, -2, "simd");
     return 1;
 }
 

@@ -1,5 +1,6 @@
 /* shingle.core functions that stand alone: Rabin fingerprints under a given
  * polynomial, irreducibility, the mixer, the confidence of section 4.2. */
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -44,6 +45,17 @@ static int u_random_poly(lua_State *L)
     uint64_t seed = shl_checku64(L, 1);
     int k = check_degree(L, 2, 64);
     shl_pushu64(L, sh_poly_random(seed, k));
+    return 1;
+}
+
+/* core.simd() -> the instruction set level the hot loops use by default:
+ * the best the processor and build have, capped by SHINGLE_SIMD. */
+static int u_simd(lua_State *L)
+{
+    int bad;
+    sh_simd best = sh_simd_best(&bad);
+    if (bad) return luaL_error(L, "SHINGLE_SIMD=%s names no level; use auto, portable, sse2, avx2 or avx512", getenv("SHINGLE_SIMD"));
+    lua_pushstring(L, sh_simd_name(best));
     return 1;
 }
 
@@ -155,7 +167,7 @@ void shl_open_util(lua_State *L)
 {
     static const luaL_Reg funcs[] = {
         { "rabin", u_rabin }, { "irreducible", u_irreducible }, { "random_poly", u_random_poly },
-        { "mix", u_mix }, { "confidence", u_confidence }, { "error_probability", u_error_probability },
+        { "mix", u_mix }, { "simd", u_simd }, { "confidence", u_confidence }, { "error_probability", u_error_probability },
         { "size_class", u_size_class }, { "tohex", u_tohex }, { "isatty", u_isatty }, { "cpus", u_cpus },
         { "utf8_check", u_utf8_check },
         { "crc32", u_crc32 },

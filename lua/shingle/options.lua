@@ -27,6 +27,8 @@ M.defaults = {
   punctuation = false,  -- keep punctuation characters as tokens
   fold = false,         -- Unicode NFKC + case fold + strip accents
   invalid = "error",    -- invalid UTF-8: error | skip | latin1
+  simd = "auto",        -- instruction set of the hot loops: auto | portable | sse2 | avx2 | avx512
+                        -- (the same sketches at every level; auto: the best there is)
 }
 
 -- options that have no default: the rule set (shingle.rules) replaces the
@@ -39,6 +41,7 @@ local enums = {
   option = { A = true, B = true },
   tokens = { rabin = true, pad8 = true },
   invalid = { error = true, skip = true, latin1 = true },
+  simd = { auto = true, portable = true, sse2 = true, avx2 = true, avx512 = true },
 }
 local bools = { html = true, lowercase = true, numbers = true, punctuation = true, fold = true }
 local ranges = { w = { 1, 1024 }, k = { 16, 64 }, s = { 1, 1000000 }, m = { 1, 2 ^ 32 }, floor = { 0, 1000 } }

@@ -1,0 +1,145 @@
+/* The block scanner of canon.c, once per instruction set: canon.c includes
+ * this file after defining
+ *   BLOCKS_FN        the function's name
+ *   BLOCKS_TARGET    its target attribute (the instruction set)
+ *   BLOCKS_CLASSIFY  classify64 for that instruction set (see canon.c)
+ *   BLOCKS_HEAD      head16 for that instruction set (see canon.c)
+ * Not a header of its own: it sees canon.c's statics. */
+
+/* Plain ASCII words from position *pos, no word in progress (the byte before
+ * *pos, if any, ended one): 64 bytes at a time, bit masks of the word bytes
+ * (ASCII letters and digits) and of the bytes the masks cannot decide
+ * (>= 0x80; '<' and '&' in HTML), one step per word by counting trailing
+ * zeros. The canonical bytes of these words are the input's, lowercased, at
+ * the same offsets: the block's image goes to text[i, i + 64) (reserved by
+ * sh_canon_tokenize), so a token records where it is and nothing is copied
+ * per word.
+ *
+ * A byte the masks cannot decide is looked at (stop_kind): a separator
+ * beyond ASCII, markup, or an entity for a separator ends the words before
+ * it and is skipped, and the scan goes on in the same block after it; any
+ * other (a letter beyond ASCII, an entity for one, an inline tag right after
+ * a word, which the word may continue past, invalid UTF-8, CDATA) stops the
+ * scanner there, or at the start of the word that runs into it. A block only
+ * ends the words that it sees end: the next block starts at the first word
+ * it could not end (so no word straddles two blocks), and a word that fills
+ * a whole block stops the scanner at its first byte. ascii_words takes a
+ * word the scanner stops at byte by byte. Returns with *pos at a byte it
+ * cannot handle (or at end). */
+BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int html)
+{
+    const unsigned char *p = c->p;
+    sh_tokens *o = c->out;
+    unsigned char *img = (unsigned char *)o->text;
+    const int lower = c->low == ascii_lower;
+    const int keep_numbers = (c->flags & SH_CANON_NUMBERS) != 0;
+    size_t i = *pos, nt = o->n;
+    sh_status st = SH_OK;
+    sh_token *tok;
+    unsigned char *hd;
+
+/* Tokens for the words of the block that start and end in the bits of live. */
+#define BLOCK_WORDS(live) do { \
+    uint64_t S_ = A & ~(A << 1) & (live), E_ = A & ~(A >> 1) & (live); \
+    while (S_) { \
+        const unsigned a_ = (unsigned)__builtin_ctzll(S_), e_ = (unsigned)__builtin_ctzll(E_) + 1; \
+        S_ &= S_ - 1; \
+        E_ &= E_ - 1; \
+        if (!keep_numbers && ((L >> a_) & (((uint64_t)2 << (e_ - a_ - 1)) - 1)) == 0) \
+            continue; /* only digits */ \
+        tok->src_off = tok->off = i + a_; \
+        tok->src_len = tok->len = e_ - a_; \
+        BLOCKS_HEAD(hd, img + i + a_, e_ - a_); \
+        tok++; \
+        hd += SH_TOKEN_HEAD; \
+    } \
+} while (0)
+/* The first byte of the run of word bytes that ends at bit b (A's bit b set). */
+#define RUN_START(b) (((~A & (((uint64_t)1 << (b)) - 1)) != 0) \
+    ? 64 - (unsigned)__builtin_clzll(~A & (((uint64_t)1 << (b)) - 1)) : 0)
+
+    while (i < end) {
+        uint64_t A, L, X;
+        unsigned seg = 0; /* the block's bytes below seg are done */
+        const size_t avail = end - i;
+        if (o->cap - nt < 64) { /* a block holds at most 32 words and 64 ideographs */
+            o->n = nt;
+            if ((st = token_grow(c)) != SH_OK)
+                break;
+        }
+        tok = o->tok + nt;
+        hd = o->head + nt * SH_TOKEN_HEAD;
+        if (avail >= 64) {
+            BLOCKS_CLASSIFY(p + i, img + i, html, lower, &A, &L, &X);
+        } else {
+            /* the last bytes, followed by separators */
+            unsigned char q[64], d[64];
+            memcpy(q, p + i, avail);
+            memset(q + avail, ' ', 64 - avail);
+            BLOCKS_CLASSIFY(q, d, html, lower, &A, &L, &X);
+            memcpy(img + i, d, avail);
+        }
+        for (;;) {
+            unsigned x, lim;
+            size_t next;
+            int kind, adj;
+            if (!X) {
+                /* no byte left to decide: the words up to the last one, which
+                 * may go on in the next block */
+                lim = (A >> 63) ? RUN_START(63) : 64;
+                BLOCK_WORDS(lim == 64 ? ~(uint64_t)0 : ((uint64_t)1 << lim) - 1);
+                nt = (size_t)(tok - o->tok);
+                if (lim == 64)
+                    i = avail > 64 ? i + 64 : end;
+                else if (lim > 0)
+                    i += lim;
+                else
+                    goto out; /* a word of 64 bytes or more */
+                break;
+            }
+            x = (unsigned)__builtin_ctzll(X);
+            adj = x > seg && ((A >> (x - 1)) & 1);
+            kind = stop_kind(c, i + x, end, &next);
+            if (kind == STOP_OTHER || (kind == STOP_KEEPS && adj)) {
+                lim = adj ? RUN_START(x - 1) : x;
+                BLOCK_WORDS(((uint64_t)1 << lim) - 1);
+                nt = (size_t)(tok - o->tok);
+                i += lim;
+                goto out;
+            }
+            /* the byte ends every word before it */
+            BLOCK_WORDS(((uint64_t)1 << x) - 1);
+            if (kind == STOP_IDEO) {
+                /* a token of its own, its bytes as they are (copied: it may
+                 * reach past the block's image) */
+                const size_t a = i + x, len = next - a;
+                memcpy(img + a, p + a, len);
+                tok->src_off = tok->off = a;
+                tok->src_len = tok->len = len;
+                BLOCKS_HEAD(hd, img + a, len);
+                tok++;
+                hd += SH_TOKEN_HEAD;
+            }
+            nt = (size_t)(tok - o->tok);
+            if (next - i >= 64 || next >= end) {
+                i = next;
+                break;
+            }
+            seg = (unsigned)(next - i);
+            A &= ~(uint64_t)0 << seg;
+            L &= ~(uint64_t)0 << seg;
+            X &= ~(uint64_t)0 << seg;
+        }
+    }
+out:
+    o->n = nt;
+    *pos = i;
+    return st;
+#undef BLOCK_WORDS
+#undef RUN_START
+}
+
+#undef BLOCKS_FN
+#undef BLOCKS_TARGET
+#undef BLOCKS_CLASSIFY
+#undef BLOCKS_HEAD

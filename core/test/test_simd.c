@@ -1,0 +1,428 @@
+/* The fast paths of every SIMD level (core/simd.h) against the portable
+ * path, bit for bit: tokens (canon.c and its block scanners), token ids and
+ * windows (shingler.c), MIN_s and MOD_m sketches (sketch.c). Inputs are
+ * adversarial: every byte value, every UTF-8 length and invalid sequences
+ * under each invalid-UTF-8 policy, tokens of every length at every offset
+ * around the 16-, 32- and 64-byte block boundaries and at the end of the
+ * buffer, HTML tags, comments and entities straddling them, and random
+ * mixtures of all of these. Levels the processor (or the build, or
+ * SHINGLE_SIMD) does not have are skipped and named on stderr. */
+#include <stdlib.h>
+#include "../sketch.h"
+#include "test.h"
+
+static sh_simd best;
+
+static uint64_t rnd(uint64_t *s) { return sh_splitmix_next(s); }
+
+/* ---- tokens ----------------------------------------------------------------- */
+
+/* status, tokens (source spans and canonical bytes) of in[0..n) at a level. */
+typedef struct run {
+    sh_status st;
+    size_t err_off;
+    sh_tokens t;
+} run;
+
+static void tokenize(run *r, unsigned flags, sh_utf8_mode mode, sh_simd level, const char *in, size_t n)
+{
+    sh_canon_opts o;
+    sh_error e;
+    o.flags = flags;
+    o.invalid = mode;
+    o.simd = level;
+    e.offset = 0;
+    r->st = sh_canon_tokenize(&o, in, n, &r->t, &e);
+    r->err_off = r->st == SH_OK ? 0 : e.offset;
+}
+
+/* 1 if a and b are the same outcome: same status (and offset of an error),
+ * or the same tokens with the same spans and canonical bytes. */
+static int same_run(const run *a, const run *b)
+{
+    size_t i;
+    if (a->st != b->st) return 0;
+    if (a->st != SH_OK) return a->err_off == b->err_off;
+    if (a->t.n != b->t.n) return 0;
+    for (i = 0; i < a->t.n; i++) {
+        const sh_token *x = &a->t.tok[i], *y = &b->t.tok[i];
+        if (x->src_off != y->src_off || x->src_len != y->src_len || x->len != y->len ||
+            memcmp(a->t.text + x->off, b->t.text + y->off, x->len) != 0 ||
+            memcmp(a->t.head + i * SH_TOKEN_HEAD, b->t.head + i * SH_TOKEN_HEAD, SH_TOKEN_HEAD) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* Every head is its token's first SH_TOKEN_HEAD bytes, zero-padded. */
+static int heads_right(const run *a)
+{
+    size_t i, k;
+    if (a->st != SH_OK) return 1;
+    for (i = 0; i < a->t.n; i++) {
+        const unsigned char *h = a->t.head + i * SH_TOKEN_HEAD;
+        const size_t len = a->t.tok[i].len;
+        for (k = 0; k < SH_TOKEN_HEAD; k++)
+            if (h[k] != (k < len ? (unsigned char)a->t.text[a->t.tok[i].off + k] : 0)) return 0;
+    }
+    return 1;
+}
+
+static const unsigned flag_sets[] = {
+    SH_CANON_DEFAULT_FLAGS, SH_CANON_DEFAULT_FLAGS | SH_CANON_HTML, SH_CANON_LOWER, SH_CANON_LOWER | SH_CANON_HTML,
+    SH_CANON_NUMBERS, SH_CANON_NUMBERS | SH_CANON_HTML, SH_CANON_DEFAULT_FLAGS | SH_CANON_PUNCT,
+    SH_CANON_DEFAULT_FLAGS | SH_CANON_HTML | SH_CANON_PUNCT, SH_CANON_DEFAULT_FLAGS | SH_CANON_FOLD,
+    SH_CANON_DEFAULT_FLAGS | SH_CANON_HTML | SH_CANON_FOLD
+};
+#define N_FLAGS (sizeof flag_sets / sizeof *flag_sets)
+
+/* Tokenize in[0..n) under every flag set and policy at every level the
+ * processor has; count the outcomes that differ from the portable one. A
+ * copy in a buffer of exactly n bytes, so that reading past the end is
+ * caught by the sanitizers. */
+static long differ_everywhere(const char *in, size_t n, int all_flags)
+{
+    static run ref, got;
+    char *copy = (char *)malloc(n ? n : 1);
+    long bad = 0;
+    size_t f;
+    int mode, lv;
+    memcpy(copy, in, n);
+    for (f = 0; f < (all_flags ? N_FLAGS : 2); f++)
+        for (mode = SH_UTF8_ERROR; mode <= SH_UTF8_LATIN1; mode++) {
+            tokenize(&ref, flag_sets[f], (sh_utf8_mode)mode, SH_SIMD_PORTABLE, copy, n);
+            if (!heads_right(&ref)) {
+                if (bad == 0) fprintf(stderr, "portable heads wrong on \"%.*s\"\n", (int)(n < 200 ? n : 200), in);
+                bad++;
+            }
+            for (lv = SH_SIMD_SSE2; lv <= (int)best; lv++) {
+                tokenize(&got, flag_sets[f], (sh_utf8_mode)mode, (sh_simd)lv, copy, n);
+                if (!same_run(&ref, &got)) {
+                    if (bad == 0)
+                        fprintf(stderr, "level %s, flags 0x%x, invalid %d differ on %zu bytes: \"%.*s\"\n",
+                                sh_simd_name((sh_simd)lv), flag_sets[f], mode, n, (int)(n < 200 ? n : 200), in);
+                    bad++;
+                }
+            }
+        }
+    free(copy);
+    return bad;
+}
+
+/* Every byte value, alone and inside, before and after words, at offsets
+ * around the block boundaries. */
+static void every_byte_value_tokenizes_alike_at_every_level(void)
+{
+    char buf[256];
+    long bad = 0;
+    int b, off;
+    for (b = 0; b < 256; b++)
+        for (off = 0; off < 140; off += (off < 70 ? 1 : 7)) {
+            size_t n = 0;
+            memset(buf, 'w', sizeof buf);
+            for (n = 0; n < (size_t)off; n++) buf[n] = (char)((n % 7 == 6) ? ' ' : 'a' + (int)(n % 5));
+            buf[n++] = (char)b;
+            memcpy(buf + n, "xY 1\xc3\xa9 end", 11);
+            n += 11;
+            bad += differ_everywhere(buf, n, off % 9 == 0);
+            bad += differ_everywhere(buf, (size_t)off + 1, 0); /* the byte last */
+        }
+    CHECK_EQ_U64(bad, 0);
+}
+
+/* A token of every length from 1 to 140 starting at every offset from 0 to
+ * 130, so that it starts, ends and straddles 16-, 32- and 64-byte block
+ * boundaries, with the end of the buffer right after it or a little later. */
+static void tokens_at_every_offset_and_length_tokenize_alike(void)
+{
+    static char buf[400];
+    long bad = 0;
+    size_t off, len, tail;
+    for (off = 0; off <= 130; off++)
+        for (len = 1; len <= 140; len += (len < 72 ? 1 : 17))
+            for (tail = 0; tail <= 2; tail++) {
+                size_t n = 0, i;
+                for (i = 0; i < off; i++) buf[n++] = (char)(i % 4 == 3 ? ' ' : 'B');
+                if (off) buf[off - 1] = ' ';
+                for (i = 0; i < len; i++) buf[n++] = (char)('a' + (int)((i * 7 + off) % 26));
+                for (i = 0; i < tail; i++) buf[n++] = tail == 1 ? ' ' : (char)'Q';
+                bad += differ_everywhere(buf, n, len % 13 == 0);
+            }
+    CHECK_EQ_U64(bad, 0);
+}
+
+/* Pieces that the block scanners treat specially, to straddle boundaries. */
+static const char *const pieces[] = {
+    "a", "Q", "7", "2024", "abcdefghij", "ABCDEFGHIJKLMNOPQRSTU", "x9y8",
+    " ", "  ", "\n", "\t", ", ", ".", "-", "'", "\"", "=", ";", "#", "/", "\x7f", "\x1f",
+    "\xc3\xa9", "\xc3\x89", "\xd0\x96", "\xc2\xa0", "\xe2\x80\x94", "\xe2\x80\x9c", "\xe2\x80\x99",
+    "\xe6\x9d\xb1", "\xe3\x81\x82", "\xcc\x81", "\xf0\x9f\x98\x80", "\xf0\x90\x8c\xb0", "\xef\xbc\xa1",
+    "\x80", "\xbf", "\xc0\xaf", "\xc3", "\xe2\x80", "\xf0\x9f\x98", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xff", "\xfe",
+    "<", ">", "&", "<i>", "</B>", "<b >", "<br>", "<br/>", "<p>", "</p>", "<div class=\"a>b\">",
+    "<p class='x>y'>", "<a href=x>", "<a title = \"q\">", "<img alt=\"it's\" src='a\"b'>", "<x y=z\"w>",
+    "<!-- c -->", "<!---->", "<!DOCTYPE html>", "<?xml v?>", "<![CDATA[ab]]>", "<![CDATA[x", "<!-- open",
+    "<script>a<b</script>", "<style>p{}</STYLE >", "<script", "</script>", "<span>", "</span>",
+    "<![CDATA[\xe6\x9d\xb1]]>", "<![CDATA[ab]]>", "\xe6\x9d\xb1\xcc\x81", "<b>\xcc\x81",
+    "<acronym>", "<strike>", "<strong>", "<code>", "<abcdefghij>", "<a\x00b>", "< p>", "<1>", "<=>",
+    "&amp;", "&nbsp;", "&eacute;", "&Eacute;", "&#65;", "&#x39;", "&#x1F600;", "&#0;", "&#xD800;",
+    "&copy2020", "&amplifier", "&mdash;", "&lt;", "&gt", "&bogus;", "&#", "&#x", "&", "&;",
+    "\x00", /* one NUL byte */
+};
+#define N_PIECES (sizeof pieces / sizeof *pieces)
+
+static size_t random_text(uint64_t *s, char *buf, size_t cap)
+{
+    size_t n = 0, want = (size_t)(rnd(s) % 260);
+    while (n < want) {
+        const char *p = pieces[rnd(s) % N_PIECES];
+        size_t l = p[0] ? strlen(p) : 1;
+        if (n + l > cap) break;
+        memcpy(buf + n, p, l);
+        n += l;
+    }
+    return n;
+}
+
+static void random_mixtures_tokenize_alike(void)
+{
+    static char buf[600];
+    uint64_t s = 2026;
+    long bad = 0;
+    int round;
+    for (round = 0; round < 4000; round++) {
+        size_t n = random_text(&s, buf, sizeof buf);
+        bad += differ_everywhere(buf, n, round % 4 == 0);
+    }
+    CHECK_EQ_U64(bad, 0);
+}
+
+/* Tags, comments and entities placed across the 64-byte block boundary at
+ * every offset, between words that touch them. */
+static void markup_straddling_block_boundaries_tokenizes_alike(void)
+{
+    static const char *const marks[] = {
+        "<b>", "</p>", "<a href=\"x y\" title='z'>", "<!-- a b -->", "&nbsp;", "&eacute;", "&#x41;",
+        "<script>var a = '<p>';</script>", "\xe2\x80\x94", "\xc3\xa9", "<![CDATA[in side]]>",
+        "<p class=\"a\" id=b data-x = 'c>d'>"
+    };
+    static char buf[400];
+    long bad = 0;
+    size_t m, at, i;
+    for (m = 0; m < sizeof marks / sizeof *marks; m++)
+        for (at = 40; at < 140; at++) {
+            size_t n = 0, ml = strlen(marks[m]);
+            for (i = 0; i + 1 < at; i++) buf[n++] = (char)(i % 6 == 5 ? ' ' : 'k');
+            buf[n++] = at % 2 ? ' ' : 'z';           /* a word runs into the markup or not */
+            memcpy(buf + n, marks[m], ml);
+            n += ml;
+            memcpy(buf + n, at % 3 ? "tail word" : " tail", at % 3 ? 9 : 5);
+            n += at % 3 ? 9 : 5;
+            bad += differ_everywhere(buf, n, at % 11 == 0);
+        }
+    CHECK_EQ_U64(bad, 0);
+}
+
+/* A long document (blocks in the thousands) of realistic markup. */
+static void a_long_page_tokenizes_alike(void)
+{
+    static const char *const parts[] = {
+        "<p>The <b>quick</b> brown fox &amp; the lazy dog.</p>\n", "<li><a href=\"/x/y.html\">Link text</a></li>\n",
+        "<td class=\"num\">1,234</td><td>caf\xc3\xa9 \xe2\x80\x94 na\xc3\xafve</td>\n",
+        "<!-- a comment with <tags> inside -->\n", "<pre>int main(void) { return 0; }</pre>\n",
+        "Plain text with \xe2\x80\x9cquotes\xe2\x80\x9d and it\xe2\x80\x99s done.  ", "&nbsp;&nbsp;&mdash;&#8212;",
+        "<span class=\"pre\">shingle</span>", "\xe6\x9d\xb1\xe4\xba\xac\xe3\x81\xaf", "<script>if (a < b) x();</script>"
+    };
+    static char buf[200000];
+    uint64_t s = 7;
+    size_t n = 0;
+    while (n < sizeof buf - 200) {
+        const char *p = parts[rnd(&s) % (sizeof parts / sizeof *parts)];
+        memcpy(buf + n, p, strlen(p));
+        n += strlen(p);
+    }
+    CHECK_EQ_U64(differ_everywhere(buf, n, 1), 0);
+}
+
+/* ---- token ids, windows, sketches ------------------------------------------ */
+
+static sh_shingler shs[SH_SIMD_LEVELS];
+
+static int make_levels(int w, int k, sh_option opt, unsigned flags)
+{
+    int lv;
+    for (lv = SH_SIMD_PORTABLE; lv <= (int)best; lv++) {
+        sh_shingler_config c;
+        sh_error err;
+        memset(&c, 0, sizeof c);
+        c.w = w;
+        c.k = k;
+        c.seed = 0x5348494E474CULL;
+        c.option = opt;
+        c.canon.flags = flags;
+        c.canon.invalid = SH_UTF8_LATIN1;
+        c.simd = (sh_simd)lv;
+        if (sh_shingler_init(&shs[lv], &c, &err) != SH_OK || shs[lv].level != (sh_simd)lv) return 0;
+    }
+    return 1;
+}
+
+/* Texts of random words of 1 to 40 bytes (ids of every length class), some
+ * long enough for the many-chain windows: ids and fingerprints alike. */
+static void ids_and_windows_agree_at_every_level(void)
+{
+    static char buf[30000];
+    static const int ws[] = { 1, 2, 3, 10, 33, 100 };
+    static const int ks[] = { 64, 40 };
+    uint64_t s = 31;
+    long bad = 0;
+    int wi, ki, round, lv;
+    sh_work ref, got;
+    memset(&ref, 0, sizeof ref);
+    memset(&got, 0, sizeof got);
+    for (ki = 0; ki < 2; ki++)
+        for (wi = 0; wi < 6; wi++) {
+            CHECK(make_levels(ws[wi], ks[ki], SH_OPTION_B, SH_CANON_DEFAULT_FLAGS));
+            for (round = 0; round < 40; round++) {
+                /* token counts around the thresholds of the vector paths */
+                size_t want = round < 20 ? (size_t)(50 + round * 3) : (size_t)(rnd(&s) % 2500), n = 0, t, i;
+                sh_error err;
+                for (t = 0; t < want && n + 50 < sizeof buf; t++) {
+                    size_t len = 1 + (size_t)(rnd(&s) % (rnd(&s) % 4 ? 9 : 40));
+                    for (i = 0; i < len; i++) buf[n++] = (char)('a' + (int)(rnd(&s) % 26));
+                    buf[n++] = ' ';
+                }
+                if (sh_shingle_text(&shs[SH_SIMD_PORTABLE], &ref, buf, n, &err) != SH_OK) { bad++; continue; }
+                for (lv = SH_SIMD_SSE2; lv <= (int)best; lv++) {
+                    if (sh_shingle_text(&shs[lv], &got, buf, n, &err) != SH_OK || got.n_ids != ref.n_ids ||
+                        got.n_fps != ref.n_fps || memcmp(got.ids, ref.ids, ref.n_ids * 8) != 0 ||
+                        memcmp(got.fps, ref.fps, ref.n_fps * 8) != 0) {
+                        if (!bad) fprintf(stderr, "ids/window differ: level %s, w %d, k %d, %zu tokens\n",
+                                          sh_simd_name((sh_simd)lv), ws[wi], ks[ki], ref.n_ids);
+                        bad++;
+                    }
+                }
+            }
+        }
+    CHECK_EQ_U64(bad, 0);
+    sh_work_free(&ref);
+    sh_work_free(&got);
+}
+
+/* The inverse of sh_mix (splitmix64's finaliser): the shingle whose mixed
+ * value is 0 (which hash tables cannot hold as a key) can then be planted. */
+static uint64_t inv_odd(uint64_t a)
+{
+    uint64_t x = a;
+    int i;
+    for (i = 0; i < 6; i++) x *= 2 - a * x;
+    return x;
+}
+
+static uint64_t unmix(uint64_t y)
+{
+    y ^= (y >> 31) ^ (y >> 62);
+    y *= inv_odd(0x94d049bb133111ebULL);
+    y ^= (y >> 27) ^ (y >> 54);
+    y *= inv_odd(0xbf58476d1ce4e5b9ULL);
+    y ^= (y >> 30) ^ (y >> 60);
+    return y - 0x9e3779b97f4a7c15ULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* MIN_s and MOD_m from shingle lists with and without repeats (the
+ * repeats send MIN_s down its fallback), some with a shingle whose mixed
+ * value is 0, agree at every level, and MIN_s equals the slow obvious
+ * sketch: the s smallest distinct mixed values. The shingles are made
+ * once, by the portable window; each level sketches them. */
+static void sketches_agree_at_every_level_and_with_the_definition(void)
+{
+    static const uint32_t sizes[] = { 1, 10, 200, 1000 };
+    static const uint64_t mods[] = { 1, 2, 25, 64, 1000 };
+    static uint64_t all[6000];
+    uint64_t s = 77;
+    long bad = 0;
+    int round, lv;
+    sh_work w;
+    memset(&w, 0, sizeof w);
+    CHECK(make_levels(10, 64, SH_OPTION_B, SH_CANON_DEFAULT_FLAGS));
+    for (round = 0; round < 300; round++) {
+        size_t n = round < 40 ? (size_t)round : (size_t)(rnd(&s) % 5000), i, nd = 0;
+        const int repeats = round % 3; /* 0: distinct; 1: a few repeats; 2: mostly repeats */
+        sh_sketch_params p;
+        sh_sketch *ref, *got;
+        sh_error err;
+        int kind;
+        sh_work_reserve_ids(&w, n);
+        for (i = 0; i < n; i++)
+            w.ids[i] = repeats == 2 && i > 4 ? w.ids[rnd(&s) % i] :
+                       repeats == 1 && i > 0 && rnd(&s) % 10 == 0 ? w.ids[rnd(&s) % i] : rnd(&s);
+        w.n_ids = n;
+        CHECK(sh_shingle_ids(&shs[SH_SIMD_PORTABLE], &w, &err) == SH_OK);
+        if (round % 7 == 3 && w.n_fps > 2) /* a shingle that mixes to 0, once or twice */
+            w.fps[w.n_fps / 2] = w.fps[round % 2 ? 0 : w.n_fps / 2] = unmix(0) ^ shs[1].c.seed;
+        for (kind = 0; kind < 2; kind++) {
+            memset(&p, 0, sizeof p);
+            p.kind = kind ? SH_SKETCH_MOD : SH_SKETCH_MIN;
+            p.s = sizes[round % 4];
+            p.m = mods[round % 5];
+            p.floor = (uint32_t)(round % 3 == 0 ? 8 : 0);
+            if (sh_sketch_build(&shs[SH_SIMD_PORTABLE], &w, &p, 0, n, &ref, &err) != SH_OK) { bad++; continue; }
+            if (!kind) { /* the definition: the s smallest distinct mixed values */
+                for (i = 0; i < w.n_fps; i++) all[i] = sh_permute(shs[1].c.seed, w.fps[i]);
+                qsort(all, w.n_fps, 8, cmp_u64);
+                for (i = 0, nd = 0; i < w.n_fps; i++) if (!nd || all[i] != all[nd - 1]) all[nd++] = all[i];
+                if (ref->n_shingles != nd || ref->n != (nd < p.s ? nd : p.s) || memcmp(ref->v, all, ref->n * 8) != 0) {
+                    if (!bad) fprintf(stderr, "MIN_%u of %zu shingles is not the s smallest distinct values\n", p.s, n);
+                    bad++;
+                }
+            }
+            for (lv = SH_SIMD_SSE2; lv <= (int)best; lv++) {
+                if (sh_sketch_build(&shs[lv], &w, &p, 0, n, &got, &err) != SH_OK) { bad++; continue; }
+                if (got->n != ref->n || got->n_shingles != ref->n_shingles || got->p.m != ref->p.m ||
+                    memcmp(got->v, ref->v, ref->n * 8) != 0) {
+                    if (!bad) fprintf(stderr, "%s sketch differs at level %s (%zu shingles)\n", kind ? "MOD" : "MIN",
+                                      sh_simd_name((sh_simd)lv), n);
+                    bad++;
+                }
+                free(got);
+            }
+            free(ref);
+        }
+    }
+    CHECK_EQ_U64(bad, 0);
+    sh_work_free(&w);
+}
+
+/* The level a shingler asks for is capped by what there is, and a request
+ * out of range is refused. */
+static void levels_are_capped_and_checked(void)
+{
+    sh_simd got;
+    sh_error err;
+    CHECK(sh_simd_resolve(SH_SIMD_AUTO, &got, &err) == SH_OK && got == best);
+    CHECK(sh_simd_resolve(SH_SIMD_AVX512, &got, &err) == SH_OK && got == best);
+    CHECK(sh_simd_resolve(SH_SIMD_PORTABLE, &got, &err) == SH_OK && got == SH_SIMD_PORTABLE);
+    CHECK(sh_simd_resolve((sh_simd)9, &got, &err) == SH_EINVAL);
+    CHECK(sh_simd_parse("avx2") == SH_SIMD_AVX2 && sh_simd_parse("mmx") == -1);
+    CHECK(strcmp(sh_simd_name(SH_SIMD_SSE2), "sse2") == 0 && sh_simd_name((sh_simd)7) == NULL);
+}
+
+int main(void)
+{
+    best = sh_simd_best(NULL);
+    fprintf(stderr, "test_simd: comparing levels portable..%s with the portable path\n", sh_simd_name(best));
+    RUN(levels_are_capped_and_checked);
+    RUN(every_byte_value_tokenizes_alike_at_every_level);
+    RUN(tokens_at_every_offset_and_length_tokenize_alike);
+    RUN(markup_straddling_block_boundaries_tokenizes_alike);
+    RUN(random_mixtures_tokenize_alike);
+    RUN(a_long_page_tokenizes_alike);
+    RUN(ids_and_windows_agree_at_every_level);
+    RUN(sketches_agree_at_every_level_and_with_the_definition);
+    return TEST_END();
+}
