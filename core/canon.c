@@ -29,6 +29,7 @@
 #include "canon.h"
 
 #include "byteorder.h"
+#include "codetok.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -1314,6 +1315,8 @@ sh_status sh_canon_tokenize(const sh_canon_opts *opts, const char *in, size_t n,
         opts->invalid != SH_UTF8_LATIN1)
         return sh_error_set(err, SH_EINVAL, 0,
                             "sh_canon_tokenize: invalid must be SH_UTF8_ERROR, SH_UTF8_SKIP or SH_UTF8_LATIN1");
+    if (opts->flags & SH_CANON_CODE)
+        return sh_code_tokenize(in, n, out, err);
     out->n = 0;
     out->text_len = 0;
     memset(&c, 0, sizeof c);
@@ -1346,6 +1349,68 @@ sh_status sh_canon_tokenize(const sh_canon_opts *opts, const char *in, size_t n,
     if ((st = text_reserve(&c, SH_CANON_SLACK)) != SH_OK)
         return st;
     memset(out->text + out->text_len, 0, SH_CANON_SLACK);
+    return SH_OK;
+}
+
+void sh_tokens_begin(sh_tokens *t)
+{
+    t->n = 0;
+    t->text_len = 0;
+}
+
+/* Room for need more bytes of text (and the slack) and one more token. */
+static sh_status tokens_room(sh_tokens *t, size_t need, sh_error *err)
+{
+    if (need > SIZE_MAX / 2 - SH_CANON_SLACK - t->text_len)
+        return sh_error_set(err, SH_ENOMEM, 0, "out of memory growing the token buffers");
+    if (t->text_cap - t->text_len < need + SH_CANON_SLACK) {
+        size_t cap = t->text_cap ? t->text_cap : 64;
+        char *x;
+        while (cap - t->text_len < need + SH_CANON_SLACK) cap *= 2;
+        if (!(x = realloc(t->text, cap)))
+            return sh_error_set(err, SH_ENOMEM, 0, "out of memory growing the token buffers to %zu bytes", cap);
+        t->text = x;
+        t->text_cap = cap;
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 256;
+        sh_token *k;
+        unsigned char *h;
+        if (cap > SIZE_MAX / (sizeof *k + SH_TOKEN_HEAD) || !(k = realloc(t->tok, cap * sizeof *k)))
+            return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu tokens", cap);
+        t->tok = k;
+        if (!(h = realloc(t->head, cap * SH_TOKEN_HEAD)))
+            return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu tokens", cap);
+        t->head = h;
+        t->cap = cap;
+    }
+    return SH_OK;
+}
+
+sh_status sh_tokens_push(sh_tokens *t, const void *bytes, size_t len, size_t src_off, size_t src_len, sh_error *err)
+{
+    sh_token *k;
+    sh_status st;
+    if ((t->text_cap - t->text_len < len + SH_CANON_SLACK || t->n == t->cap) &&
+        (st = tokens_room(t, len, err)) != SH_OK)
+        return st;
+    k = &t->tok[t->n];
+    k->src_off = src_off;
+    k->src_len = src_len;
+    k->off = t->text_len;
+    k->len = len;
+    memcpy(t->text + t->text_len, bytes, len);
+    t->text_len += len;
+    put_head(t, t->n++);
+    return SH_OK;
+}
+
+sh_status sh_tokens_end(sh_tokens *t, sh_error *err)
+{
+    sh_status st;
+    if (t->text_cap - t->text_len < SH_CANON_SLACK && (st = tokens_room(t, 0, err)) != SH_OK)
+        return st;
+    memset(t->text + t->text_len, 0, SH_CANON_SLACK);
     return SH_OK;
 }
 

@@ -21,7 +21,8 @@ enum {
     SH_CANON_LOWER   = 1u << 1, /* lowercase letters (simple Unicode mapping) */
     SH_CANON_NUMBERS = 1u << 2, /* keep tokens made only of digits (else dropped) */
     SH_CANON_PUNCT   = 1u << 3, /* keep each punctuation/symbol character as a token of its own (else a separator) */
-    SH_CANON_FOLD    = 1u << 4  /* Unicode fold: NFKC, case fold, strip combining marks (implies LOWER) */
+    SH_CANON_FOLD    = 1u << 4, /* Unicode fold: NFKC, case fold, strip combining marks (implies LOWER) */
+    SH_CANON_CODE    = 1u << 5  /* source code instead (codetok.h): the other flags and invalid do not apply */
 };
 
 /* What to do with bytes that are not valid UTF-8. */
@@ -81,5 +82,13 @@ void sh_tokens_free(sh_tokens *t);
 /* Whether in[0..n) is well-formed UTF-8 (shortest forms, no surrogates, at
  * most U+10FFFF): SH_OK, or SH_EUTF8 with err->offset the first bad byte. */
 sh_status sh_utf8_check(const char *in, size_t n, sh_error *err);
+
+/* For tokenizers of other languages (codetok.h): start t empty, append a
+ * token (its canonical bytes[0..len), len >= 1 and without NUL bytes, and
+ * the span of input it came from), and end it (the SH_CANON_SLACK zero
+ * bytes). Errors: SH_ENOMEM (t stays valid). */
+void sh_tokens_begin(sh_tokens *t);
+sh_status sh_tokens_push(sh_tokens *t, const void *bytes, size_t len, size_t src_off, size_t src_len, sh_error *err);
+sh_status sh_tokens_end(sh_tokens *t, sh_error *err);
 
 #endif

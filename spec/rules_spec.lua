@@ -115,3 +115,45 @@ describe("the named rule sets", function()
     assert.are.equal(1, sh:sketch("<h1>A Rose</h1><p>is a rose, is a rose.</p>"):resemblance(sh:sketch("a rose is a rose is a rose")))
   end)
 end)
+
+local function lcg(seed)
+  local s = seed
+  return function(n)
+    s = (s * 16807) % 2147483647
+    return s % n + 1
+  end
+end
+
+describe("the code rule set in C", function()
+  it("tokenizes as rules.code_tokens does, token for token, on real and odd source", function()
+    local sh = shingle.new{ canon = "code" }
+    local srcs = {}
+    for _, f in ipairs({ "core/canon.c", "core/codetok.c", "lua/shingle/rules.lua", "spec/simd_corpus.lua",
+      "scripts/test.sh" }) do
+      local h = assert(io.open(f, "rb"))
+      srcs[#srcs + 1] = h:read("a")
+      h:close()
+    end
+    local r = lcg(5)
+    local bits = { "a", "_x9", "if", "IF", "0x1F", "3.14e-2", "..", "...", "<<=", "!==", "->", "::", "--", "//", "/*",
+      "*/", "#", "\"s\\\"t\"", "'c'", "\"", "'", "\\", "\n", " ", "\t", "\1", "\127", "\xc3\xa9", "\xff", "(", ")",
+      "{", "}", ";", ",", "=", "+", "-", "*", "/", "%", "&&", "||", "^", "~", "?", "@", "$", "`", "return",
+      "implements", "interface", "function", "elseif", "x1", "1x", "_" }
+    for _ = 1, 400 do
+      local t = {}
+      for i = 1, r(60) do t[i] = bits[r(#bits)] end
+      srcs[#srcs + 1] = table.concat(t, r(2) == 1 and " " or "")
+    end
+    for i, src in ipairs(srcs) do
+      assert.are.same(rules.code_tokens(src), (sh:tokens(src)), "source " .. i)
+    end
+  end)
+
+  it("keeps the identity of the code rule set's sketches", function()
+    local lua = shingle.new{ canon = { { name = "code", tokenize = rules.code_tokens } }, sketch = "full" }
+    local c = shingle.new{ canon = "code", sketch = "full" }
+    assert.are.equal(lua:params().rules, c:params().rules)
+    local src = "for (int i = 0; i < n; i++) total += v[i]; return total;"
+    assert.are.equal(lua:sketch(src):serialize(), c:sketch(src):serialize())
+  end)
+end)

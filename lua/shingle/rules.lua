@@ -9,12 +9,20 @@
 --   { name = "n", tokenize = function(s) return list end } a Lua tokenizer in place of C's
 --   { name = "n", tokens = function(list) return list end } a Lua step over the tokens
 --
+-- A rule set of one step that also names a C tokenizer (c = "code") runs
+-- that tokenizer in C instead of its Lua function, which stays the
+-- reference the specs compare it with; the rules' identity is the same.
+--
 -- Text steps run first, in order, on the raw text; then the tokenizer (C,
 -- configured by the built-in steps, or a Lua one); then token steps, in order.
 -- A rule set of built-in steps only runs entirely in C. Every Lua step has a
 -- name: the names are part of the rules' identity, which every sketch carries,
 -- so sketches made under other rules are refused.
 local M = {}
+
+-- the tokenizers of C a one-step rule set may name (c = ...), as the
+-- shingler options that select them
+local ctokenizers = { code = { code = true } }
 
 local builtin = {
   strip_html = { html = true },
@@ -91,6 +99,15 @@ function M.compile(rules, level)
   end
   c.lua = #c.text > 0 or c.tokenize ~= nil or #c.tokens > 0
   c.signature = c.lua and table.concat(c.parts, ";") or nil
+  local only = rules[1]
+  if #rules == 1 and type(only) == "table" and only.c ~= nil then
+    if not ctokenizers[only.c] then
+      error(("step 1 (%s): c = '%s' names no C tokenizer; the C tokenizers are: %s"):format(only.name, tostring(only.c),
+        names(ctokenizers)), level)
+    end
+    for k, v in pairs(ctokenizers[only.c]) do c.flags[k] = v end
+    c.lua = false
+  end
   return c
 end
 
@@ -195,7 +212,7 @@ M.sets = {
   -- the paper's canonicalization for web pages: formatting and case ignored
   html = { "strip_html", "lowercase", "drop_punctuation" },
   text = { "lowercase", "drop_punctuation" },
-  code = { { name = "code", tokenize = M.code_tokens } },
+  code = { { name = "code", tokenize = M.code_tokens, c = "code" } },
   tweet = { { name = "tweet", text = M.tweet_text }, "lowercase", "drop_punctuation" },
 }
 
