@@ -571,5 +571,6 @@ void sh_work_free(sh_work *w)
     free(w->tab);
     free(w->cnt);
     free(w->vals);
+    free(w->bytes);
     memset(w, 0, sizeof *w);
 }

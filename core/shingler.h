@@ -74,6 +74,8 @@ typedef struct sh_work {
     size_t tab_cap;
     uint64_t *vals;           /* distinct mixed values */
     size_t n_vals, cap_vals;
+    unsigned char *bytes;     /* scratch of extractors (fasta.h: the sequences) */
+    size_t cap_bytes;
 } sh_work;
 
 /* Validate cfg and fill s. Returns SH_EINVAL (with a message naming the

@@ -1,0 +1,141 @@
+/* FASTA k-mers (core/fasta.c): the rolling ids of k-mers and reverse
+ * complements against fingerprinting each canonical k-mer from scratch; the
+ * parsing rules (headers, comments, case, white space, \r\n, records
+ * without sequence) and the two ways an input is not FASTA. The Lua
+ * extractor (lua/shingle/extractors/fasta.lua) is compared with this in
+ * spec/extractors_spec.lua. */
+#include <stdlib.h>
+#include "../fasta.h"
+#include "test.h"
+
+static sh_shingler sh;
+
+static void make(void)
+{
+    sh_shingler_config c;
+    sh_error err;
+    memset(&c, 0, sizeof c);
+    c.w = 10;
+    c.k = 64;
+    c.seed = 0x5348494E474CULL;
+    sh_shingler_init(&sh, &c, &err);
+}
+
+static int lower(unsigned char b) { return b >= 'a' && b <= 'z' ? b - 32 : b; }
+
+/* The id of the k-mer at s (upper-case sequence bytes), canonical for DNA:
+ * the smaller of it and its reverse complement, built and compared. */
+static uint64_t slow_id(const unsigned char *s, size_t k, int dna)
+{
+    unsigned char rc[SH_FASTA_MAX_K];
+    size_t j;
+    if (!dna) return sh_token_id(&sh, s, k);
+    for (j = 0; j < k; j++) {
+        unsigned char b = s[k - 1 - j];
+        rc[j] = b == 'A' ? 'T' : b == 'C' ? 'G' : b == 'G' ? 'C' : b == 'T' ? 'A' : 'N';
+    }
+    return memcmp(rc, s, k) < 0 ? sh_token_id(&sh, rc, k) : sh_token_id(&sh, s, k);
+}
+
+static void rolling_ids_equal_fingerprints_from_scratch(void)
+{
+    static const unsigned ks[] = { 1, 2, 7, 8, 9, 15, 16, 17, 21, 31, 32, 33, 64, 100 };
+    static char in[20000];
+    static unsigned char seq[4][4000];
+    size_t seqlen[4];
+    uint64_t st = 11;
+    long bad = 0;
+    unsigned ki;
+    int round;
+    sh_work w;
+    memset(&w, 0, sizeof w);
+    for (ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
+        sh_fasta f;
+        sh_error err;
+        CHECK(sh_fasta_init(&f, &sh, ks[ki], &err) == SH_OK);
+        for (round = 0; round < 20; round++) {
+            size_t n = 0, r, i, nid = 0;
+            int nrec = 1 + (int)(sh_splitmix_next(&st) % 4), dna[4];
+            if (round % 5 == 0) n += (size_t)sprintf(in, "; a comment first\r\n\r\n");
+            for (r = 0; r < (size_t)nrec; r++) {
+                const char *alpha = (round + (int)r) % 3 == 2 ? "ACDEFGHIKLMNPQRSTVWY" : (round % 2 ? "acgtn" : "ACGT");
+                const size_t al = strlen(alpha), len = (size_t)(sh_splitmix_next(&st) % 300);
+                dna[r] = 1;
+                n += (size_t)sprintf(in + n, ">record %zu\n", r);
+                seqlen[r] = len;
+                for (i = 0; i < len; i++) {
+                    char b = alpha[sh_splitmix_next(&st) % al];
+                    seq[r][i] = (unsigned char)lower((unsigned char)b);
+                    in[n++] = b;
+                    if (i % 61 == 60) in[n++] = (round % 3 == 1) ? '\r' : '\n'; /* line breaks */
+                    if (i % 37 == 36) in[n++] = ' ';                            /* white space inside */
+                }
+                in[n++] = '\n';
+                for (i = 0; i < len; i++) /* DNA: only A, C, G, T, N (a short protein may be) */
+                    if (!strchr("ACGTN", seq[r][i])) dna[r] = 0;
+            }
+            if (sh_fasta_features(&f, in, n, &w, &err) != SH_OK) {
+                fprintf(stderr, "k %u round %d: %s\n", ks[ki], round, err.msg);
+                bad++;
+                continue;
+            }
+            for (r = 0; r < (size_t)nrec; r++)
+                for (i = 0; i + ks[ki] <= seqlen[r]; i++, nid++)
+                    if (nid >= w.n_ids || w.ids[nid] != slow_id(seq[r] + i, ks[ki], dna[r])) {
+                        if (!bad) fprintf(stderr, "k %u round %d record %zu at %zu: differs\n", ks[ki], round, r, i);
+                        bad++;
+                    }
+            if (nid != w.n_ids) {
+                if (!bad) fprintf(stderr, "k %u round %d: %zu k-mers, want %zu\n", ks[ki], round, w.n_ids, nid);
+                bad++;
+            }
+        }
+    }
+    CHECK_EQ_U64(bad, 0);
+    sh_work_free(&w);
+}
+
+static void palindromes_and_runs_pick_the_smaller_strand(void)
+{
+    /* ACGT is its own reverse complement; AAAA's is TTTT */
+    const char *in = ">p\nACGTACGT\n>r\nAAAAAAAATTTTTTTT\n";
+    sh_fasta f;
+    sh_error err;
+    sh_work w;
+    size_t i;
+    memset(&w, 0, sizeof w);
+    CHECK(sh_fasta_init(&f, &sh, 4, &err) == SH_OK);
+    CHECK(sh_fasta_features(&f, in, strlen(in), &w, &err) == SH_OK);
+    CHECK_EQ_U64(w.n_ids, 5 + 13);
+    CHECK_EQ_U64(w.ids[0], sh_token_id(&sh, "ACGT", 4));
+    CHECK_EQ_U64(w.ids[1], sh_token_id(&sh, "CGTA", 4)); /* its complement TACG is larger */
+    for (i = 5; i < 10; i++) CHECK_EQ_U64(w.ids[i], sh_token_id(&sh, "AAAA", 4));
+    CHECK_EQ_U64(w.ids[17], sh_token_id(&sh, "AAAA", 4)); /* TTTT */
+    sh_work_free(&w);
+}
+
+static void what_is_not_fasta_is_refused_naming_the_line(void)
+{
+    sh_fasta f;
+    sh_error err;
+    sh_work w;
+    memset(&w, 0, sizeof w);
+    CHECK(sh_fasta_init(&f, &sh, 3, &err) == SH_OK);
+    CHECK(sh_fasta_features(&f, "\n;c\nACGT\n>h\nACGT\n", 17, &w, &err) == SH_EFORMAT);
+    CHECK(strcmp(err.msg, "line 2: sequence data before the first '>' header: not FASTA") == 0);
+    CHECK(sh_fasta_features(&f, "; only\n;comments\n", 17, &w, &err) == SH_EFORMAT);
+    CHECK(strcmp(err.msg, "no FASTA record (a line starting with '>')") == 0);
+    CHECK(sh_fasta_features(&f, ">empty\n>short\nAC\n", 17, &w, &err) == SH_OK && w.n_ids == 0);
+    CHECK(sh_fasta_init(&f, &sh, 0, &err) == SH_EINVAL);
+    CHECK(sh_fasta_init(&f, &sh, SH_FASTA_MAX_K + 1, &err) == SH_EINVAL);
+    sh_work_free(&w);
+}
+
+int main(void)
+{
+    make();
+    RUN(rolling_ids_equal_fingerprints_from_scratch);
+    RUN(palindromes_and_runs_pick_the_smaller_strand);
+    RUN(what_is_not_fasta_is_refused_naming_the_line);
+    return TEST_END();
+}
