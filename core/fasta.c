@@ -125,3 +125,11 @@ sh_status sh_fasta_features(const sh_fasta *f, const char *in, size_t n, sh_work
     w->n_ids = nid;
     return SH_OK;
 }
+
+sh_status sh_fasta_extract(void *fasta, const char *data, size_t len, const char *path, sh_work *w, int *features,
+                           sh_error *err)
+{
+    (void)path;
+    *features = 1;
+    return sh_fasta_features((const sh_fasta *)fasta, data, len, w, err);
+}

@@ -45,4 +45,9 @@ sh_status sh_fasta_init(sh_fasta *f, const sh_shingler *sh, unsigned k, sh_error
  * at all), SH_ENOMEM. */
 sh_status sh_fasta_features(const sh_fasta *f, const char *in, size_t n, sh_work *w, sh_error *err);
 
+/* The FASTA extractor for the thread pool (pool.h's sh_extractor, its arg
+ * an sh_fasta): feature ids of a document's k-mers. */
+sh_status sh_fasta_extract(void *fasta, const char *data, size_t len, const char *path, sh_work *w, int *features,
+                           sh_error *err);
+
 #endif

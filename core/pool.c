@@ -11,6 +11,8 @@ typedef struct worker {
     sh_work work;
     sh_zbuf buf;          /* file contents, decompressed (core/zio.h) */
     sh_mail *mail;        /* made on the first message met */
+    void *ctx;            /* of the extractor, made the first time this worker runs it */
+    int ctx_made;
 } worker;
 
 struct sh_pool {
@@ -39,6 +41,37 @@ sh_status sh_pool_new(sh_pool **out, const sh_pool_config *cfg, sh_error *err)
     pthread_mutex_init(&p->lock, NULL);
     *out = p;
     return SH_OK;
+}
+
+/* A document through the pool's extractor: its ids, then shingled (or
+ * taken as a set) and sketched as any other. */
+static void extract(sh_pool *p, worker *w, const sh_shingler *sh, const char *data, size_t len, const char *path,
+                    sh_doc_out *o)
+{
+    const sh_extractor *ex = p->c.extractor;
+    const char *name = path ? path : "document";
+    int features = 0;
+    sh_error err;
+    if (!w->ctx_made) {
+        w->ctx = ex->init ? ex->init(ex->arg, &err) : ex->arg;
+        if (ex->init && !w->ctx) {
+            o->status = err.code;
+            snprintf(o->err, sizeof o->err, "%.230s", err.msg);
+            return;
+        }
+        w->ctx_made = 1;
+    }
+    if (ex->extract(w->ctx, data, len, path, &w->work, &features, &err) != SH_OK ||
+        (features ? sh_shingle_features(&w->work, &err) : sh_shingle_ids(sh, &w->work, &err)) != SH_OK ||
+        sh_doc_sketch(sh, &w->work, &p->c.params, features, p->c.want_full, p->c.sig_k, data, len, w->work.n_ids, o,
+                      &err) != SH_OK) {
+        const size_t nl = strlen(name);
+        o->status = err.code;
+        if (strncmp(err.msg, name, nl) == 0 && err.msg[nl] == ':') /* a Lua extractor's message names it already */
+            snprintf(o->err, sizeof o->err, "%.230s", err.msg);
+        else
+            snprintf(o->err, sizeof o->err, "%.100s: %.130s", name, err.msg);
+    }
 }
 
 static void one(sh_pool *p, worker *w, const sh_doc_in *d, sh_doc_out *o)
@@ -72,6 +105,10 @@ static void one(sh_pool *p, worker *w, const sh_doc_in *d, sh_doc_out *o)
             snprintf(o->err, sizeof o->err, "%s looks binary (a NUL byte at offset %zu); skipped", name, (size_t)(z - data));
             return;
         }
+    }
+    if (p->c.extractor) {
+        extract(p, w, sh, data, len, d->path, o);
+        return;
     }
     {
         /* a message is shingled as what it says (subject and text parts, as HTML:
@@ -152,6 +189,7 @@ void sh_pool_free(sh_pool *p)
         sh_work_free(&p->w[t].work);
         free(p->w[t].buf.p);
         sh_mail_free(p->w[t].mail);
+        if (p->w[t].ctx_made && p->c.extractor->init && p->c.extractor->free) p->c.extractor->free(p->w[t].ctx);
     }
     free(p->w);
     pthread_mutex_destroy(&p->lock);

@@ -23,6 +23,21 @@ typedef struct sh_doc_in {
     int html;             /* canonicalize with the HTML shingler */
 } sh_doc_in;
 
+/* A feature extractor run by the workers in place of the shingler's
+ * canonicalization (fasta.h's k-mers; the Lua binding's extractors and rule
+ * sets with Lua steps, one Lua state per worker). It fills w->ids[0..n_ids)
+ * with the document's token ids (to shingle) or, setting *features, its
+ * feature ids (a set), and returns SH_OK or this document's error. ctx is
+ * the worker's, made by init the first time the worker runs one and freed
+ * with the pool; without init it is arg. */
+typedef struct sh_extractor {
+    sh_status (*extract)(void *ctx, const char *data, size_t len, const char *path, sh_work *w, int *features,
+                         sh_error *err);
+    void *(*init)(void *arg, sh_error *err); /* the worker's context, or NULL with err set */
+    void (*free)(void *ctx);
+    void *arg;
+} sh_extractor;
+
 typedef struct sh_pool_config {
     const sh_shingler *text;   /* for plain text */
     const sh_shingler *html;   /* for HTML (may equal text) */
@@ -35,6 +50,7 @@ typedef struct sh_pool_config {
                                   compressed document's decompressed size and a message's rendering */
     int mail;                  /* a document that is an email message (by content, core/mail.h) is
                                   rendered as its subject and text parts, with the HTML shingler */
+    const sh_extractor *extractor; /* NULL: the shingler's canonicalization; else this (kept by the caller) */
 } sh_pool_config;
 
 typedef struct sh_pool sh_pool;

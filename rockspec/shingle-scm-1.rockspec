@@ -41,7 +41,8 @@ build = {
             "core/lua/l_collections.c", "core/lua/l_core.c", "core/lua/l_guard.c", "core/lua/l_index.c",
             "core/lua/l_io.c", "core/lua/l_ixcheck.c", "core/lua/l_jsonl.c", "core/lua/l_lsh.c", "core/lua/l_mail.c",
             "core/lua/l_outdir.c", "core/lua/l_proc.c", "core/lua/l_runopts.c", "core/lua/l_shingler.c",
-            "core/lua/l_sketch.c", "core/lua/l_sketchfile.c", "core/lua/l_util.c", "core/lua/l_zio.c",
+            "core/lua/l_sketch.c", "core/lua/l_sketchfile.c", "core/lua/l_util.c", "core/lua/l_worker.c",
+            "core/lua/l_zio.c",
          },
          incdirs = { "core", "$(ZLIB_INCDIR)", "$(ZSTD_INCDIR)", "$(UTF8PROC_INCDIR)", "$(LMDB_INCDIR)", "$(XXHASH_INCDIR)" },
          libdirs = { "$(ZLIB_LIBDIR)", "$(ZSTD_LIBDIR)", "$(UTF8PROC_LIBDIR)", "$(LMDB_LIBDIR)", "$(XXHASH_LIBDIR)" },
@@ -90,6 +91,7 @@ build = {
       ["shingle.sketcher"] = "lua/shingle/sketcher.lua",
       ["shingle.sketches"] = "lua/shingle/sketches.lua",
       ["shingle.util"] = "lua/shingle/util.lua",
+      ["shingle.worker"] = "lua/shingle/worker.lua",
    },
    install = {
       bin = { shingle = "bin/shingle" },

@@ -192,6 +192,27 @@ void shl_newclass(lua_State *L, const char *name, const luaL_Reg *methods, const
     lua_pop(L, 1);
 }
 
+void shl_ids_from_list(lua_State *L, int t, const sh_shingler *sh, sh_work *w)
+{
+    size_t n = shl_rawlen(L, t), i;
+    uint64_t *ids = sh_work_ids(w, n);
+    if (!ids) luaL_error(L, "out of memory for %d tokens", (int)n);
+    for (i = 0; i < n; i++) {
+        lua_rawgeti(L, t, (int)(i + 1));
+        if (lua_type(L, -1) == LUA_TSTRING) {
+            size_t len;
+            const char *s = lua_tolstring(L, -1, &len);
+            ids[i] = sh_token_id(sh, s, len);
+        } else if (lua_type(L, -1) == LUA_TNUMBER) {
+            ids[i] = shl_checku64(L, lua_gettop(L));
+        } else {
+            luaL_error(L, "item %d of the list is a %s; tokens and features must be strings or integers",
+                       (int)(i + 1), luaL_typename(L, -1));
+        }
+        lua_pop(L, 1);
+    }
+}
+
 void shl_open_aux(lua_State *L)
 {
     shl_newclass(L, SHL_BOX, NULL, NULL, box_done);

@@ -7,6 +7,7 @@
 #include "lrunopts.h"
 #include "clock.h"
 #include "cluster.h"
+#include "fasta.h"
 
 #define SHL_POOL "shingle.Pool"
 #define SHL_P1 "shingle.Phase1"
@@ -15,6 +16,9 @@ typedef struct shl_pool {
     sh_pool *pool;
     sh_pool_config cfg;
     int ref_text, ref_html;   /* keep the shinglers alive */
+    sh_extractor *worker;     /* Lua on the workers (l_worker.c), or NULL */
+    sh_fasta *fasta;          /* the FASTA extractor's tables, or NULL */
+    sh_extractor fasta_ex;
 } shl_pool;
 
 typedef struct shl_p1 {
@@ -24,13 +28,15 @@ typedef struct shl_p1 {
 
 /* ---- the pool ----------------------------------------------------------------- */
 
-/* core.pool(text_shingler, html_shingler, { threads, full, sig_k, skip_binary, max_bytes, mail }) */
+/* core.pool(text_shingler, html_shingler, { threads, full, sig_k, skip_binary, max_bytes, mail, fasta_k, lua })
+ * fasta_k: the documents are FASTA, sketched as the set of their k-mers
+ * (core/fasta.h); lua: Lua on the workers (shl_worker_extractor). */
 static int pool_new(lua_State *L)
 {
     shl_shingler *t = shl_checkshingler(L, 1);
     shl_shingler *h = shl_checkshingler(L, 2);
     shl_pool *u;
-    lua_Integer threads, sig_k;
+    lua_Integer threads, sig_k, fasta_k;
     sh_error err;
     luaL_checktype(L, 3, LUA_TTABLE);
     if (memcmp(&t->sp, &h->sp, sizeof t->sp) != 0)
@@ -53,6 +59,17 @@ static int pool_new(lua_State *L)
     u->cfg.skip_binary = shl_opt_bool(L, 3, "skip_binary", 1);
     u->cfg.max_bytes = (size_t)shl_opt_num(L, 3, "max_bytes", 0);
     u->cfg.mail = shl_opt_bool(L, 3, "mail", 1);
+    fasta_k = shl_opt_int(L, 3, "fasta_k", 0);
+    if (fasta_k) {
+        if (!(u->fasta = (sh_fasta *)malloc(sizeof *u->fasta))) return luaL_error(L, "out of memory");
+        if (sh_fasta_init(u->fasta, &t->sh, (unsigned)(fasta_k > 0 && fasta_k <= SH_FASTA_MAX_K ? fasta_k : 0), &err) != SH_OK)
+            return shl_raise(L, &err);
+        u->fasta_ex.extract = sh_fasta_extract;
+        u->fasta_ex.arg = u->fasta;
+        u->cfg.extractor = &u->fasta_ex;
+    } else if ((u->worker = shl_worker_extractor(L, 3, &t->sh)) != NULL) {
+        u->cfg.extractor = u->worker;
+    }
     if (sh_pool_new(&u->pool, &u->cfg, &err) != SH_OK) return shl_raise(L, &err);
     lua_pushvalue(L, 1);
     u->ref_text = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -78,6 +95,10 @@ static int pool_close(lua_State *L)
 {
     shl_pool *u = (shl_pool *)luaL_checkudata(L, 1, SHL_POOL);
     if (u->pool) { sh_pool_free(u->pool); u->pool = NULL; }
+    shl_worker_free(u->worker);
+    u->worker = NULL;
+    free(u->fasta);
+    u->fasta = NULL;
     luaL_unref(L, LUA_REGISTRYINDEX, u->ref_text);
     luaL_unref(L, LUA_REGISTRYINDEX, u->ref_html);
     u->ref_text = u->ref_html = LUA_NOREF;
@@ -126,7 +147,8 @@ static sh_doc_out *new_outs(lua_State *L, size_t n)
     return b->o;
 }
 
-/* pool:sketch(docs) -> list of { sketch = , raw = , canonical = , set = , tokens = } or { error = msg } */
+/* pool:sketch(docs) -> list of { sketch = , full = (with the option full), raw = , canonical = , set = ,
+ * tokens = } or { error = msg } */
 static int pool_sketch(lua_State *L)
 {
     shl_pool *u = check_pool(L, 1);
@@ -143,6 +165,7 @@ static int pool_sketch(lua_State *L)
         lua_createtable(L, 0, 5);
         if (outs[i].status == SH_OK) {
             shl_pushsketch(L, outs[i].sketch); lua_setfield(L, -2, "sketch");
+            if (outs[i].full) { shl_pushsketch(L, outs[i].full); lua_setfield(L, -2, "full"); }
             shl_pushu64(L, outs[i].raw_fp); lua_setfield(L, -2, "raw");
             shl_pushu64(L, outs[i].canon_fp); lua_setfield(L, -2, "canonical");
             shl_pushu64(L, outs[i].set_fp); lua_setfield(L, -2, "set");

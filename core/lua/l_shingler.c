@@ -123,23 +123,7 @@ static int shingler_sketch_text(lua_State *L)
  * tokens), numbers and 8-byte values given as integers are ids as they are. */
 static void ids_from_list(lua_State *L, shl_shingler *u, int t)
 {
-    size_t n = shl_rawlen(L, t), i;
-    uint64_t *ids = sh_work_ids(&u->work, n);
-    if (!ids) luaL_error(L, "out of memory for %d tokens", (int)n);
-    for (i = 0; i < n; i++) {
-        lua_rawgeti(L, t, (int)(i + 1));
-        if (lua_type(L, -1) == LUA_TSTRING) {
-            size_t len;
-            const char *s = lua_tolstring(L, -1, &len);
-            ids[i] = sh_token_id(&u->sh, s, len);
-        } else if (lua_type(L, -1) == LUA_TNUMBER) {
-            ids[i] = shl_checku64(L, lua_gettop(L));
-        } else {
-            luaL_error(L, "item %d of the list is a %s; tokens and features must be strings or integers",
-                       (int)(i + 1), luaL_typename(L, -1));
-        }
-        lua_pop(L, 1);
-    }
+    shl_ids_from_list(L, t, &u->sh, &u->work);
 }
 
 /* sh:sketch_tokens(list [, kind]): shingle a token sequence given as a list */
@@ -226,14 +210,27 @@ static int shingler_sketch_doc(lua_State *L)
 }
 
 /* sh:shingle_list(text) -> fingerprints, first byte, last byte (1-based,
- * inclusive, as string.sub takes them) of every shingle in document order */
+ * inclusive, as string.sub takes them) of every shingle in document order;
+ * sh:shingle_list(tokens) -> the fingerprints of a token list's shingles
+ * (rule sets with Lua steps: their shingles without a window per call) */
 static int shingler_shingle_list(lua_State *L)
 {
     shl_shingler *u = shl_checkshingler(L, 1);
     size_t n, i;
-    const char *s = luaL_checklstring(L, 2, &n);
+    const char *s;
     sh_error err;
     sh_work *w = &u->work;
+    if (lua_type(L, 2) == LUA_TTABLE) {
+        ids_from_list(L, u, 2);
+        if (sh_shingle_ids(&u->sh, w, &err) != SH_OK) return shl_raise(L, &err);
+        lua_createtable(L, (int)w->n_fps, 0);
+        for (i = 0; i < w->n_fps; i++) {
+            shl_pushu64(L, w->fps[i]);
+            lua_rawseti(L, -2, (int)(i + 1));
+        }
+        return 1;
+    }
+    s = luaL_checklstring(L, 2, &n);
     if (sh_shingle_text(&u->sh, w, s, n, &err) != SH_OK) {
         if (err.code == SH_EUTF8) return shl_fail(L, &err);
         return shl_raise(L, &err);

@@ -7,7 +7,7 @@
 
 #include "compat.h"
 #include "sketch.h"
-#include "sketchfile.h"
+#include "pool.h"
 #include "sketchfile.h"
 
 #define SHL_SHINGLER "shingle.Shingler"
@@ -94,6 +94,22 @@ void shl_tokey(lua_State *L, int i, sh_skkey *k);
 void shl_pushkey(lua_State *L, const sh_skkey *k);
 sh_skfile_writer *shl_checkskwriter(lua_State *L, int i);
 sh_skfile_reader *shl_checkskreader(lua_State *L, int i);
+
+/* w->ids (and n_ids) from the Lua list at index t: strings are tokens,
+ * hashed as canonical tokens are (sh_token_id), integers (or 8-byte strings
+ * where integers are not 64-bit, as shl_checku64 takes them) are ids as they
+ * are. Raises naming the item that is neither. */
+void shl_ids_from_list(lua_State *L, int t, const sh_shingler *sh, sh_work *w);
+
+/* An extractor for the thread pool (core/pool.h) that runs Lua on the
+ * workers, one Lua state each (l_worker.c): from the options table at
+ * index o, field "lua" = { config = SOURCE, path = package.path, cpath =
+ * package.cpath }, SOURCE being a Lua chunk that returns the sketcher
+ * configuration (lua/shingle/worker.lua). sh: the shingler whose token ids
+ * the worker's lists get. Returns NULL when the options have no "lua";
+ * otherwise a malloc'ed extractor freed with shl_worker_free. */
+sh_extractor *shl_worker_extractor(lua_State *L, int o, const sh_shingler *sh);
+void shl_worker_free(sh_extractor *ex);
 
 /* ---- the parts of the module ------------------------------------------------ */
 void shl_open_aux(lua_State *L);         /* the box metatable */

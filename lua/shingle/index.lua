@@ -107,7 +107,8 @@ local function begin_add(self, opts, level)
   local adder, err = self.ix:begin(opts.sweep, shingle.unwrap(text), { policy = c.policy, threshold = c.threshold, max_df = c.max_df })
   if not adder then if fresh then self.config = nil end return nil, err end
   if fresh then adder:set("user.config", cjson.encode(c)) end
-  local sk = require("shingle.sketcher").new(text, html, { threads = opts.threads, extractor = self.extractor })
+  local sk = require("shingle.sketcher").new(text, html, { threads = opts.threads, extractor = self.extractor,
+    config = c })
   local function abandon()
     adder:abort()
     if fresh then self.config, self.text, self.html = nil, nil, nil end

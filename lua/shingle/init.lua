@@ -60,20 +60,16 @@ function Ruled:sketch(x, kind)
 end
 
 --- With Lua steps the byte ranges of the original text are not known: the
--- iterator gives (index, fingerprint) only.
+-- iterator gives (index, fingerprint) only. The fingerprints are made in C,
+-- all at once, from the token list.
 function Ruled:shingles(text)
   local toks, err = self:tokens(text)
   if not toks then error(err, 2) end
-  local ids = {}
-  for i, t in ipairs(toks) do ids[i] = type(t) == "string" and self.c:token_id(t) or t end
-  local w, n, i = self.c:params().w, #ids, 0
-  local last = n >= w and n - w + 1 or (n > 0 and 1 or 0)
+  local fps, i = self.c:shingle_list(toks), 0
   return function()
     i = i + 1
-    if i > last then return nil end
-    local win = {}
-    for j = i, math.min(n, i + w - 1) do win[#win + 1] = ids[j] end
-    return i, self.c:window(win)
+    if fps[i] == nil then return nil end
+    return i, fps[i]
   end
 end
 

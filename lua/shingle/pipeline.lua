@@ -118,7 +118,7 @@ function M:phase1()
   local sok, text, html = pcall(self.shinglers, self)
   if not sok then return nil, text end
   local sk = require("shingle.sketcher").new(text, html, { threads = c.threads, full = c.verify,
-    sig_k = self:signature_length(), extractor = self.extractor, max_bytes = c.max_bytes, mail = c.mail })
+    sig_k = self:signature_length(), extractor = self.extractor, max_bytes = c.max_bytes, mail = c.mail, config = c })
   -- from here on the directory holds an unfinished run: run.json, written
   -- last, is what marks a finished one
   os.remove(self.dir .. "/run.json")

@@ -46,7 +46,8 @@ function M.shinglers(cfg)
     local err
     ex, err = require("shingle.extractors").get(cfg.extractor)
     if not ex then error(err, 0) end
-    canon = { { name = "extractor:" .. ex.name, tokens = function(t) return t end } }
+    -- an extractor that is a C tokenizer (code) is one in the shingler
+    canon = { { name = "extractor:" .. ex.name, tokens = function(t) return t end, c = ex.tokenizer } }
   elseif canon then
     canon = rules.load(canon)
   end
@@ -62,15 +63,59 @@ function M.shinglers(cfg)
   return text, shingle.new(o), ex
 end
 
---- sketcher.new(text, html, { threads, full, sig_k, max_bytes, extractor, mail })
+-- The configuration as Lua source, if every value in it is a string, a
+-- number or a boolean (a rule set or extractor given by name or file, not as
+-- Lua values): what a worker thread's own Lua state can rebuild it from.
+local function serialize(cfg)
+  if type(cfg) ~= "table" then return nil end
+  local keys, parts = {}, {}
+  for k, v in pairs(cfg) do
+    local t = type(v)
+    if type(k) ~= "string" or not (t == "string" or t == "number" or t == "boolean") then return nil end
+    keys[#keys + 1] = k
+  end
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    local v = cfg[k]
+    if type(v) == "string" then v = ("%q"):format(v)
+    elseif math.type and math.type(v) == "integer" then v = ("%d"):format(v)
+    elseif type(v) == "number" then v = ("%.17g"):format(v)
+    else v = tostring(v) end
+    parts[#parts + 1] = ("[%q] = %s"):format(k, v)
+  end
+  return "return { " .. table.concat(parts, ", ") .. " }"
+end
+
+--- sketcher.new(text, html, { threads, full, sig_k, max_bytes, extractor, mail, config, main_thread })
+-- Documents go to the C pool's threads: as they are when the shingler is all
+-- C (built-in rule sets, the code extractor, which is a C tokenizer), as
+-- FASTA k-mers in C for the FASTA extractor, and through one Lua state per
+-- worker for rule sets with Lua steps and extractors in Lua, when config
+-- (what sketcher.shinglers made them from) names them by name or file.
+-- Otherwise (Lua values in the configuration), and with main_thread, in Lua
+-- on this thread, one document after another.
 function M.new(text, html, opts)
   opts = opts or {}
-  local self = setmetatable({ text = text, html = html or text, extractor = opts.extractor,
+  local ex = opts.extractor
+  local self = setmetatable({ text = text, html = html or text, extractor = ex,
     full = opts.full, sig_k = opts.sig_k or 0, max_bytes = opts.max_bytes }, M)
-  self.lua = shingle.unwrap(text) ~= text or opts.extractor ~= nil
-  self.pool = core.pool(shingle.unwrap(text), shingle.unwrap(self.html), { threads = opts.threads or core.cpus(),
-    full = opts.full, sig_k = opts.sig_k or 0, skip_binary = opts.extractor == nil, max_bytes = opts.max_bytes,
-    mail = opts.mail ~= false and opts.extractor == nil })
+  local popts = { threads = opts.threads or core.cpus(), full = opts.full, sig_k = opts.sig_k or 0,
+    skip_binary = ex == nil, max_bytes = opts.max_bytes, mail = opts.mail ~= false and ex == nil }
+  self.lua = shingle.unwrap(text) ~= text or ex ~= nil
+  if opts.main_thread then -- the reference path, for comparisons
+  elseif ex and ex.c == "fasta" then
+    popts.fasta_k = ex.k
+    self.lua = false
+  elseif ex and ex.tokenizer then
+    self.lua = false
+  elseif self.lua then
+    local source = serialize(opts.config)
+    if source then
+      popts.lua = { config = source, path = package.path, cpath = package.cpath }
+      self.lua = false
+    end
+  end
+  self.pool = core.pool(shingle.unwrap(text), shingle.unwrap(self.html), popts)
   return self
 end
 
@@ -93,7 +138,9 @@ function M:lua_batch(docs)
       else feats, err = rules.tokens(compiled, c, bytes) end
     end
     if not feats then
-      out[i] = { error = (d.path or d.url or "document") .. ": " .. tostring(err) }
+      -- named once: an extractor's message may already start with the name
+      local name, msg = d.path or d.url or "document", tostring(err)
+      out[i] = { error = msg:sub(1, #name + 1) == name .. ":" and msg or name .. ": " .. msg }
     else
       out[i] = c:sketch_doc(bytes, feats, { features = ex ~= nil and ex.kind == "set", full = self.full,
         sig_k = self.sig_k })

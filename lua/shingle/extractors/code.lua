@@ -7,5 +7,6 @@ local rules = require "shingle.rules"
 return {
   name = "code",
   kind = "sequence",
+  tokenizer = "code", -- the pipeline tokenizes in C (core/codetok.c): extract is its reference
   extract = function(bytes) return rules.code_tokens(bytes) end,
 }

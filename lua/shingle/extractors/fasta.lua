@@ -2,6 +2,9 @@
 -- sharing most k-mers resemble each other, the way MinHash sketches compare
 -- genomes. A k-mer and its reverse complement count as one for DNA.
 --
+-- The pipeline's threads run the same extraction in C (core/fasta.c, rolling
+-- fingerprints of both strands); this Lua function is its reference.
+--
 -- The module is the extractor for k = 21; fasta.new{ k = 15 } makes another,
 -- independent one (named "fasta:k=15", so that its sketches are not compared
 -- with those of another k). By name: --extractor fasta or fasta:k=15.
@@ -56,6 +59,7 @@ local function new(opts)
     name = k == DEFAULT_K and "fasta" or ("fasta:k=" .. k),
     kind = "set",
     k = k,
+    c = "fasta", -- the pipeline extracts in C (core/fasta.h): this extract is its reference
     new = new,
     extract = function(bytes, path) return extract(k, bytes, path) end,
   }

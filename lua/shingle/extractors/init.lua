@@ -7,6 +7,10 @@
 --   name     identifies it (part of the rules' identity of its sketches)
 --   kind     "sequence" (shingled with width w) or "set" (sketched as is)
 --   extract  function(bytes, path) -> list of strings or integers, or nil, err
+-- The built-in code and fasta extractors also name their C equivalent
+-- (tokenizer = "code", c = "fasta"), which the pipeline runs instead; an
+-- extractor in Lua given by name or file runs on the pipeline's worker
+-- threads, one Lua state each (shingle.worker).
 -- Ship your own as a Lua file returning such a table: --extractor ./mine.lua
 local M = {}
 
