@@ -1,52 +1,192 @@
--- What canonicalization rule sets cost (not a test): sketching throughput of
--- the default shingler against rule sets of built-in steps only (which run
--- entirely in C) and rule sets with Lua steps; medians of 5 runs over the
--- same documents, and each ratio to the default measured in the same run.
---   lua5.4 bench/rules_bench.lua [MB]
-package.path = "lua/?.lua;lua/?/init.lua;bench/lib/?.lua;" .. package.path
-package.cpath = "build/5.4/lib/?.so;" .. package.cpath
+-- What rule sets and feature extractors cost against the C text path (a
+-- benchmark, not a test; docs/benchmarks.md, "Rule sets and extractors"):
+--   lua5.4 bench/rules_bench.lua [MB]          (bench/run_rules.sh runs it)
+-- Every configuration sketches (MOD_25) through the pipeline's sketcher
+-- (shingle.sketcher: the C pool, or Lua), one document at a time in batches,
+-- on one worker thread, then on two; rates per CPU second of the process
+-- (per core; with two threads the process's CPU time covers both) and each
+-- one's ratio to the C text path (the default options on the same text)
+-- measured in the same run, medians of 5. The documents:
+--   text   MB of generated prose (shingle.gen), for the C path and the rule sets
+--   code   the repository's own C and Lua sources, repeated to MB
+--   fasta  generated DNA records (MB of bases), for the FASTA extractor
+--   midi   generated melodies (Standard MIDI Files), for the MIDI extractor
+-- Also: a Lua rule set's shingle iterator against the C shingler's, per shingle.
+local here = arg[0]:match("^(.*)/bench/[^/]*$") or "."
+package.path = here .. "/lua/?.lua;" .. here .. "/lua/?/init.lua;" .. here .. "/bench/lib/?.lua;" .. package.path
+package.cpath = here .. "/build/5.4/lib/?.so;" .. package.cpath
 local shingle = require "shingle"
 local core = require "shingle.core"
 local gen = require "gen"
+local sketcher = require "shingle.sketcher"
+local midi = require "shingle.extractors.midi"
 
 local mb = tonumber(arg[1]) or 20
-local docs, bytes = {}, 0
-for d in gen.corpus{ docs = math.floor(mb * 1e6 / 5000), size = 5000, seed = 5 } do
-  docs[#docs + 1] = d.text
-  bytes = bytes + #d.text
-end
+local REPS = 5
 
-local configs = {
-  { "default options", {} },
-  { "built-in steps: lowercase, drop_punctuation", { canon = { "lowercase", "drop_punctuation" } } },
-  { "named set 'text'", { canon = "text" } },
-  { "built-ins + a Lua token step (identity)", { canon = { "lowercase", "drop_punctuation",
-    { name = "id", tokens = function(t) return t end } } } },
-  { "built-ins + a Lua text step (gsub of digits)", { canon = { { name = "digits", text = function(s) return (s:gsub("%d", "0")) end },
-    "lowercase", "drop_punctuation" } } },
-}
-
-local function run(opts)
-  local o = { sketch = "mod", m = 25 }
-  for k, v in pairs(opts) do o[k] = v end
-  local sh = shingle.new(o)
-  local t0 = core.now()
-  for i = 1, #docs do assert(sh:sketch(docs[i])) end
-  return bytes / 1e6 / (core.now() - t0)
-end
-
-print(("# rule sets, %.1f MB in %d documents, one thread, %s"):format(bytes / 1e6, #docs, os.date("!%Y-%m-%d")))
-local results = {}
-for r = 1, 5 do
-  for i, c in ipairs(configs) do
-    results[i] = results[i] or {}
-    results[i][r] = run(c[2])
+local function lcg(seed)
+  local s = seed
+  return function(n)
+    s = (s * 16807) % 2147483647
+    return s % n + 1
   end
 end
-local base
-for i, c in ipairs(configs) do
-  table.sort(results[i])
-  local med = results[i][3]
-  base = base or med
-  print(("%-48s %7.1f MB/s  (%.2f of the default)"):format(c[1], med, med / base))
+
+local function text_docs()
+  local docs, bytes = {}, 0
+  for d in gen.corpus{ docs = math.floor(mb * 1e6 / 5000), size = 5000, seed = 5 } do
+    docs[#docs + 1] = { text = d.text }
+    bytes = bytes + #d.text
+  end
+  return docs, bytes
 end
+
+local function code_docs()
+  local files = {}
+  local p = io.popen("cd '" .. here .. "' && ls core/*.c core/*.h core/lua/*.c lua/shingle/*.lua lua/shingle/cmd/*.lua")
+  for f in p:lines() do files[#files + 1] = f end
+  p:close()
+  local docs, bytes = {}, 0
+  while bytes < mb * 1e6 do
+    for _, f in ipairs(files) do
+      local h = assert(io.open(here .. "/" .. f, "rb"))
+      local s = h:read("a")
+      h:close()
+      docs[#docs + 1] = { text = s }
+      bytes = bytes + #s
+    end
+  end
+  return docs, bytes
+end
+
+local function fasta_docs()
+  local r, docs, bytes = lcg(9), {}, 0
+  local bases = { "A", "C", "G", "T" }
+  while bytes < mb * 1e6 do
+    local lines = { ">record " .. #docs }
+    local seq = {}
+    for i = 1, 50000 do seq[i] = bases[r(4)] end
+    local s = table.concat(seq)
+    for i = 1, #s, 70 do lines[#lines + 1] = s:sub(i, i + 69) end
+    local doc = table.concat(lines, "\n") .. "\n"
+    docs[#docs + 1] = { text = doc }
+    bytes = bytes + #s
+  end
+  return docs, bytes
+end
+
+local function midi_docs()
+  local r, docs, bytes = lcg(13), {}, 0
+  while bytes < mb * 1e6 / 10 do
+    local p = {}
+    for i = 1, 2000 do p[i] = 40 + r(40) end
+    local m = midi.encode(p)
+    docs[#docs + 1] = { text = m }
+    bytes = bytes + #m
+  end
+  return docs, bytes
+end
+
+local function median(t)
+  local c = {}
+  for i, v in ipairs(t) do c[i] = v end
+  table.sort(c)
+  return c[(#c + 1) // 2]
+end
+
+-- MB per CPU second and per wall second of sketching docs through a sketcher
+-- of cfg with the threads given (main: on the main thread, in Lua).
+local function measure(cfg, docs, bytes, threads, main)
+  local c = { sketch = "mod", m = 25 }
+  for k, v in pairs(cfg) do c[k] = v end
+  local text, html, ex = sketcher.shinglers(c)
+  local sk = sketcher.new(text, html, { threads = threads, extractor = ex, config = c, main_thread = main })
+  local where = "C"
+  if sk.lua then where = "Lua, main thread"
+  elseif ex and ex.c == "fasta" then where = "C (FASTA k-mers)"
+  elseif ex and ex.tokenizer then where = "C (code tokenizer)"
+  elseif c.canon == "code" then where = "C (code tokenizer)"
+  elseif shingle.unwrap(text) ~= text or ex then where = "Lua, a state per worker" end
+  local cpu, wall = {}, {}
+  for r = 1, REPS do
+    local c0, t0 = os.clock(), core.now()
+    for i = 1, #docs, 64 do
+      local batch = {}
+      for j = i, math.min(#docs, i + 63) do batch[#batch + 1] = docs[j] end
+      for _, res in ipairs(sk:batch(batch)) do
+        if res.error then error(res.error) end
+      end
+    end
+    cpu[r], wall[r] = os.clock() - c0, core.now() - t0
+  end
+  sk.pool:close()
+  return bytes / 1e6 / median(cpu), bytes / 1e6 / median(wall), where
+end
+
+local function cpu_model()
+  for line in io.lines("/proc/cpuinfo") do
+    local m = line:match("^model name%s*:%s*(.*)")
+    if m then return m end
+  end
+  return "unknown"
+end
+
+local function loadavg()
+  local f = io.open("/proc/loadavg")
+  local s = f and f:read("l") or "unknown"
+  if f then f:close() end
+  return s
+end
+
+print(("# rule sets and extractors, %s, %s, %s; load %s"):format(os.date("!%Y-%m-%d %H:%M UTC"), cpu_model(),
+  core.simd(), loadavg()))
+local text, tbytes = text_docs()
+local code, cbytes = code_docs()
+local fasta, fbytes = fasta_docs()
+local mid, mbytes = midi_docs()
+print(("# documents: text %.1f MB (%d), code %.1f MB (%d), fasta %.1f Mbp (%d), midi %.1f MB (%d); medians of %d"):format(
+  tbytes / 1e6, #text, cbytes / 1e6, #code, fbytes / 1e6, #fasta, mbytes / 1e6, #mid, REPS))
+
+local rows = {
+  { "C text path (default options)", {}, text, tbytes },
+  { "named set text (built-in steps)", { canon = "text" }, text, tbytes },
+  { "named set tweet (a Lua text step)", { canon = "tweet", invalid = "skip" }, text, tbytes },
+  { "named set code, on the text", { canon = "code" }, text, tbytes },
+  { "named set code, on source code", { canon = "code" }, code, cbytes },
+  { "extractor code, on source code", { extractor = "code" }, code, cbytes },
+  { "extractor fasta (k = 21), Mbp", { extractor = "fasta" }, fasta, fbytes },
+  { "extractor midi", { extractor = "midi", w = 4 }, mid, mbytes },
+}
+local base
+print("| configuration | runs in | 1 thread, MB/s per core | / C text path | 2 threads, MB/s wall | Lua main thread, MB/s |")
+print("| --- | --- | ---: | ---: | ---: | ---: |")
+for _, row in ipairs(rows) do
+  local one, _, where = measure(row[2], row[3], row[4], 1)
+  local _, two = measure(row[2], row[3], row[4], 2)
+  base = base or one
+  local lua = "—"
+  if where ~= "C" then
+    -- the Lua path these replace (the reference), on the first 2 MB
+    local sub, sb = {}, 0
+    for _, d in ipairs(row[3]) do
+      if sb >= 2e6 then break end
+      sub[#sub + 1] = d
+      sb = sb + #d.text
+    end
+    lua = ("%.1f"):format((measure(row[2], sub, sb, 1, true)))
+  end
+  print(("| %s | %s | %.1f | %.2f | %.1f | %s |"):format(row[1], where, one, one / base, two, lua))
+end
+
+-- A Lua rule set's shingle iterator against the C shingler's, per shingle.
+local doc = text[1].text .. text[2].text .. text[3].text
+local lua_sh = shingle.new{ canon = { "lowercase", { name = "same", tokens = function(t) return t end } } }
+local c_sh = shingle.new{}
+local function per_shingle(sh)
+  local n, c0 = 0, os.clock()
+  for _ = 1, 50 do for _ in sh:shingles(doc) do n = n + 1 end end
+  return (os.clock() - c0) / n * 1e6
+end
+print(("\nshingle iterator, µs per shingle: C shingler %.3f, a rule set with a Lua step %.3f"):format(
+  per_shingle(c_sh), per_shingle(lua_sh)))
+print("# load at end: " .. loadavg())
