@@ -1,6 +1,8 @@
 /* FASTA k-mers: see fasta.h. */
 #include "fasta.h"
 
+#include "byteorder.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,37 +28,108 @@ sh_status sh_fasta_init(sh_fasta *f, const sh_shingler *sh, unsigned k, sh_error
 }
 
 static const unsigned char complement[256] = { ['A'] = 'T', ['C'] = 'G', ['G'] = 'C', ['T'] = 'A', ['N'] = 'N' };
+static const unsigned char code[256] = { ['A'] = 0, ['C'] = 1, ['G'] = 2, ['N'] = 3, ['T'] = 4 };
 
-/* The ids of the k-mers of one sequence s[0..n) to ids (n - k + 1 of them). */
+/* A rolling state: the k-mer's fingerprint, its reverse complement's, and
+ * for choosing between them (k <= 21) their 3-bit codes. */
+typedef struct roll {
+    uint64_t fw, rc, kf, kr;
+} roll;
+
+/* The state of the k-mer at s (its reverse complement and codes with dna). */
+static void roll_start(const sh_fasta *f, const unsigned char *s, int dna, roll *r)
+{
+    const uint64_t *t8 = f->sh->id.t;
+    const size_t k = f->k;
+    size_t j;
+    r->fw = sh_token_id(f->sh, s, k);
+    r->rc = r->kf = r->kr = 0;
+    if (!dna) return;
+    /* the reverse complement from scratch, byte by byte */
+    for (j = k; j-- > 0;) r->rc = (r->rc << 8) ^ t8[r->rc >> 56] ^ t8[complement[s[j]]];
+    for (j = 0; j < k && k <= 21; j++) {
+        r->kf = (r->kf << 3) | code[s[j]];
+        r->kr |= (uint64_t)code[complement[s[j]]] << (3 * j);
+    }
+}
+
+/* The id of the k-mer at s whose state r is, by comparing its bytes with
+ * its reverse complement's where k > 21: they mostly differ in the first. */
+static uint64_t pick(const sh_fasta *f, const unsigned char *s, int dna, const roll *r)
+{
+    const size_t k = f->k;
+    size_t j;
+    int c = 0;
+    if (!dna) return r->fw;
+    if (k <= 21) return r->kr < r->kf ? r->rc : r->fw;
+    for (j = 0; j < k && c == 0; j++) c = (int)s[j] - (int)complement[s[k - 1 - j]];
+    return c > 0 ? r->rc : r->fw;
+}
+
+/* From the k-mer at s to the one after it (s[k] comes in, s[0] goes out). */
+static inline void roll_next(const sh_fasta *f, const unsigned char *s, int dna, const uint64_t mask, roll *r)
+{
+    const uint64_t *t8 = f->sh->id.t;
+    const unsigned char in = s[f->k], out = s[0];
+    r->fw = (r->fw << 8) ^ t8[r->fw >> 56] ^ t8[in] ^ f->out[out];
+    if (dna) {
+        const uint64_t g = r->rc ^ t8[complement[out]];
+        r->rc = (g >> 8) ^ f->inv[g & 0xff] ^ f->pre[complement[in]];
+        if (f->k > 21) return; /* pick() compares bytes: no codes */
+        r->kf = ((r->kf << 3) | code[in]) & mask;
+        r->kr = (r->kr >> 3) | ((uint64_t)code[complement[in]] << (3 * (f->k - 1)));
+    }
+}
+
+/* The ids of the k-mers of one sequence s[0..n) to ids (n - k + 1 of them).
+ * Each roll waits on table lookups of the last one, so for DNA with k <= 21
+ * (the default) four stretches of the sequence roll at once, interleaved,
+ * to keep the loads coming. */
 static void kmers(const sh_fasta *f, const unsigned char *s, size_t n, int dna, uint64_t *ids)
 {
-    const uint64_t *t8 = f->sh->id.t; /* b * x^64 mod P_id: a byte coming in at the end */
-    const size_t k = f->k;
-    uint64_t fw, rc = 0;
-    size_t i, j;
-    fw = sh_token_id(f->sh, s, k);
-    if (dna) {
-        /* the first reverse complement from scratch, byte by byte */
-        for (j = k; j-- > 0;) rc = (rc << 8) ^ t8[rc >> 56] ^ t8[complement[s[j]]];
+    const uint64_t *t8 = f->sh->id.t;
+    const size_t k = f->k, m = n - k + 1;
+    const uint64_t mask = k >= 21 ? ~(uint64_t)0 >> 1 : ((uint64_t)1 << (3 * k)) - 1;
+    const unsigned top = 3 * (unsigned)(k - 1);
+    roll r;
+    size_t i;
+    if (dna && k <= 21 && m >= 64) {
+        const size_t q = m / 4;
+        roll r0, r1, r2, r3;
+        roll_start(f, s, dna, &r0);
+        roll_start(f, s + q, dna, &r1);
+        roll_start(f, s + 2 * q, dna, &r2);
+        roll_start(f, s + 3 * q, dna, &r3);
+#define STEP(R, A) do { \
+            const unsigned char in_ = s[(A) + k], out_ = s[A]; \
+            const uint64_t g_ = R.rc ^ t8[complement[out_]]; \
+            ids[A] = R.kr < R.kf ? R.rc : R.fw; \
+            R.fw = (R.fw << 8) ^ t8[R.fw >> 56] ^ t8[in_] ^ f->out[out_]; \
+            R.rc = (g_ >> 8) ^ f->inv[g_ & 0xff] ^ f->pre[complement[in_]]; \
+            R.kf = ((R.kf << 3) | code[in_]) & mask; \
+            R.kr = (R.kr >> 3) | ((uint64_t)code[complement[in_]] << top); \
+        } while (0)
+        /* the last step of each stretch rolls one past it: its k-mer is
+         * still in the sequence (the next stretch's first), except the last */
+        for (i = 0; i < q; i++) {
+            STEP(r0, i);
+            STEP(r1, q + i);
+            STEP(r2, 2 * q + i);
+            if (3 * q + i + 1 < m) STEP(r3, 3 * q + i);
+            else ids[3 * q + i] = r3.kr < r3.kf ? r3.rc : r3.fw;
+        }
+        for (i = 4 * q; i < m; i++) {
+            if (i + 1 < m) STEP(r3, i);
+            else ids[i] = r3.kr < r3.kf ? r3.rc : r3.fw;
+        }
+#undef STEP
+        return;
     }
+    roll_start(f, s, dna, &r);
     for (i = 0;; i++) {
-        if (dna) {
-            /* the smaller in byte order of s[i..i+k) and its reverse
-             * complement, whose byte j is complement[s[i + k - 1 - j]]:
-             * they mostly differ in their first bytes */
-            int c = 0;
-            for (j = 0; j < k && c == 0; j++) c = (int)s[i + j] - (int)complement[s[i + k - 1 - j]];
-            ids[i] = c > 0 ? rc : fw;
-        } else {
-            ids[i] = fw;
-        }
-        if (i + k >= n)
-            break;
-        fw = (fw << 8) ^ t8[fw >> 56] ^ t8[s[i + k]] ^ f->out[s[i]];
-        if (dna) {
-            const uint64_t g = rc ^ t8[complement[s[i]]];
-            rc = (g >> 8) ^ f->inv[g & 0xff] ^ f->pre[complement[s[i + k]]];
-        }
+        ids[i] = pick(f, s + i, dna, &r);
+        if (i + 1 == m) break;
+        roll_next(f, s + i, dna, mask, &r);
     }
 }
 
@@ -65,11 +138,24 @@ static int space(unsigned char b)
     return b == ' ' || (b >= 9 && b <= 13);
 }
 
+/* Whether the 8 bytes of v go to the sequence as they are: none below 0x21
+ * (white space, control characters) and none a lower-case letter. The
+ * borrow tricks of "hasless" and "hasbetween" (Anderson, Bit Twiddling
+ * Hacks) answer for all eight at once, exactly. */
+static int plain8(uint64_t v)
+{
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL, low7 = ones * 127;
+    const uint64_t below = (v - ones * 0x21) & ~v & high;
+    const uint64_t lower = (ones * (127 + 0x7b) - (v & low7)) & ~v & ((v & low7) + ones * (127 - 0x60)) & high;
+    return (below | lower) == 0;
+}
+
 sh_status sh_fasta_features(const sh_fasta *f, const char *in, size_t n, sh_work *w, sh_error *err)
 {
     const unsigned char *p = (const unsigned char *)in;
     size_t i = 0, line = 0, len = 0, r, records = 0, nid = 0;
     uint64_t *start;
+    unsigned char *seq;
     /* the sequences, upper-cased, without white space, one after another
      * in w->bytes; record r's starts at start[r] (in w->vals), and there is
      * at most one record per two bytes of input */
@@ -86,22 +172,34 @@ sh_status sh_fasta_features(const sh_fasta *f, const char *in, size_t n, sh_work
         w->cap_vals = n / 2 + 2;
     }
     start = w->vals;
+    seq = w->bytes;
     w->n_ids = 0;
     while (i < n) {
-        size_t e = i;
-        while (e < n && p[e] != '\n' && p[e] != '\r') e++;
-        if (e > i) { /* the Lua extractor's lines are the runs of bytes between \r and \n */
+        /* the Lua extractor's lines are the runs of bytes between \r and \n */
+        const unsigned char *nl = memchr(p + i, '\n', n - i), *cr;
+        size_t e = nl ? (size_t)(nl - p) : n;
+        if ((cr = memchr(p + i, '\r', e - i)) != NULL) e = (size_t)(cr - p);
+        if (e > i) {
             line++;
             if (p[i] == '>') {
                 start[records++] = len;
             } else if (p[i] != ';') {
-                size_t j;
+                size_t j = i;
                 if (records == 0)
                     return sh_error_set(err, SH_EFORMAT, line, "line %zu: sequence data before the first '>' header: not FASTA",
                                         line);
-                for (j = i; j < e; j++)
+                /* eight bytes at a time where none is white space, a control
+                 * character or a lower-case letter (most sequence lines) */
+                for (; e - j >= 8; j += 8) {
+                    const uint64_t v = sh_load_le64(p + j);
+                    if (!plain8(v))
+                        break;
+                    sh_store_le64(seq + len, v);
+                    len += 8;
+                }
+                for (; j < e; j++)
                     if (!space(p[j]))
-                        w->bytes[len++] = (unsigned char)(p[j] >= 'a' && p[j] <= 'z' ? p[j] - 32 : p[j]);
+                        seq[len++] = (unsigned char)(p[j] >= 'a' && p[j] <= 'z' ? p[j] - 32 : p[j]);
             }
         }
         i = e + 1;

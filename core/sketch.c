@@ -535,6 +535,46 @@ static sh_status mod_sketch(sh_simd level, sh_sketch_params p, sh_work *w, uint6
     return SH_OK;
 }
 
+/* MOD_m of a feature set (extractors: k-mers, the notes of a melody): as
+ * select_values makes it, whose floor and shingle count are the set's size,
+ * without a hash table: the distinct values counted as MIN_s counts them,
+ * then those of the modulus for that size filtered, sorted and made
+ * distinct. */
+static sh_status mod_features(const sh_shingler *sh, sh_sketch_params p, sh_work *w, uint64_t n_tokens, sh_sketch *hdr,
+                              sh_error *err)
+{
+    const size_t n = w->n_fps;
+    size_t words = 1, i, nv, nc, k = 0;
+    uint64_t *v, *keep, inv, lim, low;
+    (void)sh;
+    while (words * 64 < 32 * n) words *= 2;
+    if (reserve(w, 2 * n + 8) != SH_OK || table_slots(w, 2 * words + 2 * n + table_cap(n)) != SH_OK)
+        return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu features", n);
+    keep = w->vals;
+    v = w->vals + n;
+#ifdef SK_X86
+    if (sh->level >= SH_SIMD_AVX512) {
+        permute_zmm(p.seed, w->fps, n, v);
+    } else
+#endif
+    for (i = 0; i < n; i++) v[i] = sh_permute(p.seed, w->fps[i]);
+    nv = count_distinct(v, n, 0, keep, &nc, w->tab);
+    p.m = sh_mod_for(p.m, p.floor, nv);
+    mod_test(p.m, &low, &inv, &lim);
+    for (i = 0; i < n; i++) {
+        keep[k] = v[i];
+        k += ((v[i] & low) == 0) & (v[i] * inv <= lim);
+    }
+    w->n_vals = sorted_distinct(keep, k);
+    p.s = 0;
+    p.cls = 0;
+    hdr->p = p;
+    hdr->n_shingles = nv;
+    hdr->n_tokens = n_tokens;
+    hdr->n = w->n_vals;
+    return SH_OK;
+}
+
 /* A malloc'ed sketch of header hdr and values v[0..hdr->n). */
 static sh_status emit(const sh_sketch *hdr, const uint64_t *v, sh_sketch **out, sh_error *err)
 {
@@ -566,8 +606,8 @@ sh_status sh_sketch_compute(const sh_shingler *sh, sh_work *w, const sh_sketch_p
     memset(hdr, 0, sizeof *hdr);
     if ((st = check_kind(params, err)) != SH_OK) return st;
     sh_sketch_identity(sh, params, features, &p);
-    if (p.kind == SH_SKETCH_MOD && p.option == SH_OPTION_B && !features)
-        return mod_sketch(sh->level, p, w, n_tokens, hdr, err);
+    if (p.kind == SH_SKETCH_MOD && p.option == SH_OPTION_B)
+        return features ? mod_features(sh, p, w, n_tokens, hdr, err) : mod_sketch(sh->level, p, w, n_tokens, hdr, err);
     if (p.kind == SH_SKETCH_MIN && p.option == SH_OPTION_B)
         return min_sketch(sh, p, w, n_tokens, hdr, err);
     if (distinct(sh, w, p.option == SH_OPTION_A, p.seed) != SH_OK)

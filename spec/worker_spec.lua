@@ -31,6 +31,9 @@ local function fasta_docs()
     end
     docs[d] = { text = table.concat(lines, d % 2 == 0 and "\r\n" or "\n") .. "\n", path = "doc" .. d .. ".fa" }
   end
+  local all = {}
+  for b = 0, 255 do all[#all + 1] = string.char(b) end
+  docs[#docs + 1] = { text = ">every byte\n" .. table.concat(all):rep(3) .. "\n>lower\nacgtacgtnnacgtACGTacgt\n", path = "bytes.fa" }
   docs[#docs + 1] = { text = "ACGT\n>late header\nACGT\n", path = "bad.fa" }
   docs[#docs + 1] = { text = "; nothing here\n", path = "empty.fa" }
   return docs
@@ -95,7 +98,7 @@ end
 describe("sketching on the pool's threads instead of the main thread", function()
   it("the FASTA extractor (in C) gives the Lua extractor's sketches and errors", function()
     local a = compare({ w = 10, extractor = "fasta" }, fasta_docs(), true)
-    assert.is_truthy(a[13].error:find("line 1: sequence data before the first '>' header", 1, true), a[13].error)
+    assert.is_truthy(a[14].error:find("line 1: sequence data before the first '>' header", 1, true), a[14].error)
     compare({ w = 10, extractor = "fasta:k=15", sketch = "mod", m = 4 }, fasta_docs(), true)
   end)
 

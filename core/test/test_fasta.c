@@ -114,6 +114,38 @@ static void palindromes_and_runs_pick_the_smaller_strand(void)
     sh_work_free(&w);
 }
 
+/* Every byte value in sequence lines (but the line breaks): white space
+ * dropped, lower-case letters raised, the rest as it is, eight bytes at a
+ * time or one by one. */
+static void every_byte_value_is_read_as_the_lua_extractor_reads_it(void)
+{
+    static char in[4096];
+    static unsigned char seq[4096];
+    size_t n = 0, m = 0, i;
+    int b, rep;
+    long bad = 0;
+    sh_fasta f;
+    sh_error err;
+    sh_work w;
+    memset(&w, 0, sizeof w);
+    CHECK(sh_fasta_init(&f, &sh, 5, &err) == SH_OK);
+    n = (size_t)sprintf(in, ">all bytes\n");
+    for (rep = 0; rep < 3; rep++)
+        for (b = 0; b < 256; b++) {
+            if (b == '\n' || b == '\r') continue;
+            in[n++] = (char)b;
+            if (!(b == ' ' || (b >= 9 && b <= 13))) seq[m++] = (unsigned char)(b >= 'a' && b <= 'z' ? b - 32 : b);
+            /* a line break now and then, but not where the next line would
+             * start with '>' or ';' (a header or a comment) */
+            if ((b + rep) % 29 == 0 && b + 1 != '>' && b + 1 != ';') in[n++] = '\n';
+        }
+    CHECK(sh_fasta_features(&f, in, n, &w, &err) == SH_OK);
+    CHECK_EQ_U64(w.n_ids, m - 4);
+    for (i = 0; i + 5 <= m && i < w.n_ids; i++) bad += w.ids[i] != sh_token_id(&sh, seq + i, 5);
+    CHECK_EQ_U64(bad, 0);
+    sh_work_free(&w);
+}
+
 static void what_is_not_fasta_is_refused_naming_the_line(void)
 {
     sh_fasta f;
@@ -136,6 +168,7 @@ int main(void)
     make();
     RUN(rolling_ids_equal_fingerprints_from_scratch);
     RUN(palindromes_and_runs_pick_the_smaller_strand);
+    RUN(every_byte_value_is_read_as_the_lua_extractor_reads_it);
     RUN(what_is_not_fasta_is_refused_naming_the_line);
     return TEST_END();
 }

@@ -370,7 +370,7 @@ static void sketches_agree_at_every_level_and_with_the_definition(void)
             p.kind = kind ? SH_SKETCH_MOD : SH_SKETCH_MIN;
             p.s = sizes[round % 4];
             p.m = mods[round % 5];
-            p.floor = (uint32_t)(round % 3 == 0 ? 8 : 0);
+            p.floor = (uint32_t)((round / 7) % 2 == 0 ? 8 : 0); /* with and without repeats */
             if (sh_sketch_build(&shs[SH_SIMD_PORTABLE], &w, &p, 0, n, &ref, &err) != SH_OK) { bad++; continue; }
             if (!kind) { /* the definition: the s smallest distinct mixed values */
                 for (i = 0; i < w.n_fps; i++) all[i] = sh_permute(shs[1].c.seed, w.fps[i]);
@@ -379,6 +379,25 @@ static void sketches_agree_at_every_level_and_with_the_definition(void)
                 if (ref->n_shingles != nd || ref->n != (nd < p.s ? nd : p.s) || memcmp(ref->v, all, ref->n * 8) != 0) {
                     if (!bad) fprintf(stderr, "MIN_%u of %zu shingles is not the s smallest distinct values\n", p.s, n);
                     bad++;
+                }
+            }
+            if (kind && round % 2) { /* the shingles as a feature set: MOD_m against its definition */
+                sh_sketch *fs;
+                uint64_t m;
+                size_t want = 0;
+                for (i = 0; i < w.n_fps; i++) all[i] = sh_permute(shs[1].c.seed, w.fps[i]);
+                qsort(all, w.n_fps, 8, cmp_u64);
+                for (i = 0, nd = 0; i < w.n_fps; i++) if (!nd || all[i] != all[nd - 1]) all[nd++] = all[i];
+                m = sh_mod_for(p.m, p.floor, nd);
+                for (i = 0; i < nd; i++) if (all[i] % m == 0) all[want++] = all[i];
+                for (lv = SH_SIMD_PORTABLE; lv <= (int)best; lv++) {
+                    if (sh_sketch_build(&shs[lv], &w, &p, 1, n, &fs, &err) != SH_OK) { bad++; continue; }
+                    if (fs->n_shingles != nd || fs->n != want || fs->p.m != m || memcmp(fs->v, all, want * 8) != 0) {
+                        if (!bad) fprintf(stderr, "MOD of %zu features differs from its definition at level %s\n", n,
+                                          sh_simd_name((sh_simd)lv));
+                        bad++;
+                    }
+                    free(fs);
                 }
             }
             for (lv = SH_SIMD_SSE2; lv <= (int)best; lv++) {
