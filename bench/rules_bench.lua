@@ -152,6 +152,7 @@ local rows = {
   { "named set text (built-in steps)", { canon = "text" }, text, tbytes },
   { "named set tweet (a Lua text step)", { canon = "tweet", invalid = "skip" }, text, tbytes },
   { "named set code, on the text", { canon = "code" }, text, tbytes },
+  { "C text path, on source code", {}, code, cbytes },
   { "named set code, on source code", { canon = "code" }, code, cbytes },
   { "extractor code, on source code", { extractor = "code" }, code, cbytes },
   { "extractor fasta (k = 21), Mbp", { extractor = "fasta" }, fasta, fbytes },
@@ -177,6 +178,21 @@ for _, row in ipairs(rows) do
   end
   print(("| %s | %s | %.1f | %.2f | %.1f | %s |"):format(row[1], where, one, one / base, two, lua))
 end
+
+-- Per feature: the C text path makes a shingle every few bytes, the FASTA
+-- extractor a k-mer for every base (its MB are Mbp), the code tokenizer a
+-- token for every operator and bracket too.
+local function shingles_per_mb(sh, docs)
+  local n, b = 0, 0
+  for i = 1, math.min(#docs, 200) do
+    n = n + sh:sketch(docs[i].text):shingles()
+    b = b + #docs[i].text
+  end
+  return n / b * 1e6
+end
+print(("\nshingles per MB: C text path %.0f on the text, %.0f on source code; named set code %.0f on source code;"
+  .. " FASTA k-mers per Mbp 1000000"):format(shingles_per_mb(shingle.new{}, text), shingles_per_mb(shingle.new{}, code),
+  shingles_per_mb(shingle.new{ canon = "code" }, code)))
 
 -- A Lua rule set's shingle iterator against the C shingler's, per shingle.
 local doc = text[1].text .. text[2].text .. text[3].text
