@@ -144,6 +144,12 @@ describe("the code rule set in C", function()
       for i = 1, r(60) do t[i] = bits[r(#bits)] end
       srcs[#srcs + 1] = table.concat(t, r(2) == 1 and " " or "")
     end
+    -- strings that end in an escape or at the end of the input
+    for _, src in ipairs{ '"abc\\', "'\\", '"\\"', 'x = "a\\\\" + y', '"\\\\\\"q" z', "s = 'it\\'s' + t", '"',
+      -- runs of identifier characters and of white space across 64-byte blocks
+      ("a"):rep(130) .. (" "):rep(70) .. ("b1_"):rep(30) .. "\t\n" .. ("\xc3\xa9x"):rep(40) .. "+" .. ("9"):rep(65) } do
+      srcs[#srcs + 1] = src
+    end
     for i, src in ipairs(srcs) do
       assert.are.same(rules.code_tokens(src), (sh:tokens(src)), "source " .. i)
     end
