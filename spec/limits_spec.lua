@@ -1,0 +1,68 @@
+-- Bounded cost on hostile input (docs/robustness.md, "Limits"): pathological
+-- inputs made on the fly and streamed through a pipe where they can be; the
+-- time and the peak resident memory of the whole command (/usr/bin/time -v)
+-- must stay within the bounds stated here.
+local support = require "support"
+
+local lua = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
+local shingle_cmd = lua .. " bin/shingle "
+
+local function tmpdir()
+  local p = os.tmpname()
+  os.remove(p)
+  assert(os.execute("mkdir -p " .. p))
+  return p
+end
+
+-- Run a shell command under /usr/bin/time -v: output, exit code, seconds, peak RSS in MiB.
+local function measured(cmd)
+  local out = support.run("/usr/bin/time -v sh -c '" .. cmd:gsub("'", "'\\''") .. "'")
+  local code = tonumber(out:match("Exit status: (%d+)"))
+  local m, s = out:match("Elapsed %(wall clock%) time %(h:mm:ss or m:ss%): (%d+):([%d.]+)")
+  local rss = tonumber(out:match("Maximum resident set size %(kbytes%): (%d+)"))
+  if os.getenv("LIMITS_VERBOSE") then print(("%.1f s, %.0f MiB: %s"):format(tonumber(m) * 60 + tonumber(s), rss / 1024, cmd:sub(1, 90))) end
+  return out, code, tonumber(m) * 60 + tonumber(s), rss / 1024
+end
+
+describe("pathological inputs #faults", function()
+  local dir
+  setup(function() dir = tmpdir() end)
+  teardown(function() os.execute("rm -rf " .. dir) end)
+
+  it("a 1 GB JSON Lines line on standard input is refused after --max-bytes, in bounded memory", function()
+    -- a line that never ends: 1 GiB of "a" after an opening {"text":" (head -c stops it)
+    local out, code, secs, rss = measured("{ printf '{\"text\":\"'; head -c 1073741824 /dev/zero | tr '\\0' a; } | "
+      .. shingle_cmd .. "cluster - --format jsonl --max-bytes 64M -o " .. dir .. "/o1")
+    assert.are.equal(1, code, out)
+    assert.is_truthy(out:find("standard input: line 1: longer than the limit of 67108864 bytes", 1, true), out)
+    assert.is_truthy(out:find("no documents to cluster", 1, true), out)
+    assert.is_true(rss < 200, ("peak RSS %.0f MiB, bound 200 MiB"):format(rss))
+    assert.is_true(secs < 60, ("%.1f s, bound 60 s"):format(secs))
+  end)
+
+  it("a gzip bomb in a WARC (1 GiB in one record, 1 MB compressed) is skipped in bounded memory", function()
+    local bomb = dir .. "/bomb.warc.gz"
+    -- written by gzip from a stream: no 1 GiB file on disk
+    assert(os.execute(("{ printf 'WARC/1.0\\r\\nWARC-Type: resource\\r\\nWARC-Target-URI: file:///bomb\\r\\n"
+      .. "Content-Type: text/plain\\r\\nContent-Length: 1073741824\\r\\n\\r\\n'; head -c 1073741824 /dev/zero | tr '\\0' a; "
+      .. "printf '\\r\\n\\r\\n'; } | gzip -1 > %s"):format(bomb)))
+    local out, code, secs, rss = measured(shingle_cmd .. "cluster " .. bomb .. " -o " .. dir .. "/o2")
+    assert.are.equal(1, code, out)
+    assert.is_truthy(out:find("larger than max_record; skipped", 1, true), out)
+    assert.is_true(rss < 100, ("peak RSS %.0f MiB, bound 100 MiB"):format(rss))
+    assert.is_true(secs < 60, ("%.1f s, bound 60 s"):format(secs))
+  end)
+
+  it("10^6 tiny documents are clustered within --memory plus a bounded overhead", function()
+    local input = dir .. "/tiny.jsonl"
+    -- a million one-line documents, every thousandth a copy of the one before
+    assert(os.execute(("awk 'BEGIN { for (i = 1; i <= 1000000; i++) { w = (i %% 1000 == 0) ? i - 1 : i; "
+      .. "printf \"{\\\"url\\\":\\\"u%%d\\\",\\\"text\\\":\\\"tiny doc %%d of the set\\\"}\\n\", i, w } }' > %s"):format(input)))
+    local out, code, secs, rss = measured(shingle_cmd .. "cluster -q --memory 256M " .. input .. " -o " .. dir .. "/o3")
+    assert.are.equal(0, code, out)
+    assert.is_truthy(out:find("documents 1000000 (skipped 0)", 1, true), out)
+    assert.is_truthy(out:find("clusters 1000 with 2000 documents", 1, true), out)
+    assert.is_true(rss < 1024, ("peak RSS %.0f MiB, bound 1024 MiB"):format(rss))
+    assert.is_true(secs < 300, ("%.1f s, bound 300 s"):format(secs))
+  end)
+end)
