@@ -159,7 +159,9 @@ void sh_mail_free(sh_mail *m)
 
 static void warn(sh_mail *m, const char *what, const char *detail, size_t dn)
 {
-    if (m->warning) return;
+    /* renderable() walks parts without a parser (m NULL): nothing to report
+     * (a nested multipart without its closing delimiter; found by fuzz_mail) */
+    if (!m || m->warning) return;
     snprintf(m->warn, sizeof m->warn, "%s%.*s", what, (int)(dn > 60 ? 60 : dn), detail ? detail : "");
     m->warning = m->warn;
 }

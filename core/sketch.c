@@ -708,7 +708,7 @@ void sh_sketch_serialize(const sh_sketch *a, unsigned char *out)
 }
 
 /* The fields of a decoded sketch against what a writer produces (sketch.h). */
-static sh_status check_loaded(const sh_sketch *a, sh_error *err)
+sh_status sh_sketch_check(const sh_sketch *a, sh_error *err)
 {
     const sh_sketch_params *p = &a->p;
     size_t i;
@@ -792,7 +792,7 @@ sh_status sh_sketch_deserialize(const unsigned char *in, size_t n, sh_sketch **o
     a->n = count;
     for (i = 0; i < count; i++) a->v[i] = sh_load_le64(in + HEADER + 8 * (size_t)i);
     {
-        sh_status st = check_loaded(a, err);
+        sh_status st = sh_sketch_check(a, err);
         if (st != SH_OK) { free(a); return st; }
     }
     *out = a;

@@ -132,6 +132,10 @@ sh_status sh_sketch_estimate(const sh_sketch *a, const sh_sketch *b, sh_estimate
 size_t sh_sketch_serialized_size(const sh_sketch *a);
 void sh_sketch_serialize(const sh_sketch *a, unsigned char *out);
 sh_status sh_sketch_deserialize(const unsigned char *in, size_t n, sh_sketch **out, sh_error *err);
+/* The field checks of sh_sketch_deserialize on a sketch decoded elsewhere (a
+ * record of a sketch file): SH_OK or SH_EFORMAT saying which field is not
+ * what a writer produces (its offset is the field's in the serialized form). */
+sh_status sh_sketch_check(const sh_sketch *a, sh_error *err);
 
 /* Section 4.2: the binomial probability that an estimate from s samples of a
  * resemblance r lies within [r - eps, r + eps] (the paper's p(s, r, eps)) ... */

@@ -397,8 +397,18 @@ sh_status sh_skfile_next(sh_skfile_reader *r, sh_skkey *key, const sh_sketch **s
     }
     if (!r->params) return bad(r, err, at, "follows a header without parameters (a file of no sketches): corrupt");
     if (len < REC_FIXED || len > MAX_RECORD) return bad(r, err, at, "has an impossible length: corrupt");
-    if (!reserve(&r->buf, &r->cap, len)) { r->done = 1; return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
-    if ((st = read_exact(r, r->buf, len, "a record", err)) != SH_OK) { r->done = 1; return st; }
+    {
+        /* the buffer grows with the bytes that arrive, not with the length a
+         * record claims: a damaged length costs no more memory than the file
+         * has (found by core/fuzz/fuzz_sketchfile: 30 bytes asked for 2 GiB) */
+        size_t got = 0;
+        while (got < len) {
+            size_t piece = len - got < ((size_t)1 << 20) ? len - got : ((size_t)1 << 20);
+            if (!reserve(&r->buf, &r->cap, got + piece)) { r->done = 1; return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
+            if ((st = read_exact(r, r->buf + got, piece, "a record", err)) != SH_OK) { r->done = 1; return st; }
+            got += piece;
+        }
+    }
     p = r->buf;
     if (sh_load_le32(p + len - 4) != (uint32_t)crc32(0L, p, (uInt)(len - 4)))
         return bad(r, err, at, "fails its checksum: the file is corrupt");
@@ -425,6 +435,11 @@ sh_status sh_skfile_next(sh_skfile_reader *r, sh_skkey *key, const sh_sketch **s
     if (fp->kind == SH_SKETCH_MOD && (rp.m == 0 || sh_mod_steps(fp->m > rp.m ? fp->m : rp.m, fp->m > rp.m ? rp.m : fp->m) == UINT32_MAX))
         return bad(r, err, at, "has a modulus that is not on the file's chain: corrupt");
     if (fp->kind == SH_SKETCH_CLASS && rp.cls > 63) return bad(r, err, at, "has a size class above 63: corrupt");
+    /* a field the kind does not use is the header's, as the writer copies it */
+    if ((fp->kind != SH_SKETCH_MIN && fp->kind != SH_SKETCH_MINMOD && rp.s != fp->s) ||
+        (fp->kind != SH_SKETCH_MOD && fp->kind != SH_SKETCH_MINMOD && rp.m != fp->m) ||
+        (fp->kind != SH_SKETCH_CLASS && rp.cls != fp->cls))
+        return bad(r, err, at, "sets a field its kind does not use (s, class or modulus) unlike the header: corrupt");
     if (n > r->sk_cap || !r->sk) {
         size_t nc = n > 16 ? n : 16;
         sh_sketch *s = (sh_sketch *)realloc(r->sk, sizeof *s + nc * sizeof(uint64_t));
@@ -440,6 +455,17 @@ sh_status sh_skfile_next(sh_skfile_reader *r, sh_skkey *key, const sh_sketch **s
     for (i = 0; i < n; i++) {
         r->sk->v[i] = sh_load_le64(p + 8 * (size_t)i);
         if (i > 0 && r->sk->v[i] <= r->sk->v[i - 1]) return bad(r, err, at, "has values out of order: corrupt");
+    }
+    {
+        /* every field as sh_sketch_deserialize (shingle.load) checks it: a
+         * record is a sketch a writer could have made (e.g. MOD values that
+         * are multiples of the modulus; found by core/fuzz/fuzz_sketchfile) */
+        sh_error e2;
+        if (sh_sketch_check(r->sk, &e2) != SH_OK) {
+            r->done = 1;
+            return sh_error_set(err, SH_EFORMAT, (size_t)at, "%s: record %llu at byte %llu: %.300s: corrupt", r->name,
+                                (unsigned long long)r->count + 1, (unsigned long long)at, e2.msg);
+        }
     }
     r->count++;
     *sketch = r->sk;

@@ -388,7 +388,8 @@ sh_status sh_zstream_line(sh_zstream *zs, size_t max, const char **line, size_t 
     if (max == 0 || max > (size_t)-1 / 32) max = (size_t)-1 / 32;
     for (;;) {
         size_t have = zs->out_len - zs->out_pos;
-        const char *start = zs->out + zs->out_pos;
+        /* no buffer yet before the first decode (an empty input never gets one) */
+        const char *start = zs->out ? zs->out + zs->out_pos : NULL;
         const char *nl = have > zs->scan ? (const char *)memchr(start + zs->scan, '\n', have - zs->scan) : NULL;
         if (nl) {
             size_t l = (size_t)(nl - start);
