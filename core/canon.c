@@ -270,6 +270,17 @@ static sh_status token_grow(canon *c)
     size_t cap = o->cap ? o->cap * 2 : 256;
     sh_token *nt;
     unsigned char *nh;
+    /* the caller's bound (issue 11, max_shingles): checked here, when the
+     * array is full; the array never grows past the bound and the 64 tokens
+     * of slack the block scanner asks for before each block (so a document
+     * may end with up to 63 tokens past the bound: sh_shingle_text checks
+     * the count it gets) */
+    if (o->max_n) {
+        if (o->n >= o->max_n)
+            return sh_error_set(c->err, SH_ELIMIT, 0, "more than %zu tokens", o->max_n);
+        if (o->max_n <= SIZE_MAX - 64 && cap > o->max_n + 64)
+            cap = o->max_n + 64;
+    }
     if (cap > SIZE_MAX / sizeof *nt)
         return no_memory(c, SIZE_MAX);
     nt = realloc(o->tok, cap * sizeof *nt);
@@ -1315,6 +1326,20 @@ sh_status sh_canon_tokenize(const sh_canon_opts *opts, const char *in, size_t n,
         opts->invalid != SH_UTF8_LATIN1)
         return sh_error_set(err, SH_EINVAL, 0,
                             "sh_canon_tokenize: invalid must be SH_UTF8_ERROR, SH_UTF8_SKIP or SH_UTF8_LATIN1");
+    if (out->max_n && out->max_n <= SIZE_MAX - 64 && out->cap > out->max_n + 64) {
+        /* buffers kept from a larger document: back within the bound (and
+         * the block scanner's slack, see token_grow), so that token_grow
+         * sees it */
+        const size_t cap = out->max_n + 64;
+        sh_token *t = realloc(out->tok, cap * sizeof *t);
+        unsigned char *h;
+        if (!t)
+            return sh_error_set(err, SH_ENOMEM, 0, "out of memory shrinking the token buffers");
+        out->tok = t;
+        out->cap = cap; /* the heads keep room for at least cap tokens either way */
+        if ((h = realloc(out->head, cap * SH_TOKEN_HEAD)) != NULL)
+            out->head = h;
+    }
     if (opts->flags & SH_CANON_CODE)
         return sh_code_tokenize(in, n, out, err);
     out->n = 0;
@@ -1376,6 +1401,13 @@ static sh_status tokens_room(sh_tokens *t, size_t need, sh_error *err)
         size_t cap = t->cap ? t->cap * 2 : 256;
         sh_token *k;
         unsigned char *h;
+        /* the caller's bound, as in token_grow (issue 11, max_shingles) */
+        if (t->max_n) {
+            if (t->n >= t->max_n)
+                return sh_error_set(err, SH_ELIMIT, 0, "more than %zu tokens", t->max_n);
+            if (t->max_n <= SIZE_MAX - 64 && cap > t->max_n + 64)
+                cap = t->max_n + 64;
+        }
         if (cap > SIZE_MAX / (sizeof *k + SH_TOKEN_HEAD) || !(k = realloc(t->tok, cap * sizeof *k)))
             return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu tokens", cap);
         t->tok = k;

@@ -68,10 +68,16 @@ typedef struct sh_tokens {
     char *text;          /* canonical bytes of the tokens, each at its tok.off (not in order,
                           * not back to back, with gaps; text_len bytes are in use) */
     size_t text_len, text_cap;
+    size_t max_n;        /* set by the caller: the most tokens it takes (0: no limit); beyond
+                          * them tokenizing stops with SH_ELIMIT, having held at most max_n
+                          * + 64 tokens (a bound on the memory one document takes; the
+                          * 64: the block scanner's slack, so a result may hold up to
+                          * 63 more than max_n: the caller checks n) */
 } sh_tokens;
 
-/* Tokenize in[0..n) into out (its previous contents are discarded).
- * Returns SH_OK, SH_ENOMEM, or SH_EUTF8 (only with SH_UTF8_ERROR; err->offset is
+/* Tokenize in[0..n) into out (its previous contents are discarded; its
+ * max_n is kept). Returns SH_OK, SH_ENOMEM, SH_ELIMIT (more than out->max_n
+ * tokens), or SH_EUTF8 (only with SH_UTF8_ERROR; err->offset is
  * the offending byte). NUL bytes are separators. On error out is left valid but
  * its contents are unspecified. */
 sh_status sh_canon_tokenize(const sh_canon_opts *opts, const char *in, size_t n,

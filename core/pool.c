@@ -61,6 +61,7 @@ static void extract(sh_pool *p, worker *w, const sh_shingler *sh, const char *da
         }
         w->ctx_made = 1;
     }
+    w->work.max_shingles = p->c.max_shingles;
     if (ex->extract(w->ctx, data, len, path, &w->work, &features, &err) != SH_OK ||
         (features ? sh_shingle_features(&w->work, &err) : sh_shingle_ids(sh, &w->work, &err)) != SH_OK ||
         sh_doc_sketch(sh, &w->work, &p->c.params, features, p->c.want_full, p->c.sig_k, data, len, w->work.n_ids, o,
@@ -127,6 +128,7 @@ static void one(sh_pool *p, worker *w, const sh_doc_in *d, sh_doc_out *o)
             tlen = mr.len;
             sh = p->c.html;
         }
+        w->work.max_shingles = p->c.max_shingles;
         if (sh_shingle_text(sh, &w->work, text, tlen, &err) == SH_OK &&
             sh_doc_sketch(sh, &w->work, &p->c.params, 0, p->c.want_full, p->c.sig_k, data, len, w->work.toks.n, o, &err) == SH_OK)
             return;

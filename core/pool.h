@@ -50,6 +50,8 @@ typedef struct sh_pool_config {
                                   compressed document's decompressed size and a message's rendering */
     int mail;                  /* a document that is an email message (by content, core/mail.h) is
                                   rendered as its subject and text parts, with the HTML shingler */
+    size_t max_shingles;       /* a document with more shingles is skipped (SH_ELIMIT), having held
+                                  at most that many tokens (0: no limit; sh_work.max_shingles) */
     const sh_extractor *extractor; /* NULL: the shingler's canonicalization; else this (kept by the caller) */
 } sh_pool_config;
 

@@ -120,6 +120,9 @@ uint64_t *sh_work_ids(sh_work *w, size_t n)
 
 sh_status sh_shingle_features(sh_work *w, sh_error *err)
 {
+    if (w->max_shingles && w->n_ids > w->max_shingles)
+        return sh_error_set(err, SH_ELIMIT, 0, "has more than %zu features, the limit (max_shingles); raise "
+                            "--max-shingles to include it", w->max_shingles);
     if (reserve_fps(w, w->n_ids) != SH_OK)
         return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu features", w->n_ids);
     if (w->n_ids) memcpy(w->fps, w->ids, w->n_ids * sizeof *w->fps);
@@ -504,17 +507,38 @@ static sh_status window(const sh_shingler *s, sh_work *w, sh_error *err)
     return SH_OK;
 }
 
+/* The tokens (ids) that make max_shingles shingles: w - 1 more. */
+static size_t max_tokens(const sh_shingler *s, const sh_work *w)
+{
+    if (!w->max_shingles) return 0;
+    return w->max_shingles > SIZE_MAX - (size_t)s->c.w ? SIZE_MAX : w->max_shingles + (size_t)s->c.w - 1;
+}
+
+static sh_status too_many(const sh_work *w, sh_error *err)
+{
+    return sh_error_set(err, SH_ELIMIT, 0, "has more than %zu shingles, the limit (max_shingles); raise --max-shingles "
+                        "to include it", w->max_shingles);
+}
+
 sh_status sh_shingle_ids(const sh_shingler *s, sh_work *w, sh_error *err)
 {
+    size_t max = max_tokens(s, w);
+    if (max && w->n_ids > max) return too_many(w, err);
     return window(s, w, err);
 }
 
 sh_status sh_shingle_text(const sh_shingler *s, sh_work *w, const char *text, size_t n, sh_error *err)
 {
-    sh_status st = sh_canon_tokenize(&s->c.canon, text, n, &w->toks, err);
+    sh_status st;
     const sh_token *tok;
     size_t i, nt, nid = 0;
+    w->toks.max_n = max_tokens(s, w);
+    st = sh_canon_tokenize(&s->c.canon, text, n, &w->toks, err);
+    if (st == SH_ELIMIT) return too_many(w, err);
     if (st != SH_OK) return st;
+    /* the block scanner may end a document up to 63 tokens past the bound
+     * (the slack it needs, canon.c token_grow) */
+    if (w->toks.max_n && w->toks.n > w->toks.max_n) return too_many(w, err);
     nt = w->toks.n;
     tok = w->toks.tok;
     if (nt > UINT32_MAX)

@@ -74,6 +74,10 @@ typedef struct sh_work {
     size_t tab_cap;
     uint64_t *vals;           /* distinct mixed values */
     size_t n_vals, cap_vals;
+    size_t max_shingles;      /* set by the caller: the most shingles a document may have
+                               * (0: no limit). Beyond it sh_shingle_text stops tokenizing
+                               * and, like sh_shingle_ids, gives SH_ELIMIT: the bound on
+                               * the memory one document takes (docs/robustness.md) */
     unsigned char *bytes;     /* scratch of extractors (fasta.h: the sequences) */
     size_t cap_bytes;
 } sh_work;

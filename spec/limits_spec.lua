@@ -53,6 +53,26 @@ describe("pathological inputs #faults", function()
     assert.is_true(secs < 60, ("%.1f s, bound 60 s"):format(secs))
   end)
 
+  it("a 63 MB document of one repeated word is refused past --max-shingles, in bounded memory", function()
+    -- 31.5 million one-letter tokens: tokenizing stops at the default limit (16 Mi shingles)
+    local d = dir .. "/one-word"
+    assert(os.execute("mkdir -p " .. d))
+    assert(os.execute(("head -c 31500000 /dev/zero | sed 's/\\x0/a /g' > %s/a.txt"):format(d)))
+    assert(os.execute(("printf 'a short document beside it, of a few words\\n' > %s/b.txt"):format(d)))
+    local out, code, secs, rss = measured(shingle_cmd .. "cluster " .. d .. " --memory 64M -o " .. dir .. "/o4")
+    assert.are.equal(0, code, out)
+    assert.is_truthy(out:find("a.txt: has more than 16777216 shingles, the limit (max_shingles); raise --max-shingles", 1, true), out)
+    assert.is_truthy(out:find("documents 2 (skipped 1)", 1, true), out)
+    -- about 36 bytes a token held (token, head, text) until the limit: was 2.3 GB
+    assert.is_true(rss < 900, ("peak RSS %.0f MiB, bound 900 MiB"):format(rss))
+    assert.is_true(secs < 60, ("%.1f s, bound 60 s"):format(secs))
+    -- a lower limit, a smaller bound
+    out, code, secs, rss = measured(shingle_cmd .. "cluster " .. d .. " --max-shingles 1M -o " .. dir .. "/o5")
+    assert.are.equal(0, code, out)
+    assert.is_truthy(out:find("has more than 1048576 shingles", 1, true), out)
+    assert.is_true(rss < 250, ("peak RSS %.0f MiB, bound 250 MiB"):format(rss))
+  end)
+
   it("10^6 tiny documents are clustered within --memory plus a bounded overhead", function()
     local input = dir .. "/tiny.jsonl"
     -- a million one-line documents, every thousandth a copy of the one before
@@ -64,5 +84,38 @@ describe("pathological inputs #faults", function()
     assert.is_truthy(out:find("clusters 1000 with 2000 documents", 1, true), out)
     assert.is_true(rss < 1024, ("peak RSS %.0f MiB, bound 1024 MiB"):format(rss))
     assert.is_true(secs < 300, ("%.1f s, bound 300 s"):format(secs))
+  end)
+end)
+
+describe("max_shingles through the Lua paths", function()
+  local shingle = require "shingle"
+  local sketcher = require "shingle.sketcher"
+
+  it("a token list with more shingles than the limit gives nil and a message, not an error", function()
+    local c = shingle.unwrap(shingle.new{ w = 2, sketch = "min", s = 4 })
+    local toks = { "a", "b", "c", "d", "e" } -- 4 shingles of 2
+    local r = c:sketch_doc("a b c d e", toks, { max_shingles = 4 })
+    assert.is_table(r)
+    local none, msg = c:sketch_doc("a b c d e", toks, { max_shingles = 3 })
+    assert.is_nil(none)
+    assert.is_truthy(msg:find("more than 3 shingles", 1, true), msg)
+    -- the limit is per call: the next document without one is sketched
+    assert.is_table(c:sketch_doc("a b c d e", toks))
+  end)
+
+  it("a Lua rule set's document over the limit is a document problem naming it", function()
+    local text, html = sketcher.shinglers{ canon = "code", w = 2 }
+    local sk = sketcher.new(text, html, { threads = 1, max_shingles = 3 })
+    local out = sk:batch({ { text = "x = y + z * w", url = "u1" }, { text = "a b", url = "u2" } })
+    assert.is_truthy(out[1].error and out[1].error:find("u1: has more than 3 shingles", 1, true), tostring(out[1].error))
+    assert.is_truthy(out[2].sketch)
+  end)
+
+  it("the pool skips a document over the limit and sketches the next", function()
+    local text, html = sketcher.shinglers{ w = 2 }
+    local sk = sketcher.new(text, html, { threads = 2, max_shingles = 3 })
+    local out = sk:batch({ { text = "one two three four five", url = "u1" }, { text = "one two three", url = "u2" } })
+    assert.is_truthy(out[1].error and out[1].error:find("has more than 3 shingles", 1, true), tostring(out[1].error))
+    assert.is_nil(out[2].error)
   end)
 end)

@@ -28,7 +28,8 @@ typedef struct shl_p1 {
 
 /* ---- the pool ----------------------------------------------------------------- */
 
-/* core.pool(text_shingler, html_shingler, { threads, full, sig_k, skip_binary, max_bytes, mail, fasta_k, lua })
+/* core.pool(text_shingler, html_shingler, { threads, full, sig_k, skip_binary, max_bytes, mail, max_shingles,
+ *   fasta_k, lua })
  * fasta_k: the documents are FASTA, sketched as the set of their k-mers
  * (core/fasta.h); lua: Lua on the workers (shl_worker_extractor). */
 static int pool_new(lua_State *L)
@@ -59,6 +60,8 @@ static int pool_new(lua_State *L)
     u->cfg.skip_binary = shl_opt_bool(L, 3, "skip_binary", 1);
     u->cfg.max_bytes = (size_t)shl_opt_num(L, 3, "max_bytes", 0);
     u->cfg.mail = shl_opt_bool(L, 3, "mail", 1);
+    u->cfg.max_shingles = (size_t)shl_opt_num(L, 3, "max_shingles", 0);
+    luaL_argcheck(L, u->cfg.max_shingles == 0 || u->cfg.max_shingles >= 1, 3, "max_shingles must be a positive count");
     fasta_k = shl_opt_int(L, 3, "fasta_k", 0);
     if (fasta_k) {
         if (!(u->fasta = (sh_fasta *)malloc(sizeof *u->fasta))) return luaL_error(L, "out of memory");

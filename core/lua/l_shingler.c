@@ -158,7 +158,7 @@ static void release_doc(void *p)
     sh_doc_release((sh_doc_out *)p);
 }
 
-/* sh:sketch_doc(bytes, list [, { features, full, sig_k }]) -> { sketch, full,
+/* sh:sketch_doc(bytes, list [, { features, full, sig_k, max_shingles }]) -> { sketch, full,
  * raw, canonical, set, tokens, sig }: a document that Lua canonicalized (list:
  * its tokens, or with features its feature set, as sketch_tokens and
  * sketch_features take them; bytes: the document as read) sketched as the
@@ -166,7 +166,8 @@ static void release_doc(void *p)
  * fingerprints and signature whichever path made it. full: also the full
  * shingle set, which then makes the set fingerprint (exact verification);
  * sig_k: a min-hash signature of that many values, as a string of sig_k
- * little-endian u64s. */
+ * little-endian u64s. max_shingles (0: none): a document with more shingles
+ * gives nil, message. */
 static int shingler_sketch_doc(lua_State *L)
 {
     shl_shingler *u = shl_checkshingler(L, 1);
@@ -174,6 +175,7 @@ static int shingler_sketch_doc(lua_State *L)
     const char *bytes = luaL_checklstring(L, 2, &len);
     int features = 0, full = 0;
     lua_Integer sig_k = 0;
+    lua_Number max_shingles = 0;
     sh_doc_out *o;
     sh_error err;
     luaL_checktype(L, 3, LUA_TTABLE);
@@ -183,10 +185,17 @@ static int shingler_sketch_doc(lua_State *L)
         full = shl_opt_bool(L, 4, "full", 0);
         sig_k = shl_opt_int(L, 4, "sig_k", 0);
         luaL_argcheck(L, sig_k >= 0 && sig_k <= 4096, 4, "sig_k must be 0 to 4096");
+        max_shingles = shl_opt_num(L, 4, "max_shingles", 0);
+        luaL_argcheck(L, max_shingles >= 0, 4, "max_shingles must be 0 (no limit) or a positive count");
     }
     ids_from_list(L, u, 3);
-    if ((features ? sh_shingle_features(&u->work, &err) : sh_shingle_ids(&u->sh, &u->work, &err)) != SH_OK)
+    u->work.max_shingles = (size_t)max_shingles;
+    if ((features ? sh_shingle_features(&u->work, &err) : sh_shingle_ids(&u->sh, &u->work, &err)) != SH_OK) {
+        u->work.max_shingles = 0;
+        if (err.code == SH_ELIMIT) return shl_fail(L, &err); /* the document's problem, not a misuse */
         return shl_raise(L, &err);
+    }
+    u->work.max_shingles = 0;
     o = (sh_doc_out *)shl_newbox(L, sizeof *o, release_doc);
     if (sh_doc_sketch(&u->sh, &u->work, &u->sp, features, full, (uint32_t)sig_k, bytes, len, u->work.n_ids, o, &err) != SH_OK)
         return shl_raise(L, &err);

@@ -441,6 +441,47 @@ static void size_class_reduction_filters_to_the_coarser_modulus(void)
     CHECK(sh_size_class(0) == 0 && sh_size_class(199) == 0 && sh_size_class(200) == 1 && sh_size_class(399) == 1 && sh_size_class(400) == 2);
 }
 
+/* max_shingles (issue 11): a document of exactly the limit is shingled, one
+ * token more is SH_ELIMIT, and the token array never holds more than the
+ * tokens the limit allows, also after a larger document grew it; the ids
+ * and features paths refuse likewise. */
+static void max_shingles_bounds_the_tokens_kept(void)
+{
+    sh_shingler *s = make(3, 64, 0, SH_TOKENS_RABIN, SH_OPTION_B);
+    sh_work w;
+    sh_error err;
+    char big[4000];
+    size_t i;
+    memset(&w, 0, sizeof w);
+    CHECK(s != NULL);
+    if (!s) return;
+    for (i = 0; i + 2 <= sizeof big - 1; i += 2) { big[i] = 'a'; big[i + 1] = ' '; }
+    big[sizeof big - 1] = '\0';
+    /* no limit: 1999 tokens, the array grows past them */
+    CHECK(sh_shingle_text(s, &w, big, strlen(big), &err) == SH_OK);
+    CHECK(w.toks.n == 1999 && w.toks.cap >= 1999);
+    w.max_shingles = 5; /* w = 3: 7 tokens make 5 shingles */
+    CHECK(sh_shingle_text(s, &w, "a b c d e f g", 13, &err) == SH_OK);
+    CHECK(w.n_fps == 5);
+    CHECK(w.toks.cap <= 7 + 64); /* the block scanner's slack */
+    CHECK(sh_shingle_text(s, &w, "a b c d e f g h", 15, &err) == SH_ELIMIT);
+    CHECK(strstr(err.msg, "more than 5 shingles") != NULL && strstr(err.msg, "--max-shingles") != NULL);
+    CHECK(w.toks.cap <= 7 + 64); /* the block scanner's slack */
+    CHECK(sh_shingle_text(s, &w, big, strlen(big), &err) == SH_ELIMIT);
+    CHECK(w.toks.cap <= 7 + 64); /* the block scanner's slack */
+    /* ids given by a caller (Lua tokens), and feature sets */
+    CHECK(sh_work_ids(&w, 8) != NULL);
+    for (i = 0; i < 8; i++) w.ids[i] = i + 1;
+    CHECK(sh_shingle_ids(s, &w, &err) == SH_ELIMIT);
+    w.n_ids = 7;
+    CHECK(sh_shingle_ids(s, &w, &err) == SH_OK && w.n_fps == 5);
+    w.n_ids = 6;
+    CHECK(sh_shingle_features(&w, &err) == SH_ELIMIT);
+    w.n_ids = 5;
+    CHECK(sh_shingle_features(&w, &err) == SH_OK && w.n_fps == 5);
+    sh_work_free(&w);
+}
+
 int main(void)
 {
     RUN(padded_window_matches_the_80_byte_vectors);
@@ -454,5 +495,6 @@ int main(void)
     RUN(serialization_round_trips_and_rejects_damage);
     RUN(incompatible_sketches_are_refused);
     RUN(size_class_reduction_filters_to_the_coarser_modulus);
+    RUN(max_shingles_bounds_the_tokens_kept);
     return TEST_END();
 }

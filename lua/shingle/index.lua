@@ -108,7 +108,7 @@ local function begin_add(self, opts, level)
   if not adder then if fresh then self.config = nil end return nil, err end
   if fresh then adder:set("user.config", cjson.encode(c)) end
   local sk = require("shingle.sketcher").new(text, html, { threads = opts.threads, extractor = self.extractor,
-    config = c })
+    max_shingles = opts.max_shingles, config = c })
   local function abandon()
     adder:abort()
     if fresh then self.config, self.text, self.html = nil, nil, nil end

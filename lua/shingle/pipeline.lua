@@ -24,6 +24,7 @@ M.defaults = {
   fold = false, punctuation = false, numbers = true, invalid = "latin1",
   -- resources
   threads = nil, memory = 1024 ^ 3, temp_dir = nil, batch = 512, max_bytes = 64 * 1024 ^ 2,
+  max_shingles = 16 * 1024 ^ 2, -- shingle.sketcher.MAX_SHINGLES
   -- phase 3 and 4
   max_df = 1000, method = "shingles", policy = "resemblance", threshold = 0.5,
   -- exact verification costs little (docs/accuracy.md): on by default, with
@@ -118,7 +119,8 @@ function M:phase1()
   local sok, text, html = pcall(self.shinglers, self)
   if not sok then return nil, text end
   local sk = require("shingle.sketcher").new(text, html, { threads = c.threads, full = c.verify,
-    sig_k = self:signature_length(), extractor = self.extractor, max_bytes = c.max_bytes, mail = c.mail, config = c })
+    sig_k = self:signature_length(), extractor = self.extractor, max_bytes = c.max_bytes, mail = c.mail,
+    max_shingles = c.max_shingles, config = c })
   -- from here on the directory holds an unfinished run: run.json, written
   -- last, is what marks a finished one
   os.remove(self.dir .. "/run.json")
@@ -504,7 +506,7 @@ function M:phase1_signature(inputs)
   local c = self.cfg
   local parts = {}
   for _, k in ipairs({ "w", "sketch", "m", "floor", "s", "k", "option", "seed", "fold", "punctuation", "numbers", "invalid",
-    "canon", "extractor", "verify", "method", "meta", "bands", "rows", "format", "html", "max_bytes", "mail" }) do
+    "canon", "extractor", "verify", "method", "meta", "bands", "rows", "format", "html", "max_bytes", "max_shingles", "mail" }) do
     local v = c[k]
     if type(v) == "table" or type(v) == "function" then return nil end
     parts[#parts + 1] = k .. "=" .. tostring(v)

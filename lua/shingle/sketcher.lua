@@ -86,7 +86,14 @@ local function serialize(cfg)
   return "return { " .. table.concat(parts, ", ") .. " }"
 end
 
---- sketcher.new(text, html, { threads, full, sig_k, max_bytes, extractor, mail, config, main_thread })
+-- The most shingles (or features) one document may have unless the caller
+-- says otherwise (--max-shingles; false or 0: no limit). Tokenizing stops
+-- there, so it bounds the memory one document takes: about 75 bytes a token
+-- (docs/robustness.md, "Limits"). 16 Mi shingles is more than a 64 MiB
+-- document of ordinary text has; a document of one-letter words reaches it.
+M.MAX_SHINGLES = 16 * 1024 ^ 2
+
+--- sketcher.new(text, html, { threads, full, sig_k, max_bytes, max_shingles, extractor, mail, config, main_thread })
 -- Documents go to the C pool's threads: as they are when the shingler is all
 -- C (built-in rule sets, the code extractor, which is a C tokenizer), as
 -- FASTA k-mers in C for the FASTA extractor, and through one Lua state per
@@ -97,10 +104,14 @@ end
 function M.new(text, html, opts)
   opts = opts or {}
   local ex = opts.extractor
+  local max_shingles = opts.max_shingles
+  if max_shingles == nil then max_shingles = M.MAX_SHINGLES end
+  if max_shingles == false then max_shingles = 0 end
   local self = setmetatable({ text = text, html = html or text, extractor = ex,
-    full = opts.full, sig_k = opts.sig_k or 0, max_bytes = opts.max_bytes }, M)
+    full = opts.full, sig_k = opts.sig_k or 0, max_bytes = opts.max_bytes, max_shingles = max_shingles }, M)
   local popts = { threads = opts.threads or core.cpus(), full = opts.full, sig_k = opts.sig_k or 0,
-    skip_binary = ex == nil, max_bytes = opts.max_bytes, mail = opts.mail ~= false and ex == nil }
+    skip_binary = ex == nil, max_bytes = opts.max_bytes, mail = opts.mail ~= false and ex == nil,
+    max_shingles = max_shingles }
   self.lua = shingle.unwrap(text) ~= text or ex ~= nil
   if opts.main_thread then -- the reference path, for comparisons
   elseif ex and ex.c == "fasta" then
@@ -142,8 +153,9 @@ function M:lua_batch(docs)
       local name, msg = d.path or d.url or "document", tostring(err)
       out[i] = { error = msg:sub(1, #name + 1) == name .. ":" and msg or name .. ": " .. msg }
     else
-      out[i] = c:sketch_doc(bytes, feats, { features = ex ~= nil and ex.kind == "set", full = self.full,
-        sig_k = self.sig_k })
+      local r, serr = c:sketch_doc(bytes, feats, { features = ex ~= nil and ex.kind == "set", full = self.full,
+        sig_k = self.sig_k, max_shingles = self.max_shingles })
+      out[i] = r or { error = (d.path or d.url or "document") .. ": " .. tostring(serr) }
     end
   end
   return out

@@ -142,6 +142,7 @@ function M.sketch(inputs, path, opts)
   for k, v in pairs(opts) do cfg[k] = v end
   local text, html, ex = sketcher.shinglers(cfg)
   local sk = sketcher.new(text, html, { threads = opts.threads or core.cpus(), extractor = ex, max_bytes = opts.max_bytes,
+    max_shingles = opts.max_shingles,
     mail = opts.mail })
   local w, err = M.create(path, { meta = opts.meta })
   if not w then return nil, err end

@@ -117,14 +117,18 @@ function M.input_config(a)
 end
 
 --- Declare the resource options; which: a list of "memory", "temp_dir",
--- "threads", "max_bytes" (default: all four).
+-- "threads", "max_bytes" (default: all four; max_bytes brings --max-shingles).
 function M.resource_options(c, which)
   local want = {}
   for _, k in ipairs(which or { "memory", "temp_dir", "threads", "max_bytes" }) do want[k] = true end
   if want.memory then c:option("--memory", "Memory budget for the external sorts, e.g. 512M, 1G.", "1G") end
   if want.temp_dir then c:option("--temp-dir", "Directory for sort runs (default: the output directory).") end
   if want.threads then c:option("--threads", "Sketching threads (default: all cores)."):convert(tonumber) end
-  if want.max_bytes then c:option("--max-bytes", "Skip documents larger than this.", "64M") end
+  if want.max_bytes then
+    c:option("--max-bytes", "Skip documents larger than this.", "64M")
+    c:option("--max-shingles", "Skip documents with more shingles than this (bounds the memory one document takes; "
+      .. "0: no limit).", "16M")
+  end
 end
 
 --- A size as the options take it ("512M", "4G", "100k", "1000"): bytes, or
@@ -139,13 +143,14 @@ end
 --- The resource configuration from parsed arguments, or nil, message.
 function M.resource_config(a)
   local cfg = { temp_dir = a.temp_dir, threads = a.threads }
-  for _, k in ipairs({ "memory", "max_bytes" }) do
+  for _, k in ipairs({ "memory", "max_bytes", "max_shingles" }) do
     if a[k] ~= nil then
       local v, err = M.size(a[k])
       if not v then return nil, "--" .. k:gsub("_", "-") .. ": " .. err end
       cfg[k] = v
     end
   end
+  if cfg.max_shingles == 0 then cfg.max_shingles = false end
   return cfg
 end
 
