@@ -46,6 +46,7 @@ M.defaults = {
   w = 8, s = 100, sketch = "min", m = 25, k = 64, invalid = "latin1", canon = nil,
   seed = nil,              -- the chunk fingerprints' polynomials (nil: 0) and the shingler's (nil: its default)
   memory = 1024 ^ 3, temp_dir = nil, threads = nil, max_bytes = 64 * 1024 ^ 2,
+  max_shingles = 16 * 1024 ^ 2, -- similarity "shingles": shingle.sketcher.MAX_SHINGLES
   format = "auto", fields = nil, html = nil, edges = nil, batch = 256,
   strict = false, quiet = false, log = nil,
 }
@@ -157,7 +158,7 @@ function M:shingle_pipeline()
     local o = { outdir = self.dir .. "/shingles",
       method = "shingles", policy = "resemblance", threshold = c.threshold or 0.5, verify = false,
       max_df = c.max_df, memory = c.memory, temp_dir = c.temp_dir, threads = c.threads, max_bytes = c.max_bytes,
-      quiet = c.quiet, log = self.log }
+      max_shingles = c.max_shingles, quiet = c.quiet, log = self.log }
     for _, k in ipairs(shingler_keys) do o[k] = c[k] end
     self.shingles = require("shingle.pipeline").new(o)
   end
