@@ -95,10 +95,14 @@ end
 
 --- Every regular file below dir, sorted, so ids are stable across runs, and
 -- a message for each directory below it that cannot be read ("D: cannot
--- read the directory: why"), which is skipped.
+-- read the directory: why"), which is skipped. The output directories of
+-- shingle runs are not inputs: beside a lock file .NAME.lock (which
+-- shingle.util.output leaves beside every output NAME), NAME, .NAME.new (a
+-- run writing it now: `cluster DIR -o DIR/out` read its own files) and
+-- .NAME.old are passed over, each with a note (the third result).
 function M.walk(dir)
   local lfs = require "lfs"
-  local out, problems = {}, {}
+  local out, problems, notes = {}, {}, {}
   local function rec(d)
     local names = {}
     local ok, err = pcall(function()
@@ -112,15 +116,26 @@ function M.walk(dir)
       return
     end
     table.sort(names)
+    local outputs = {}
+    for _, name in ipairs(names) do
+      local o = name:match("^%.(.+)%.lock$")
+      if o then
+        outputs[name], outputs[o], outputs["." .. o .. ".new"], outputs["." .. o .. ".old"] = true, true, true, true
+      end
+    end
     for _, name in ipairs(names) do
       local p = d .. "/" .. name
       local mode = lfs.symlinkattributes(p, "mode")
-      if mode == "directory" then rec(p)
+      if outputs[name] then
+        if mode == "directory" then
+          notes[#notes + 1] = ("%s: the output directory of a shingle run (beside its lock file); not read as input"):format(p)
+        end
+      elseif mode == "directory" then rec(p)
       elseif mode == "file" then out[#out + 1] = p end
     end
   end
   rec(dir)
-  return out, problems
+  return out, problems, notes
 end
 
 --- A source over one input argument; src:batch(n) returns up to n documents,
@@ -138,9 +153,9 @@ function M.source(spec, opts)
   local src = { spec = spec, format = format }
 
   if format == "dir" or format == "list" or format == "file" then
-    local paths, problems
+    local paths, problems, notes
     if format == "dir" then
-      paths, problems = M.walk(spec)
+      paths, problems, notes = M.walk(spec)
     elseif format == "list" then
       paths = {}
       local f, err = io.open(spec, "r")
@@ -158,6 +173,7 @@ function M.source(spec, opts)
     local ps = M.paths_source(paths, opts)
     ps.spec, ps.format = spec, format
     ps.problems = problems -- directories below that cannot be read, reported with the first batch
+    ps.notes = notes       -- output directories passed over: warned, not counted
     return ps
   end
 
@@ -378,6 +394,7 @@ function Reader:each(inputs, fn)
       if not ok then return nil, err end
     else
       if o.on_source then o.on_source(src) end
+      for _, note in ipairs(src.notes or {}) do self.warn(note) end
       repeat
         local docs, errors, done = src:batch(o.batch or 512)
         for _, e in ipairs(errors) do
