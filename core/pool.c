@@ -129,9 +129,15 @@ static void one(sh_pool *p, worker *w, const sh_doc_in *d, sh_doc_out *o)
             sh = p->c.html;
         }
         w->work.max_shingles = p->c.max_shingles;
-        if (sh_shingle_text(sh, &w->work, text, tlen, &err) == SH_OK &&
-            sh_doc_sketch(sh, &w->work, &p->c.params, 0, p->c.want_full, p->c.sig_k, data, len, w->work.toks.n, o, &err) == SH_OK)
-            return;
+        if (sh_shingle_text(sh, &w->work, text, tlen, &err) == SH_OK) {
+            uint64_t ntok = w->work.toks.n;
+            /* the tokens are not needed past their ids: a large document's
+             * are freed before its sketch is made, so they do not add to its
+             * peak (about a third of it; docs/robustness.md, "Limits") */
+            if (w->work.toks.cap > ((size_t)1 << 20)) sh_tokens_free(&w->work.toks);
+            if (sh_doc_sketch(sh, &w->work, &p->c.params, 0, p->c.want_full, p->c.sig_k, data, len, ntok, o, &err) == SH_OK)
+                return;
+        }
     }
     o->status = err.code;
     snprintf(o->err, sizeof o->err, "%.100s: %.130s", name, err.msg);

@@ -119,3 +119,25 @@ describe("max_shingles through the Lua paths", function()
     assert.is_nil(out[2].error)
   end)
 end)
+
+describe("a large document's tokens", function()
+  it("are freed before its sketch is made, and the sketch is the same as without", function()
+    local shingle = require "shingle"
+    local sketcher = require "shingle.sketcher"
+    -- 1.5 million tokens: more than the pool keeps (2^20) past their ids
+    local words, rand = {}, require("support").rng(7)
+    for i = 1, 1500000 do words[i] = "w" .. rand(5000) end
+    local text = table.concat(words, " ")
+    for _, kind in ipairs({ "min", "mod" }) do
+      local opts = { w = 4, sketch = kind, s = 50, m = 8 }
+      local t, h = sketcher.shinglers(opts)
+      local sk = sketcher.new(t, h, { threads = 2 })
+      local out = sk:batch({ { text = text, url = "big" }, { text = text, url = "again" } })
+      local ref = shingle.new(opts):sketch(text)
+      assert.is_nil(out[1].error)
+      assert.are.equal(ref:serialize(), out[1].sketch:serialize())
+      assert.are.equal(ref:serialize(), out[2].sketch:serialize())
+      assert.are.equal(1500000, out[1].tokens)
+    end
+  end)
+end)
