@@ -199,12 +199,16 @@ static int l_query(lua_State *L)
     int kind = luaL_checkoption(L, 3, "resemblance", kinds);
     lua_Number t = luaL_optnumber(L, 4, -1);
     lua_Integer max = luaL_optinteger(L, 5, 0);
-    sh_lsh_hit *hits;
+    sh_lsh_hit *hits, **hb;
     size_t n, cand, i;
     sh_error err;
     luaL_argcheck(L, max >= 0, 5, "the most hits must be 0 (all) or more");
+    /* the hits live in a box while the result is built: a failed Lua
+     * allocation there loses nothing (found by alloc_lua under LSan) */
+    hb = (sh_lsh_hit **)shl_newptrbox(L);
     if (sh_lsh_query(u->ix, q, (sh_lsh_query_kind)kind, t, (size_t)max, &hits, &n, &cand, &err) != SH_OK)
         return shl_raise(L, &err);
+    *hb = hits;
     lua_createtable(L, (int)n, 0);
     lua_rawgeti(L, LUA_REGISTRYINDEX, u->keys);
     for (i = 0; i < n; i++) {
@@ -220,7 +224,7 @@ static int l_query(lua_State *L)
         lua_rawseti(L, -3, (int)(i + 1));
     }
     lua_pop(L, 1);
-    free(hits);
+    shl_box_done(L, -2);
     lua_pushinteger(L, (lua_Integer)cand);
     return 2;
 }
