@@ -161,9 +161,17 @@ sh_status sh_skfile_put(sh_skfile_writer *w, const sh_skkey *key, const sh_sketc
         sh_store_le64(p, bits);
     }
     p += klen;
-    sh_store_le32(p, s->p.s);
-    sh_store_le32(p + 4, s->p.cls);
-    sh_store_le64(p + 8, s->p.m);
+    {
+        /* what varies between documents of the kind; a field the kind does
+         * not use is written as the header's (the reader checks it is), so
+         * comparable sketches whose unused fields differ still store */
+        const sh_sketch_params *fp = &w->params.p;
+        int uses_s = fp->kind == SH_SKETCH_MIN || fp->kind == SH_SKETCH_MINMOD;
+        int uses_m = fp->kind == SH_SKETCH_MOD || fp->kind == SH_SKETCH_MINMOD;
+        sh_store_le32(p, uses_s ? s->p.s : fp->s);
+        sh_store_le32(p + 4, fp->kind == SH_SKETCH_CLASS ? s->p.cls : fp->cls);
+        sh_store_le64(p + 8, uses_m ? s->p.m : fp->m);
+    }
     sh_store_le64(p + 16, s->n_shingles);
     sh_store_le64(p + 24, s->n_tokens);
     sh_store_le32(p + 32, (uint32_t)s->n);

@@ -218,6 +218,47 @@ static void test_mod_sketches_of_one_chain_share_a_file(void)
     free(b);
 }
 
+/* A field the kind does not use (s of a FULL sketch) may differ between
+ * comparable sketches: it is stored as the header's, and the file reads
+ * back (the reader refuses unused fields unlike the header, found by
+ * core/fuzz/fuzz_sketchfile); a field the kind uses (s of MIN) is kept. */
+static void test_unused_fields_are_stored_as_the_headers(void)
+{
+    sh_skfile_writer *w;
+    sh_skfile_reader *r;
+    sh_error err;
+    sh_skkey k;
+    const sh_sketch *x;
+    sh_sketch *a = sketch_of(texts[4], SH_SKETCH_FULL), *b = sketch_of(texts[1], SH_SKETCH_FULL);
+    sh_sketch *c = sketch_of(texts[4], SH_SKETCH_MIN), *d = sketch_of(texts[1], SH_SKETCH_MIN);
+    temp_path();
+    b->p.s = 7;
+    CHECK(sh_skfile_create(path, &w, &err) == SH_OK);
+    CHECK(sh_skfile_put(w, NULL, a, &err) == SH_OK);
+    CHECK(sh_skfile_put(w, NULL, b, &err) == SH_OK);
+    CHECK(sh_skfile_commit(w, NULL, &err) == SH_OK);
+    CHECK(sh_skfile_open(path, &r, &err) == SH_OK);
+    CHECK(sh_skfile_next(r, &k, &x, &err) == SH_OK && x && x->p.s == a->p.s && same(x, a));
+    b->p.s = a->p.s; /* read back as the header's */
+    CHECK(sh_skfile_next(r, &k, &x, &err) == SH_OK && x && x->p.s == a->p.s && same(x, b));
+    CHECK(sh_skfile_next(r, &k, &x, &err) == SH_OK && x == NULL);
+    sh_skfile_close(r);
+    d->p.s = 40; /* a MIN sketch of another size compares (min of the two) */
+    CHECK(sh_skfile_create(path, &w, &err) == SH_OK);
+    CHECK(sh_skfile_put(w, NULL, c, &err) == SH_OK);
+    CHECK(sh_skfile_put(w, NULL, d, &err) == SH_OK);
+    CHECK(sh_skfile_commit(w, NULL, &err) == SH_OK);
+    CHECK(sh_skfile_open(path, &r, &err) == SH_OK);
+    CHECK(sh_skfile_next(r, &k, &x, &err) == SH_OK && x && x->p.s == 50);
+    CHECK(sh_skfile_next(r, &k, &x, &err) == SH_OK && x && x->p.s == 40);
+    sh_skfile_close(r);
+    unlink(path);
+    free(a);
+    free(b);
+    free(c);
+    free(d);
+}
+
 int main(void)
 {
     sh_shingler_config c;
@@ -232,6 +273,7 @@ int main(void)
     RUN(test_an_empty_file_and_a_mismatch);
     RUN(test_truncated_and_damaged_files_are_refused);
     RUN(test_mod_sketches_of_one_chain_share_a_file);
+    RUN(test_unused_fields_are_stored_as_the_headers);
     sh_work_free(&work);
     return TEST_END();
 }
