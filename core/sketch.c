@@ -196,6 +196,14 @@ uint64_t sh_mod_step(uint64_t m, uint32_t k)
 uint32_t sh_mod_steps(uint64_t m, uint64_t md)
 {
     uint32_t k = 0;
+    if (m == md) return 0;
+    /* Not on the chain without a walk: md must divide m, and a writer makes
+     * moduli above 2^32 only without a floor, so never two of one chain.
+     * This bounds the walk's trial division to sqrt(2^32) per step: a
+     * loaded sketch with a prime modulus near 2^64 made it 2^32 divisions,
+     * seconds per comparison or per record of a sketch file (found by
+     * core/fuzz/fuzz_sketchfile: 262 bytes took 11 s). */
+    if (md == 0 || m % md != 0 || m > SH_SKETCH_MAX_M) return UINT32_MAX;
     while (m != md) {
         if (m <= 1) return UINT32_MAX;
         m /= smallest_prime_factor(m);

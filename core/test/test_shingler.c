@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include "../sketch.h"
 #include "test.h"
+#include <time.h>
 
 static sh_shingler *make(int w, int k, uint64_t poly, sh_token_mode tm, sh_option opt)
 {
@@ -482,6 +483,25 @@ static void max_shingles_bounds_the_tokens_kept(void)
     sh_work_free(&w);
 }
 
+/* The chain walk of MOD_m: on a writer's chain it counts the steps; off it
+ * (md not dividing m, or m above 2^32, where a writer never makes a chain)
+ * it answers at once: a loaded modulus that is a prime near 2^64 took 2^32
+ * trial divisions, seconds per comparison (found by fuzz_sketchfile). */
+static void mod_steps_are_cheap_off_a_writers_chain(void)
+{
+    clock_t t0 = clock();
+    CHECK(sh_mod_steps(25, 25) == 0);
+    CHECK(sh_mod_steps(25, 5) == 1);
+    CHECK(sh_mod_steps(25, 1) == 2);
+    CHECK(sh_mod_steps(25, 3) == UINT32_MAX);
+    CHECK(sh_mod_steps(12, 3) == 2);           /* 12 -> 6 -> 3 */
+    CHECK(sh_mod_steps(12, 4) == UINT32_MAX);  /* 4 divides 12 but is not on its chain */
+    CHECK(sh_mod_steps(4294967291ULL, 1) == 1); /* the largest prime below 2^32 */
+    CHECK(sh_mod_steps(18446744073709551557ULL, 1) == UINT32_MAX); /* the largest prime below 2^64 */
+    CHECK(sh_mod_steps(18446744073709551557ULL, 18446744073709551557ULL) == 0);
+    CHECK((double)(clock() - t0) / CLOCKS_PER_SEC < 0.5);
+}
+
 int main(void)
 {
     RUN(padded_window_matches_the_80_byte_vectors);
@@ -496,5 +516,6 @@ int main(void)
     RUN(incompatible_sketches_are_refused);
     RUN(size_class_reduction_filters_to_the_coarser_modulus);
     RUN(max_shingles_bounds_the_tokens_kept);
+    RUN(mod_steps_are_cheap_off_a_writers_chain);
     return TEST_END();
 }
