@@ -241,6 +241,7 @@ static double pool_pass(const corpus *c, const sh_shingler *sh, const sh_sketch_
         in[i].len = c->len[i];
         in[i].path = c->path[i];
         in[i].html = 0; /* the shingler given is already the right one for the set */
+        in[i].name = NULL;
     }
     if (sh_pool_new(&pool, &pc, &err) != SH_OK) die(err.msg);
     c0 = cpu_now();

@@ -46,10 +46,9 @@ sh_status sh_pool_new(sh_pool **out, const sh_pool_config *cfg, sh_error *err)
 /* A document through the pool's extractor: its ids, then shingled (or
  * taken as a set) and sketched as any other. */
 static void extract(sh_pool *p, worker *w, const sh_shingler *sh, const char *data, size_t len, const char *path,
-                    sh_doc_out *o)
+                    const char *name, sh_doc_out *o)
 {
     const sh_extractor *ex = p->c.extractor;
-    const char *name = path ? path : "document";
     int features = 0;
     sh_error err;
     if (!w->ctx_made) {
@@ -79,7 +78,7 @@ static void one(sh_pool *p, worker *w, const sh_doc_in *d, sh_doc_out *o)
 {
     const sh_shingler *sh = d->html ? p->c.html : p->c.text;
     const char *data = d->data;
-    const char *name = d->path ? d->path : "document";
+    const char *name = d->path ? d->path : d->name ? d->name : "document";
     size_t len = d->len;
     sh_error err;
     memset(o, 0, sizeof *o);
@@ -108,7 +107,7 @@ static void one(sh_pool *p, worker *w, const sh_doc_in *d, sh_doc_out *o)
         }
     }
     if (p->c.extractor) {
-        extract(p, w, sh, data, len, d->path, o);
+        extract(p, w, sh, data, len, d->path, name, o);
         return;
     }
     {

@@ -21,6 +21,7 @@ typedef struct sh_doc_in {
     size_t len;
     const char *path;     /* file to read when data is NULL; also named in errors */
     int html;             /* canonicalize with the HTML shingler */
+    const char *name;     /* named in errors when there is no path (a URL), or NULL */
 } sh_doc_in;
 
 /* A feature extractor run by the workers in place of the shingler's

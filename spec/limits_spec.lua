@@ -108,7 +108,7 @@ describe("max_shingles through the Lua paths", function()
     for _, main_thread in ipairs({ false, true }) do
       local sk = sketcher.new(text, html, { threads = 1, max_shingles = 3, main_thread = main_thread })
       local out = sk:batch({ { text = "x = y + z * w", url = "u1" }, { text = "a b", url = "u2" } })
-      assert.is_truthy(out[1].error and out[1].error:find("has more than 3 shingles", 1, true), tostring(out[1].error))
+      assert.is_truthy(out[1].error and out[1].error:find("u1: has more than 3 shingles", 1, true), tostring(out[1].error))
       assert.is_truthy(out[2].sketch)
     end
   end)

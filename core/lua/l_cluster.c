@@ -125,6 +125,9 @@ sh_doc_in *shl_read_docs(lua_State *L, int t, size_t *n_out)
         lua_pop(L, 1);
         ins[i].path = shl_opt_str(L, d, "path", NULL);
         ins[i].html = shl_opt_bool(L, d, "html", 0);
+        lua_getfield(L, d, "url"); /* a document given as text is named by its URL in errors */
+        ins[i].name = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        lua_pop(L, 1);
         if (!ins[i].data && !ins[i].path) luaL_error(L, "document %d has neither text nor path", (int)(i + 1));
         lua_pop(L, 1);
     }
