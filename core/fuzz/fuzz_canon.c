@@ -8,6 +8,7 @@
  * per window of w tokens; a sketch of it serializes and loads back equal. */
 #include "canon.h"
 #include "fuzz.h"
+#include "simd.h"
 #include "shingler.h"
 #include "sketch.h"
 
@@ -24,6 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sel = data[0];
     in = (const char *)data + 1;
     n = size - 1;
+    memset(&o, 0, sizeof o); /* simd = SH_SIMD_AUTO: the best level this processor has */
     o.flags = (sel & 1 ? SH_CANON_HTML : 0) | (sel & 2 ? SH_CANON_LOWER : 0) | (sel & 4 ? SH_CANON_NUMBERS : 0) |
               (sel & 8 ? SH_CANON_PUNCT : 0) | (sel & 16 ? SH_CANON_FOLD : 0);
     o.invalid = (sh_utf8_mode)((sel >> 5) % 3);
@@ -46,6 +48,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(sh_canon_tokenize(&o, in, n, &b, &err) == SH_OK && b.n == a.n && b.text_len == a.text_len);
     if (a.text_len) FUZZ_CHECK(memcmp(a.text, b.text, a.text_len) == 0);
     for (i = 0; i < a.n; i++) FUZZ_CHECK(memcmp(&a.tok[i], &b.tok[i], sizeof a.tok[i]) == 0);
+    {
+        /* the portable scanner, the reference of the SIMD levels (core/simd.h),
+         * makes the same tokens: same source spans, same canonical bytes */
+        sh_canon_opts po = o;
+        po.simd = SH_SIMD_PORTABLE;
+        FUZZ_CHECK(sh_canon_tokenize(&po, in, n, &b, &err) == SH_OK && b.n == a.n);
+        for (i = 0; i < a.n; i++) {
+            FUZZ_CHECK(b.tok[i].src_off == a.tok[i].src_off && b.tok[i].src_len == a.tok[i].src_len &&
+                       b.tok[i].len == a.tok[i].len);
+            FUZZ_CHECK(memcmp(a.text + a.tok[i].off, b.text + b.tok[i].off, a.tok[i].len) == 0);
+        }
+    }
     {
         /* a shingler per option byte, made once: drawing polynomials is slow */
         static sh_shingler shs[256];
