@@ -448,6 +448,9 @@ sh_status sh_skfile_next(sh_skfile_reader *r, sh_skkey *key, const sh_sketch **s
         (fp->kind != SH_SKETCH_MOD && fp->kind != SH_SKETCH_MINMOD && rp.m != fp->m) ||
         (fp->kind != SH_SKETCH_CLASS && rp.cls != fp->cls))
         return bad(r, err, at, "sets a field its kind does not use (s, class or modulus) unlike the header: corrupt");
+    /* the writer makes the header from the first sketch */
+    if (r->count == 0 && (rp.s != fp->s || rp.m != fp->m || rp.cls != fp->cls))
+        return bad(r, err, at, "is the first, and its s, class or modulus is not the header's: corrupt");
     if (n > r->sk_cap || !r->sk) {
         size_t nc = n > 16 ? n : 16;
         sh_sketch *s = (sh_sketch *)realloc(r->sk, sizeof *s + nc * sizeof(uint64_t));
