@@ -182,7 +182,9 @@ static sh_status decode(sh_zstream *zs, sh_error *err)
                     if (st) return st;
                     if (zs->in_pos == zs->in_len) { zs->done = 1; return SH_OK; }
                 }
-                if (zs->in[zs->in_pos] != 0x1f || zs->in[zs->in_pos + 1] != 0x8b)
+                /* one byte left at the end cannot start a member (and in[in_pos + 1]
+                 * would be past the data: found by fuzz_sketchfile on a .gz file) */
+                if (zs->in_len - zs->in_pos < 2 || zs->in[zs->in_pos] != 0x1f || zs->in[zs->in_pos + 1] != 0x8b)
                     return zfail(zs, err, SH_EFORMAT, zs->in_base + zs->in_pos,
                                  "%s: unexpected bytes after the gzip data at byte %llu (not another gzip member)", zs->name,
                                  (unsigned long long)(zs->in_base + zs->in_pos));

@@ -123,6 +123,15 @@ static void test_damaged_data_is_refused_naming_the_place(void)
     put(&g, "garbage", 7);
     CHECK(sh_zio_decompress(g.p, g.n, 0, "t.gz", &out, NULL, &err) == SH_EFORMAT);
     CHECK(strstr(err.msg, "unexpected bytes after the gzip data") != NULL);
+    {
+        /* one trailing byte, in a buffer of exactly that size (the check for
+         * another member read one byte past it; fuzz_sketchfile) */
+        unsigned char *exact = malloc(g.n - 6);
+        memcpy(exact, g.p, g.n - 6);
+        CHECK(sh_zio_decompress(exact, g.n - 6, 0, "t.gz", &out, NULL, &err) == SH_EFORMAT);
+        CHECK(strstr(err.msg, "unexpected bytes after the gzip data") != NULL);
+        free(exact);
+    }
     /* corrupt: flip bytes of the deflate data */
     g.n -= 7;
     g.p[12] ^= 0xff;
