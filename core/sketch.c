@@ -346,6 +346,29 @@ ZT static void permute_zmm(uint64_t seed, const uint64_t *fps, size_t n, uint64_
     for (; i < n; i++) v[i] = sh_permute(seed, fps[i]);
 }
 
+/* permute_zmm, and the values below lim packed to cand in order (cand has
+ * room for n + 8): count_distinct then need not copy them. */
+ZT static size_t permute_below_zmm(uint64_t seed, const uint64_t *fps, size_t n, uint64_t lim, uint64_t *v,
+                                   uint64_t *cand)
+{
+    const __m512i sd = _mm512_set1_epi64((long long)seed), vlim = _mm512_set1_epi64((long long)lim);
+    size_t i, k = 0;
+    for (i = 0; i + 8 <= n; i += 8) {
+        const __m512i x = z_permute(_mm512_loadu_si512((const void *)&fps[i]), sd);
+        const __mmask8 below = _mm512_cmplt_epu64_mask(x, vlim);
+        _mm512_storeu_si512((void *)&v[i], x);
+        _mm512_storeu_si512((void *)&cand[k], _mm512_maskz_compress_epi64(below, x));
+        k += (size_t)__builtin_popcount((unsigned)below);
+    }
+    for (; i < n; i++) {
+        const uint64_t x = sh_permute(seed, fps[i]);
+        v[i] = x;
+        cand[k] = x;
+        k += x < lim;
+    }
+    return k;
+}
+
 /* The MOD_m test of keep_mod on eight values at a time; the kept ones are
  * packed to the front of v in order (v has room for n + 8). */
 ZT static size_t permute_keep_mod_zmm(uint64_t seed, const uint64_t *fps, size_t n, uint64_t low, uint64_t inv,
@@ -396,15 +419,25 @@ static size_t count_distinct(const uint64_t *v, size_t n, uint64_t lim, uint64_t
     l = sus + n;
     tab = l + n;
     memset(bm, 0, words * sizeof *bm);
-    for (i = 0; i < n; i++) {
-        const uint64_t x = v[i], pos = x >> (64 - b), bit = (uint64_t)1 << (pos & 63), word = bm[pos >> 6];
-        bm[pos >> 6] = word | bit;
-        sus[ns] = pos;
-        ns += (word & bit) != 0;
-        cand[k] = x;
-        k += x < lim;
+    if (cand) {
+        for (i = 0; i < n; i++) {
+            const uint64_t x = v[i], pos = x >> (64 - b), bit = (uint64_t)1 << (pos & 63), word = bm[pos >> 6];
+            bm[pos >> 6] = word | bit;
+            sus[ns] = pos;
+            ns += (word & bit) != 0;
+            cand[k] = x;
+            k += x < lim;
+        }
+        *nc = k;
+    } else {
+        /* the candidates were taken as the values were mixed */
+        for (i = 0; i < n; i++) {
+            const uint64_t pos = v[i] >> (64 - b), bit = (uint64_t)1 << (pos & 63), word = bm[pos >> 6];
+            bm[pos >> 6] = word | bit;
+            sus[ns] = pos;
+            ns += (word & bit) != 0;
+        }
     }
-    *nc = k;
     if (ns == 0)
         return n;
     /* the values whose bit a suspect has */
@@ -471,11 +504,14 @@ static sh_status min_sketch(const sh_shingler *sh, sh_sketch_params p, sh_work *
     v = w->vals + n;
 #ifdef SK_X86
     if (sh->level >= SH_SIMD_AVX512) {
-        permute_zmm(p.seed, w->fps, n, v);
+        nc = permute_below_zmm(p.seed, w->fps, n, lim, v, cand);
+        nv = count_distinct(v, n, lim, NULL, NULL, w->tab);
     } else
 #endif
-    for (i = 0; i < n; i++) v[i] = sh_permute(p.seed, w->fps[i]);
-    nv = count_distinct(v, n, lim, cand, &nc, w->tab);
+    {
+        for (i = 0; i < n; i++) v[i] = sh_permute(p.seed, w->fps[i]);
+        nv = count_distinct(v, n, lim, cand, &nc, w->tab);
+    }
     d = sorted_distinct(cand, nc);
     if (d < p.s && d < nv) {
         /* many repeats: about as many below (1.25 s + 32) / nv of the
