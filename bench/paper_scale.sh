@@ -17,6 +17,6 @@ OUT=${2:-/tmp/shingle-paper-scale}
 [ -f build/5.4/libshingle_core.a ] || SHINGLE_ONLY_54=1 bash scripts/setup.sh
 mkdir -p build/bench
 cc -std=c99 -O2 -Wall -Wextra -Icore bench/paper_scale.c build/5.4/libshingle_core.a \
-   -lz -lutf8proc -llmdb -lxxhash -lpthread -lm -o build/bench/paper_scale
+   -lz -lzstd -lutf8proc -llmdb -lxxhash -lpthread -lm -o build/bench/paper_scale
 df -h "$(dirname "$OUT")" | tail -1
 exec build/bench/paper_scale -n "$DOCS" "$@" "$OUT"

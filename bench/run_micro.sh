@@ -12,7 +12,7 @@ SHINGLE_ONLY_54=1 bash scripts/setup.sh
 mkdir -p build/bench
 for b in canon_bench extsort_bench; do
   cc -std=c99 -O2 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Icore "bench/$b.c" build/5.4/libshingle_core.a \
-     -lz -lutf8proc -llmdb -lxxhash -lpthread -lm -o "build/bench/$b"
+     -lz -lzstd -lutf8proc -llmdb -lxxhash -lpthread -lm -o "build/bench/$b"
 done
 echo "machine: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "load: $(uptime | sed 's/.*load average: //')"

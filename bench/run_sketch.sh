@@ -17,5 +17,5 @@ SHINGLE_ONLY_54=1 bash scripts/setup.sh
 mkdir -p build/bench
 cc -std=c99 -O2 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Icore \
    bench/sketch_bench.c build/5.4/libshingle_core.a \
-   -lz -lutf8proc -llmdb -lxxhash -lpthread -lm -o build/bench/sketch_bench
+   -lz -lzstd -lutf8proc -llmdb -lxxhash -lpthread -lm -o build/bench/sketch_bench
 build/bench/sketch_bench "$@" "$CORPUS"

@@ -127,7 +127,7 @@ run() { # run NAME CMD...: stdout and stderr normalized into OUT/NAME.out
 # ---- sketch digests -------------------------------------------------------------
 mkdir -p build/bench
 cc -std=c99 -O2 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Icore bench/sketch_bench.c build/5.4/libshingle_core.a \
-   -lz -lutf8proc -llmdb -lxxhash -lpthread -lm -o build/bench/sketch_bench
+   -lz -lzstd -lutf8proc -llmdb -lxxhash -lpthread -lm -o build/bench/sketch_bench
 build/bench/sketch_bench -r 1 -t 2 -W "$CORPUS" | grep -E '^(digests|text|html) ' | grep -E 'digests|files|rejected' \
   > "$OUT/sketches.txt" || true
 
