@@ -63,16 +63,39 @@ static int radix(uint64_t *v, size_t n)
     return 1;
 }
 
-/* Up to 1024 values: two counting passes (least significant digit first)
- * on the 16 bits below the highest bit any of them has, then insertion
- * sort, which on the result (in order but for values that share those 16
- * bits, a handful for uniform keys) is linear, and correct, if slower, for
- * any input. Taking the bits below the highest one in use spreads keys
- * drawn from a part of the range (the candidates of a MIN_s sketch lie
- * below a small fraction of it) over all the buckets. */
-static void small(uint64_t *v, size_t n)
+/* Insertion sort that gives up after budget moves (leaving v a
+ * permutation of what it was): 0 then, else 1. */
+static int insertion_bounded(uint64_t *v, size_t n, size_t budget)
 {
-    uint64_t tmp[1024], any = 0;
+    size_t i;
+    for (i = 1; i < n; i++) {
+        uint64_t x = v[i];
+        size_t j = i;
+        while (j > 0 && v[j - 1] > x) {
+            v[j] = v[j - 1];
+            j--;
+            if (budget-- == 0) {
+                v[j] = x;
+                return 0;
+            }
+        }
+        v[j] = x;
+    }
+    return 1;
+}
+
+/* Up to 65,536 values: two counting passes (least significant digit
+ * first) on the 16 bits below the highest bit any of them has, then
+ * insertion sort, which on the result (in order but for values that share
+ * those 16 bits, a handful for uniform keys) is linear. Taking the bits
+ * below the highest one in use spreads keys drawn from a part of the range
+ * (the candidates of a MIN_s sketch lie below a small fraction of it) over
+ * all the buckets. Keys that are not spread out (many sharing those bits)
+ * would make the insertion sort quadratic: it stops after 8 moves per value
+ * on average and the quicksort finishes. tmp holds n values. */
+static void small(uint64_t *v, size_t n, uint64_t *tmp)
+{
+    uint64_t any = 0;
     uint32_t lo[257], hi[257];
     unsigned shift, top;
     size_t i;
@@ -92,12 +115,24 @@ static void small(uint64_t *v, size_t n)
     }
     for (i = 0; i < n; i++) tmp[lo[(v[i] >> shift) & 255]++] = v[i];
     for (i = 0; i < n; i++) v[hi[(tmp[i] >> (shift + 8)) & 255]++] = tmp[i];
-    insertion(v, n);
+    if (!insertion_bounded(v, n, 8 * n)) quick(v, n);
 }
 
 void sh_sort_u64(uint64_t *v, size_t n)
 {
     if (n >= 65536 && radix(v, n)) return;
-    if (n > 32 && n <= 1024) { small(v, n); return; }
+    if (n > 32 && n <= 1024) {
+        uint64_t tmp[1024];
+        small(v, n, tmp);
+        return;
+    }
+    if (n > 1024) {
+        uint64_t *tmp = (uint64_t *)malloc(n * sizeof *tmp);
+        if (tmp) {
+            small(v, n, tmp);
+            free(tmp);
+            return;
+        }
+    }
     quick(v, n);
 }
