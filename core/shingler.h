@@ -70,8 +70,8 @@ typedef struct sh_work {
     uint64_t *fps;            /* shingle fingerprints in document order; shingle i starts at id i */
     size_t n_fps, cap_fps;
     uint64_t *tab;            /* hash table for distinct values / labels */
-    uint32_t *cnt;
-    size_t tab_cap;
+    uint32_t *cnt;            /* option A's occurrence counts, per slot of tab (only allocated for it) */
+    size_t tab_cap, cnt_cap;
     uint64_t *vals;           /* distinct mixed values */
     size_t n_vals, cap_vals;
     size_t max_shingles;      /* set by the caller: the most shingles a document may have

@@ -1,4 +1,5 @@
 #include "sketch.h"
+#include "grow.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -39,19 +40,11 @@ static size_t table_cap(size_t n)
     return cap;
 }
 
-/* Room for cap slots in w->tab (and w->cnt), not cleared. */
-static sh_status table_slots(sh_work *w, size_t cap)
+/* Room for cap slots in w->tab (and in w->cnt with counts), not cleared. */
+static sh_status table_slots(sh_work *w, size_t cap, int counts)
 {
-    if (cap > w->tab_cap) {
-        uint64_t *t = (uint64_t *)realloc(w->tab, cap * sizeof *t);
-        uint32_t *c;
-        if (!t) return SH_ENOMEM;
-        w->tab = t;
-        c = (uint32_t *)realloc(w->cnt, cap * sizeof *c);
-        if (!c) return SH_ENOMEM;
-        w->cnt = c;
-        w->tab_cap = cap;
-    }
+    if (!sh_grow((void **)&w->tab, &w->tab_cap, cap, sizeof *w->tab, 256)) return SH_ENOMEM;
+    if (counts && !sh_grow((void **)&w->cnt, &w->cnt_cap, cap, sizeof *w->cnt, 256)) return SH_ENOMEM;
     return SH_OK;
 }
 
@@ -60,7 +53,7 @@ static sh_status table_slots(sh_work *w, size_t cap)
 static sh_status table(sh_work *w, size_t n, int counts)
 {
     size_t cap = table_cap(n);
-    if (table_slots(w, cap) != SH_OK) return SH_ENOMEM;
+    if (table_slots(w, cap, counts) != SH_OK) return SH_ENOMEM;
     memset(w->tab, 0, cap * sizeof *w->tab);
     if (counts) memset(w->cnt, 0, cap * sizeof *w->cnt);
     return SH_OK;
@@ -497,7 +490,7 @@ static sh_status min_sketch(const sh_shingler *sh, sh_sketch_params p, sh_work *
     while (words * 64 < 32 * n) words *= 2;
     /* (8 more: w->vals is never NULL, even for an empty document, where the
      * caller copies the sketch's no values from it) */
-    if (reserve(w, 2 * n + 8) != SH_OK || table_slots(w, 2 * words + 2 * n + table_cap(n)) != SH_OK)
+    if (reserve(w, 2 * n + 8) != SH_OK || table_slots(w, 2 * words + 2 * n + table_cap(n), 0) != SH_OK)
         return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", n);
     /* the candidates end up in w->vals[0..), where the caller takes the sketch */
     cand = w->vals;
@@ -592,7 +585,7 @@ static sh_status mod_features(const sh_shingler *sh, sh_sketch_params p, sh_work
     uint64_t *v, *keep, inv, lim, low;
     (void)sh;
     while (words * 64 < 32 * n) words *= 2;
-    if (reserve(w, 2 * n + 8) != SH_OK || table_slots(w, 2 * words + 2 * n + table_cap(n)) != SH_OK)
+    if (reserve(w, 2 * n + 8) != SH_OK || table_slots(w, 2 * words + 2 * n + table_cap(n), 0) != SH_OK)
         return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu features", n);
     keep = w->vals;
     v = w->vals + n;
