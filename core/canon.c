@@ -30,6 +30,8 @@
 
 #include "byteorder.h"
 #include "codetok.h"
+#include "grow.h"
+#include "tweet.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -1342,6 +1344,13 @@ sh_status sh_canon_tokenize(const sh_canon_opts *opts, const char *in, size_t n,
     }
     if (opts->flags & SH_CANON_CODE)
         return sh_code_tokenize(in, n, out, err);
+    if (opts->flags & SH_CANON_TWEET) {
+        if (!sh_grow((void **)&out->src, &out->src_cap, n, 1, 4096))
+            return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+        if (n) memcpy(out->src, in, n);
+        sh_tweet_blank(out->src, n);
+        in = out->src;
+    }
     out->n = 0;
     out->text_len = 0;
     memset(&c, 0, sizeof c);
@@ -1453,5 +1462,6 @@ void sh_tokens_free(sh_tokens *t)
     free(t->tok);
     free(t->head);
     free(t->text);
+    free(t->src);
     memset(t, 0, sizeof *t);
 }

@@ -22,7 +22,8 @@ enum {
     SH_CANON_NUMBERS = 1u << 2, /* keep tokens made only of digits (else dropped) */
     SH_CANON_PUNCT   = 1u << 3, /* keep each punctuation/symbol character as a token of its own (else a separator) */
     SH_CANON_FOLD    = 1u << 4, /* Unicode fold: NFKC, case fold, strip combining marks (implies LOWER) */
-    SH_CANON_CODE    = 1u << 5  /* source code instead (codetok.h): the other flags and invalid do not apply */
+    SH_CANON_CODE    = 1u << 5, /* source code instead (codetok.h): the other flags and invalid do not apply */
+    SH_CANON_TWEET   = 1u << 6  /* first blank what the tweet rule set drops (tweet.h); offsets stay the input's */
 };
 
 /* What to do with bytes that are not valid UTF-8. */
@@ -73,6 +74,8 @@ typedef struct sh_tokens {
                           * + 64 tokens (a bound on the memory one document takes; the
                           * 64: the block scanner's slack, so a result may hold up to
                           * 63 more than max_n: the caller checks n) */
+    char *src;           /* a copy of the input that SH_CANON_TWEET changes */
+    size_t src_cap;
 } sh_tokens;
 
 /* Tokenize in[0..n) into out (its previous contents are discarded; its

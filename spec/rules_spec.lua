@@ -163,3 +163,61 @@ describe("the code rule set in C", function()
     assert.are.equal(lua:sketch(src):serialize(), c:sketch(src):serialize())
   end)
 end)
+
+describe("the tweet rule set in C", function()
+  -- the reference: the same rule set with the text step in Lua
+  local function lua_set() return { { name = "tweet", text = rules.tweet_text }, "lowercase", "drop_punctuation" } end
+
+  local r = lcg(11)
+  local bits = { "RT", "rt", "RT:", "xRT", "RTx", "RT1", "_RT", "@", "@a", "@a_1:", "@@b", "@:", "http://", "https://",
+    "http:// ", "https", "http", "://", "ftp://x", "x.co/a?b=c", "hTTp://", "user:", "u_1:", " ", "  ", "\t", "\n",
+    "\r", "\v", "\f", ":", "::", "a", "b1", "_", "-", "'", "#tag", "\xc3\xa9", "caf\xc3\xa9", "\xe6\x97\xa5",
+    "\xf0\x9f\x98\x80", "\xff", "\xc3", "\0", "W00T", "R", "T", "@R", "RT@x" }
+  local texts = {
+    "", "RT", "RT:", "RT @phpnw09: 1 Week 'til #phpnw09 http://t.co/x",
+    "phpnw09: 1 Week 'til #phpnw09 - let me hear you say w00t!",
+    "   bob_1: hi", "bob:hi", "bob: ", "bob:", "@bob: RT: see https://a.b/c?d=e#f and http://x", "http://",
+    "https://x", "xhttp://y z", "RTRT RT RT", "a@b.c @ @_ @x:y", "user: RT @x: http://y",
+  }
+  for _ = 1, 600 do
+    local t = {}
+    for i = 1, r(40) do t[i] = bits[r(#bits)] end
+    texts[#texts + 1] = table.concat(t, r(3) == 1 and "" or " ")
+  end
+
+  it("gives the tokens and sketches of rules.tweet_text in Lua, on real and odd text, under each invalid-UTF-8 policy", function()
+    for _, invalid in ipairs({ "error", "skip", "latin1" }) do
+      local c = shingle.new{ canon = "tweet", invalid = invalid, w = 3, sketch = "full" }
+      local lua = shingle.new{ canon = lua_set(), invalid = invalid, w = 3, sketch = "full" }
+      assert.are.equal(c, shingle.unwrap(c)) -- all in C
+      assert.are_not.equal(lua, shingle.unwrap(lua))
+      for i, s in ipairs(texts) do
+        local ct = c:tokens(s)
+        local lt = lua:tokens(s)
+        assert.are.same(lt, ct, invalid .. " text " .. i)
+        if ct then
+          assert.are.equal(lua:sketch(s):serialize(), c:sketch(s):serialize(), invalid .. " text " .. i)
+        end
+      end
+    end
+  end)
+
+  it("keeps byte offsets of the original text (the dropped spans become spaces)", function()
+    local c = shingle.new{ canon = "tweet", w = 1 }
+    local s = "RT @x: hello http://t.co/y world"
+    local spans = {}
+    for _, _, a, b in c:shingles(s) do spans[#spans + 1] = s:sub(a, b) end
+    assert.are.same({ "hello", "world" }, spans)
+  end)
+
+  it("keeps the identity of the tweet rule set's sketches", function()
+    local lua = shingle.new{ canon = lua_set(), sketch = "full" }
+    local c = shingle.new{ canon = "tweet", sketch = "full" }
+    assert.are.equal(lua:params().rules, c:params().rules)
+  end)
+
+  it("refuses a C text step it does not have", function()
+    assert.has_error(function() shingle.new{ canon = { { name = "x", text = rules.tweet_text, c = "nope" } } } end,
+      "step 1 (x): c = 'nope' names no C text step; the C text steps are: tweet")
+  end)
+end)

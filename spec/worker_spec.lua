@@ -1,5 +1,5 @@
 -- Rule sets with Lua steps and extractors sketched on the C pool's worker
--- threads (one Lua state each, core/lua/l_worker.c; FASTA and code in C)
+-- threads (one Lua state each, core/lua/l_worker.c; FASTA, MIDI and code in C)
 -- give what the main thread's Lua path gives: the same sketches, full sets,
 -- fingerprints and errors, document by document.
 local sketcher = require "shingle.sketcher"
@@ -47,6 +47,39 @@ local function midi_docs()
     docs[d] = { text = midi.encode(p), path = "m" .. d .. ".mid" }
   end
   docs[#docs + 1] = { text = "GIF89a not midi", path = "x.mid" }
+  return docs
+end
+
+-- A MIDI file of two tracks with chords, running status, note-offs as
+-- note-ons of velocity 0, meta and sysex events, program changes and
+-- controllers, data bytes over 127; then every prefix of it and it with each
+-- byte changed to a few values: the C extractor's tokens and errors must be
+-- the Lua extractor's.
+local function odd_midi_docs()
+  local function be32(n) return string.char(n >> 24 & 255, n >> 16 & 255, n >> 8 & 255, n & 255) end
+  local t1 = string.char(0x00, 0x90, 60, 64, 0x00, 64, 70, 0x00, 67, 1, 0x81, 0x00, 0x80, 60, 0,
+    0x00, 0xFF, 0x03, 0x04) .. "name" .. string.char(0x00, 0xF0, 0x03, 1, 2, 0xF7, 0x05, 0xC0, 5, 0x00, 0xD0, 7,
+    0x00, 0xB0, 7, 100, 0x10, 0x90, 62, 0, 0x10, 59, 90, 0x83, 0x60, 0x9F, 200, 1, 0x00, 0xF7, 0x01, 0x00,
+    0x00, 0xE0, 1, 2, 0x00, 0x95, 61, 3, 0x00, 0xFF, 0x2F, 0x00)
+  local t2 = string.char(0x00, 0x91, 48, 50, 0x81, 0x00, 50, 50, 0x00, 47, 50, 0x20, 0x91, 127, 9, 0x00, 0xFF,
+    0x2F, 0x00)
+  local f = "MThd" .. be32(6) .. string.char(0, 1, 0, 2, 0x01, 0xE0) .. "MTrk" .. be32(#t1) .. t1 .. "MTrk" ..
+    be32(#t2) .. t2
+  local docs = { { text = f, path = "whole.mid" } }
+  for n = 0, #f - 1 do docs[#docs + 1] = { text = f:sub(1, n), path = "prefix" .. n .. ".mid" } end
+  for i = 1, #f do
+    for _, b in ipairs({ 0x00, 0x7F, 0x80, 0x90, 0xF0, 0xFF }) do
+      docs[#docs + 1] = { text = f:sub(1, i - 1) .. string.char(b) .. f:sub(i + 1), path = ("b%d_%d.mid"):format(i, b) }
+    end
+  end
+  local r = lcg(17)
+  for d = 1, 50 do
+    local t = {}
+    for i = 1, r(80) do t[i] = string.char(r(256) - 1) end
+    local tr = table.concat(t)
+    docs[#docs + 1] = { text = "MThd" .. be32(6) .. "\0\1\0\1\1\224MTrk" .. be32(#tr + r(5) - 3) .. tr,
+      path = "random" .. d .. ".mid" }
+  end
   return docs
 end
 
@@ -106,15 +139,34 @@ describe("sketching on the pool's threads instead of the main thread", function(
     compare({ w = 6, extractor = "code" }, code_docs(), true)
   end)
 
-  it("the MIDI extractor (Lua) runs in the workers' Lua states", function()
+  it("the MIDI extractor (in C) gives the Lua extractor's sketches and errors", function()
     local a = compare({ w = 4, extractor = "midi", sketch = "full" }, midi_docs(), true)
     assert.is_truthy(a[11].error:find("not a MIDI file", 1, true), a[11].error)
+    local docs = odd_midi_docs()
+    a = compare({ w = 2, extractor = "midi", sketch = "full" }, docs, true)
+    local seen = {}
+    for _, r in ipairs(a) do seen[r.error and (r.error:match("^[^:]*: (%a+ %a+)") or r.error) or "ok"] = true end
+    for _, what in ipairs({ "ok", "not a", "truncated before", "expected a", "bad delta", "bad meta", "bad sysex",
+      "running status" }) do
+      assert.is_true(seen[what], what)
+    end
   end)
 
-  it("a rule set with a Lua step (tweet) runs in the workers' Lua states", function()
-    compare({ w = 3, canon = "tweet", invalid = "skip" }, text_docs(), true)
-    local a = compare({ w = 3, canon = "tweet" }, text_docs(), true)
-    assert.is_truthy(a[#a].error:find("invalid UTF-8", 1, true), a[#a].error)
+  it("a rule set with a Lua text step runs in the workers' Lua states; the tweet set in C gives the same", function()
+    local dir = support.tmpdir()
+    local file = dir .. "/tweet.lua"
+    support.write(file, [[return { { name = "tweet", text = require("shingle.rules").tweet_text }, "lowercase",
+      "drop_punctuation" }]])
+    for _, invalid in ipairs({ "skip", "error" }) do
+      local a = compare({ w = 3, canon = file, invalid = invalid }, text_docs(), true)
+      local text, html, ex = sketcher.shinglers({ w = 3, canon = "tweet", invalid = invalid })
+      local c = sketcher.new(text, html, { threads = 2, extractor = ex, full = true })
+      assert.is_false(c.lua)
+      local b = c:batch(text_docs())
+      for i = 1, #a do assert.are.equal(outcome(a[i]), outcome(b[i]), invalid .. " " .. i) end
+      if invalid == "error" then assert.is_truthy(a[#a].error:find("invalid UTF-8", 1, true), a[#a].error) end
+    end
+    support.rmdir(dir)
   end)
 
   it("a rule set or extractor in a Lua file runs in the workers' Lua states", function()

@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "cluster.h"
 #include "fasta.h"
+#include "midi.h"
 
 #define SHL_POOL "shingle.Pool"
 #define SHL_P1 "shingle.Phase1"
@@ -18,7 +19,8 @@ typedef struct shl_pool {
     int ref_text, ref_html;   /* keep the shinglers alive */
     sh_extractor *worker;     /* Lua on the workers (l_worker.c), or NULL */
     sh_fasta *fasta;          /* the FASTA extractor's tables, or NULL */
-    sh_extractor fasta_ex;
+    sh_midi *midi;            /* the MIDI extractor's token ids, or NULL */
+    sh_extractor c_ex;        /* the C extractor (FASTA or MIDI) */
 } shl_pool;
 
 typedef struct shl_p1 {
@@ -29,9 +31,10 @@ typedef struct shl_p1 {
 /* ---- the pool ----------------------------------------------------------------- */
 
 /* core.pool(text_shingler, html_shingler, { threads, full, sig_k, skip_binary, max_bytes, mail, max_shingles,
- *   fasta_k, lua })
+ *   fasta_k, midi, lua })
  * fasta_k: the documents are FASTA, sketched as the set of their k-mers
- * (core/fasta.h); lua: Lua on the workers (shl_worker_extractor). */
+ * (core/fasta.h); midi: MIDI files, shingled as interval sequences
+ * (core/midi.h); lua: Lua on the workers (shl_worker_extractor). */
 static int pool_new(lua_State *L)
 {
     shl_shingler *t = shl_checkshingler(L, 1);
@@ -67,9 +70,15 @@ static int pool_new(lua_State *L)
         if (!(u->fasta = (sh_fasta *)malloc(sizeof *u->fasta))) return luaL_error(L, "out of memory");
         if (sh_fasta_init(u->fasta, &t->sh, (unsigned)(fasta_k > 0 && fasta_k <= SH_FASTA_MAX_K ? fasta_k : 0), &err) != SH_OK)
             return shl_raise(L, &err);
-        u->fasta_ex.extract = sh_fasta_extract;
-        u->fasta_ex.arg = u->fasta;
-        u->cfg.extractor = &u->fasta_ex;
+        u->c_ex.extract = sh_fasta_extract;
+        u->c_ex.arg = u->fasta;
+        u->cfg.extractor = &u->c_ex;
+    } else if (shl_opt_bool(L, 3, "midi", 0)) {
+        if (!(u->midi = (sh_midi *)malloc(sizeof *u->midi))) return luaL_error(L, "out of memory");
+        sh_midi_init(u->midi, &t->sh);
+        u->c_ex.extract = sh_midi_extract;
+        u->c_ex.arg = u->midi;
+        u->cfg.extractor = &u->c_ex;
     } else if ((u->worker = shl_worker_extractor(L, 3, &t->sh)) != NULL) {
         u->cfg.extractor = u->worker;
     }
@@ -102,6 +111,8 @@ static int pool_close(lua_State *L)
     u->worker = NULL;
     free(u->fasta);
     u->fasta = NULL;
+    free(u->midi);
+    u->midi = NULL;
     luaL_unref(L, LUA_REGISTRYINDEX, u->ref_text);
     luaL_unref(L, LUA_REGISTRYINDEX, u->ref_html);
     u->ref_text = u->ref_html = LUA_NOREF;

@@ -41,7 +41,8 @@ static int shingler_new(lua_State *L)
                     (shl_opt_bool(L, 1, "numbers", 1) ? SH_CANON_NUMBERS : 0) |
                     (shl_opt_bool(L, 1, "punctuation", 0) ? SH_CANON_PUNCT : 0) |
                     (shl_opt_bool(L, 1, "fold", 0) ? SH_CANON_FOLD : 0) |
-                    (shl_opt_bool(L, 1, "code", 0) ? SH_CANON_CODE : 0);
+                    (shl_opt_bool(L, 1, "code", 0) ? SH_CANON_CODE : 0) |
+                    (shl_opt_bool(L, 1, "tweet", 0) ? SH_CANON_TWEET : 0);
     c.canon.invalid = (sh_utf8_mode)shl_opt_enum(L, 1, "invalid", "error", invalids);
     c.simd = (sh_simd)shl_opt_enum(L, 1, "simd", "auto", simds);
     s = shl_opt_int(L, 1, "s", 200);

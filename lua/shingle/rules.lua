@@ -12,6 +12,8 @@
 -- A rule set of one step that also names a C tokenizer (c = "code") runs
 -- that tokenizer in C instead of its Lua function, which stays the
 -- reference the specs compare it with; the rules' identity is the same.
+-- Likewise a text step that names a C text step (c = "tweet"), when it is
+-- the rule set's only Lua step.
 --
 -- Text steps run first, in order, on the raw text; then the tokenizer (C,
 -- configured by the built-in steps, or a Lua one); then token steps, in order.
@@ -23,6 +25,8 @@ local M = {}
 -- the tokenizers of C a one-step rule set may name (c = ...), as the
 -- shingler options that select them
 local ctokenizers = { code = { code = true } }
+-- the text steps of C (c = ...), as the shingler options that select them
+local ctexts = { tweet = { tweet = true } }
 
 local builtin = {
   strip_html = { html = true },
@@ -100,13 +104,24 @@ function M.compile(rules, level)
   c.lua = #c.text > 0 or c.tokenize ~= nil or #c.tokens > 0
   c.signature = c.lua and table.concat(c.parts, ";") or nil
   local only = rules[1]
-  if #rules == 1 and type(only) == "table" and only.c ~= nil then
+  if #rules == 1 and type(only) == "table" and only.c ~= nil and not only.text then
     if not ctokenizers[only.c] then
       error(("step 1 (%s): c = '%s' names no C tokenizer; the C tokenizers are: %s"):format(only.name, tostring(only.c),
         names(ctokenizers)), level)
     end
     for k, v in pairs(ctokenizers[only.c]) do c.flags[k] = v end
     c.lua = false
+  elseif #c.text == 1 and not c.tokenize and #c.tokens == 0 then
+    for i, step in ipairs(rules) do
+      if type(step) == "table" and step.c ~= nil then
+        if not ctexts[step.c] then
+          error(("step %d (%s): c = '%s' names no C text step; the C text steps are: %s"):format(i, step.name,
+            tostring(step.c), names(ctexts)), level)
+        end
+        for k, v in pairs(ctexts[step.c]) do c.flags[k] = v end
+        c.lua = false
+      end
+    end
   end
   return c
 end
@@ -213,7 +228,7 @@ M.sets = {
   html = { "strip_html", "lowercase", "drop_punctuation" },
   text = { "lowercase", "drop_punctuation" },
   code = { { name = "code", tokenize = M.code_tokens, c = "code" } },
-  tweet = { { name = "tweet", text = M.tweet_text }, "lowercase", "drop_punctuation" },
+  tweet = { { name = "tweet", text = M.tweet_text, c = "tweet" }, "lowercase", "drop_punctuation" },
 }
 
 return M

@@ -96,7 +96,7 @@ M.MAX_SHINGLES = 16 * 1024 ^ 2
 --- sketcher.new(text, html, { threads, full, sig_k, max_bytes, max_shingles, extractor, mail, config, main_thread })
 -- Documents go to the C pool's threads: as they are when the shingler is all
 -- C (built-in rule sets, the code extractor, which is a C tokenizer), as
--- FASTA k-mers in C for the FASTA extractor, and through one Lua state per
+-- FASTA k-mers or MIDI intervals in C for those extractors, and through one Lua state per
 -- worker for rule sets with Lua steps and extractors in Lua, when config
 -- (what sketcher.shinglers made them from) names them by name or file.
 -- Otherwise (Lua values in the configuration), and with main_thread, in Lua
@@ -116,6 +116,9 @@ function M.new(text, html, opts)
   if opts.main_thread then -- the reference path, for comparisons
   elseif ex and ex.c == "fasta" then
     popts.fasta_k = ex.k
+    self.lua = false
+  elseif ex and ex.c == "midi" then
+    popts.midi = true
     self.lua = false
   elseif ex and ex.tokenizer then
     self.lua = false

@@ -8,7 +8,7 @@
 --   kind     "sequence" (shingled with width w) or "set" (sketched as is)
 --   extract  function(bytes, path) -> list of strings or integers, or nil, err
 -- The built-in code and fasta extractors also name their C equivalent
--- (tokenizer = "code", c = "fasta"), which the pipeline runs instead; an
+-- (tokenizer = "code", c = "fasta", c = "midi"), which the pipeline runs instead; an
 -- extractor in Lua given by name or file runs on the pipeline's worker
 -- threads, one Lua state each (shingle.worker).
 -- Ship your own as a Lua file returning such a table: --extractor ./mine.lua

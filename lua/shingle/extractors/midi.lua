@@ -2,7 +2,7 @@
 -- note onsets (in semitones), so a transposed copy of a melody gives the
 -- same sequence. Reads Standard MIDI Files (formats 0 and 1): note-on events
 -- of all tracks, merged by time; chords count from their lowest note.
-local M = { name = "midi", kind = "sequence" }
+local M = { name = "midi", kind = "sequence", c = "midi" } -- the pipeline runs core/midi.c: extract is its reference
 
 local function u32(s, i) local a, b, c, d = s:byte(i, i + 3) return ((a * 256 + b) * 256 + c) * 256 + d end
 local function u16(s, i) local a, b = s:byte(i, i + 1) return a * 256 + b end
@@ -45,15 +45,15 @@ function M.notes(bytes, path)
       if not status then return nil, ("%s: running status without a status byte at byte %d"):format(where, i - 1) end
       local hi = status - status % 16
       if status == 0xFF then
-        local l
-        l, i = vlq(bytes, i + 1, stop)
-        if not l then return nil, ("%s: bad meta event near byte %d"):format(where, i) end
+        local l, at = nil, i + 1
+        l, i = vlq(bytes, at, stop)
+        if not l then return nil, ("%s: bad meta event near byte %d"):format(where, at) end
         i = i + l
         status = nil
       elseif status == 0xF0 or status == 0xF7 then
-        local l
-        l, i = vlq(bytes, i, stop)
-        if not l then return nil, ("%s: bad sysex near byte %d"):format(where, i) end
+        local l, at = nil, i
+        l, i = vlq(bytes, at, stop)
+        if not l then return nil, ("%s: bad sysex near byte %d"):format(where, at) end
         i = i + l
         status = nil
       elseif hi == 0x90 then
