@@ -31,20 +31,49 @@ SH_BYTEORDER_INLINE uint64_t sh_load_le64(const void *q)
     return (uint64_t)sh_load_le32(p) | (uint64_t)sh_load_le32(p + 4) << 32;
 }
 
+/* gcc (12) merges the loads' shifts into one load, but not the stores'
+ * byte writes: where the compiler tells the host's byte order, a store is
+ * one memcpy of the value in the wanted order (a byte swap where the orders
+ * differ), which compiles to one store. */
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && \
+    (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ || __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
+#include <string.h>
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define SH_LE32(v) (v)
+#define SH_LE64(v) (v)
+#define SH_BE32(v) __builtin_bswap32(v)
+#define SH_BE64(v) __builtin_bswap64(v)
+#else
+#define SH_LE32(v) __builtin_bswap32(v)
+#define SH_LE64(v) __builtin_bswap64(v)
+#define SH_BE32(v) (v)
+#define SH_BE64(v) (v)
+#endif
+#define SH_STORE_BYTES(q, v, conv) do { __typeof__(v) w_ = conv(v); memcpy((q), &w_, sizeof w_); } while (0)
+#endif
+
 SH_BYTEORDER_INLINE void sh_store_le32(void *q, uint32_t v)
 {
+#ifdef SH_STORE_BYTES
+    SH_STORE_BYTES(q, v, SH_LE32);
+#else
     unsigned char *p = (unsigned char *)q;
     p[0] = (unsigned char)v;
     p[1] = (unsigned char)(v >> 8);
     p[2] = (unsigned char)(v >> 16);
     p[3] = (unsigned char)(v >> 24);
+#endif
 }
 
 SH_BYTEORDER_INLINE void sh_store_le64(void *q, uint64_t v)
 {
+#ifdef SH_STORE_BYTES
+    SH_STORE_BYTES(q, v, SH_LE64);
+#else
     unsigned char *p = (unsigned char *)q;
     sh_store_le32(p, (uint32_t)v);
     sh_store_le32(p + 4, (uint32_t)(v >> 32));
+#endif
 }
 
 SH_BYTEORDER_INLINE uint32_t sh_load_be32(const void *q)
@@ -62,18 +91,26 @@ SH_BYTEORDER_INLINE uint64_t sh_load_be64(const void *q)
 
 SH_BYTEORDER_INLINE void sh_store_be32(void *q, uint32_t v)
 {
+#ifdef SH_STORE_BYTES
+    SH_STORE_BYTES(q, v, SH_BE32);
+#else
     unsigned char *p = (unsigned char *)q;
     p[0] = (unsigned char)(v >> 24);
     p[1] = (unsigned char)(v >> 16);
     p[2] = (unsigned char)(v >> 8);
     p[3] = (unsigned char)v;
+#endif
 }
 
 SH_BYTEORDER_INLINE void sh_store_be64(void *q, uint64_t v)
 {
+#ifdef SH_STORE_BYTES
+    SH_STORE_BYTES(q, v, SH_BE64);
+#else
     unsigned char *p = (unsigned char *)q;
     sh_store_be32(p, (uint32_t)(v >> 32));
     sh_store_be32(p + 4, (uint32_t)v);
+#endif
 }
 
 /* The first n <= 8 bytes at q as a big-endian number (a short token's bytes). */

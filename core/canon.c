@@ -1342,8 +1342,12 @@ sh_status sh_canon_tokenize(const sh_canon_opts *opts, const char *in, size_t n,
         if ((h = realloc(out->head, cap * SH_TOKEN_HEAD)) != NULL)
             out->head = h;
     }
-    if (opts->flags & SH_CANON_CODE)
-        return sh_code_tokenize(in, n, out, err);
+    if (opts->flags & SH_CANON_CODE) {
+        sh_simd level = opts->simd;
+        if (level == SH_SIMD_AUTO && (st = sh_simd_resolve(SH_SIMD_AUTO, &level, err)) != SH_OK)
+            return st;
+        return sh_code_tokenize(in, n, level, out, err);
+    }
     if (opts->flags & SH_CANON_TWEET) {
         if (!sh_grow((void **)&out->src, &out->src_cap, n, 1, 4096))
             return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
@@ -1423,6 +1427,26 @@ static sh_status tokens_room(sh_tokens *t, size_t need, sh_error *err)
         if (!(h = realloc(t->head, cap * SH_TOKEN_HEAD)))
             return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu tokens", cap);
         t->head = h;
+        t->cap = cap;
+    }
+    return SH_OK;
+}
+
+sh_status sh_tokens_reserve(sh_tokens *t, size_t ntok, size_t text, sh_error *err)
+{
+    if (!sh_grow((void **)&t->text, &t->text_cap, text, 1, 64))
+        return sh_error_set(err, SH_ENOMEM, 0, "out of memory growing the token buffers to %zu bytes", text);
+    /* the caller's bound (max_shingles), as token_grow keeps it */
+    if (t->max_n && ntok > t->max_n) {
+        if (t->n >= t->max_n)
+            return sh_error_set(err, SH_ELIMIT, 0, "more than %zu tokens", t->max_n);
+        ntok = t->max_n;
+    }
+    if (ntok > t->cap) {
+        size_t cap = t->cap, hcap = t->cap;
+        if (!sh_grow((void **)&t->tok, &cap, ntok, sizeof *t->tok, 256) ||
+            !sh_grow((void **)&t->head, &hcap, cap, SH_TOKEN_HEAD, 256))
+            return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu tokens", ntok);
         t->cap = cap;
     }
     return SH_OK;

@@ -97,6 +97,11 @@ sh_status sh_utf8_check(const char *in, size_t n, sh_error *err);
  * the span of input it came from), and end it (the SH_CANON_SLACK zero
  * bytes). Errors: SH_ENOMEM (t stays valid). */
 void sh_tokens_begin(sh_tokens *t);
+/* Room for ntok tokens and text bytes in all (tok, head and text; text as
+ * it is up to text_len is kept). Errors: SH_ENOMEM (t stays valid). A
+ * tokenizer that reserved may fill tok, head and text itself: each token's
+ * canonical bytes at its off, and its head, as sh_tokens_push does. */
+sh_status sh_tokens_reserve(sh_tokens *t, size_t ntok, size_t text, sh_error *err);
 sh_status sh_tokens_push(sh_tokens *t, const void *bytes, size_t len, size_t src_off, size_t src_len, sh_error *err);
 sh_status sh_tokens_end(sh_tokens *t, sh_error *err);
 

@@ -4,11 +4,17 @@
  * real source. The Lua patterns there use the C locale's classes: %s space
  * \t \n \v \f \r, %a letters, %d digits, %w both, %p the printable rest. */
 #include "codetok.h"
+#include "byteorder.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "byteorder.h"
+#if defined(__GNUC__)
+#define CODE_HOT static inline __attribute__((always_inline))
+#else
+#define CODE_HOT static inline
+#endif
 
 enum {
     K_SPACE = 1,  /* %s */
@@ -16,8 +22,7 @@ enum {
     K_DIGIT = 4,  /* %d: starts a number, continues both */
     K_PUNCT = 8,  /* %p */
     K_OP = 16,    /* the characters of operators: = ! < > + - * / % & | ^ ~ : . */
-    K_NUM = 32,   /* [%w_.]: continues a number */
-    K_CONT = 64   /* K_IDENT or K_DIGIT: continues an identifier */
+    K_NUM = 32    /* [%w_.]: continues a number */
 };
 
 #define SPACE(b) ((b) == ' ' || ((b) >= 9 && (b) <= 13))
@@ -29,8 +34,7 @@ enum {
                  (b) == '~' || (b) == ':' || (b) == '.')
 #define CLS(b) ((SPACE(b) ? K_SPACE : 0) | ((ALPHA(b) || (b) == '_' || (b) >= 128) ? K_IDENT : 0) | \
                 (DIGIT(b) ? K_DIGIT : 0) | (PUNCT(b) ? K_PUNCT : 0) | (OPCH(b) ? K_OP : 0) | \
-                ((ALPHA(b) || DIGIT(b) || (b) == '_' || (b) == '.') ? K_NUM : 0) | \
-                ((ALPHA(b) || (b) == '_' || (b) >= 128 || DIGIT(b)) ? K_CONT : 0))
+                ((ALPHA(b) || DIGIT(b) || (b) == '_' || (b) == '.') ? K_NUM : 0))
 #define CLS4(b) CLS(b), CLS((b) + 1), CLS((b) + 2), CLS((b) + 3)
 #define CLS16(b) CLS4(b), CLS4((b) + 4), CLS4((b) + 8), CLS4((b) + 12)
 #define CLS64(b) CLS16(b), CLS16((b) + 16), CLS16((b) + 32), CLS16((b) + 48)
@@ -39,7 +43,8 @@ static const unsigned char cls[256] = { CLS64(0), CLS64(64), CLS64(128), CLS64(1
 /* The keywords that stay themselves (rules.lua's code_keywords), in a
  * perfect hash of their bytes into 256 slots (the multiplier found by
  * trying random odd ones until the 74 fell into distinct slots; the spec
- * checks every keyword against the Lua list). */
+ * checks every keyword against the Lua list). Each is zero-padded to 16
+ * bytes, as a token's head is. */
 static const struct kw { char s[16]; unsigned char len; } keywords[256] = {
     [2] = { "return", 6 }, [5] = { "local", 5 }, [8] = { "float", 5 }, [10] = { "not", 3 },
     [18] = { "var", 3 }, [21] = { "and", 3 }, [22] = { "def", 3 }, [23] = { "protected", 9 },
@@ -62,37 +67,13 @@ static const struct kw { char s[16]; unsigned char len; } keywords[256] = {
     [245] = { "extern", 6 }, [255] = { "char", 4 },
 };
 
-/* w[0..len) as two little-endian words, the bytes past len zero (len <= 16;
- * avail is how many bytes from w may be read). */
-static inline void words16(const unsigned char *w, size_t len, size_t avail, uint64_t *lo, uint64_t *hi)
+/* Whether the identifier of len bytes whose head (its bytes, zero-padded
+ * to 16, as two little-endian words) is lo, hi is a keyword. */
+CODE_HOT int keyword(uint64_t lo, uint64_t hi, size_t len)
 {
-    uint64_t k0 = 0, k1 = 0;
-    if (avail >= 16) {
-        k0 = sh_load_le64(w);
-        k1 = sh_load_le64(w + 8);
-        k0 = len >= 8 ? k0 : k0 & ((UINT64_C(1) << (8 * len)) - 1);
-        k1 = len >= 16 ? k1 : len <= 8 ? 0 : k1 & ((UINT64_C(1) << (8 * (len - 8))) - 1);
-    } else {
-        size_t i;
-        for (i = 0; i < len && i < 8; i++) k0 |= (uint64_t)w[i] << (8 * i);
-        for (; i < len; i++) k1 |= (uint64_t)w[i] << (8 * (i - 8));
-    }
-    *lo = k0;
-    *hi = k1;
-}
-
-/* Whether the identifier w[0..len) is a keyword (avail bytes readable at w). */
-static int keyword(const unsigned char *w, size_t len, size_t avail)
-{
-    uint64_t k0, k1, key;
-    const struct kw *kw;
-    if (len > 10)
-        return 0;
-    words16(w, len, avail, &k0, &k1);
-    key = k0 ^ (k1 * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)len;
-    kw = &keywords[(key * 0x488cc4aae48d0a47ULL) >> 56];
-    /* the keyword's bytes are zero past its length, as k0 and k1 are */
-    return kw->len == len && sh_load_le64(kw->s) == k0 && sh_load_le64(kw->s + 8) == k1;
+    const uint64_t key = lo ^ (hi * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)len;
+    const struct kw *kw = &keywords[(key * 0x488cc4aae48d0a47ULL) >> 56];
+    return (kw->len == len) & (sh_load_le64(kw->s) == lo) & (sh_load_le64(kw->s + 8) == hi);
 }
 
 /* First occurrence of the m-byte pattern at or after from, or NULL. */
@@ -109,219 +90,262 @@ static const unsigned char *find(const unsigned char *p, size_t from, size_t n, 
     return NULL;
 }
 
-/* Runs of identifier characters and of white space, found with a bitmap of
- * 64 bytes at a time rather than a loop that stops (and mispredicts) at the
- * end of every run. A block's two masks: bit i of cont is set when byte
- * base + i continues an identifier (K_CONT), of space when it is white space
- * (K_SPACE); bytes at or past n have neither. */
-typedef struct blocks {
-    const unsigned char *p;
-    size_t n, base;
-    uint64_t cont, space;
-} blocks;
+/* The dispatch of a token's first byte, in the order of rules.code_tokens'
+ * branches: white space; the starts of comments ('/', '#', '-': a comment
+ * only with the right next byte, else an operator); quotes; identifiers;
+ * numbers; control characters (separators); operators and punctuation. */
+enum { D_SPACE, D_SLASH, D_HASH, D_MINUS, D_QUOTE, D_IDENT, D_DIGIT, D_CTRL, D_OP };
+#define DSP(b) (SPACE(b) ? D_SPACE : (b) == '/' ? D_SLASH : (b) == '#' ? D_HASH : (b) == '-' ? D_MINUS : \
+                ((b) == '"' || (b) == '\'') ? D_QUOTE : (ALPHA(b) || (b) == '_' || (b) >= 128) ? D_IDENT : \
+                DIGIT(b) ? D_DIGIT : !PUNCT(b) ? D_CTRL : D_OP)
+#define DSP4(b) DSP(b), DSP((b) + 1), DSP((b) + 2), DSP((b) + 3)
+#define DSP16(b) DSP4(b), DSP4((b) + 4), DSP4((b) + 8), DSP4((b) + 12)
+#define DSP64(b) DSP16(b), DSP16((b) + 16), DSP16((b) + 32), DSP16((b) + 48)
+static const unsigned char dsp[256] = { DSP64(0), DSP64(64), DSP64(128), DSP64(192) };
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(SH_NO_SIMD)
-#include <emmintrin.h>
-#define CT_SSE2 1
-#endif
+/* keep[len]: 0xff in the first len of 16 bytes, 0 after */
+#define KEEP(l) { (l) > 0 ? 0xff : 0, (l) > 1 ? 0xff : 0, (l) > 2 ? 0xff : 0, (l) > 3 ? 0xff : 0, \
+                  (l) > 4 ? 0xff : 0, (l) > 5 ? 0xff : 0, (l) > 6 ? 0xff : 0, (l) > 7 ? 0xff : 0, \
+                  (l) > 8 ? 0xff : 0, (l) > 9 ? 0xff : 0, (l) > 10 ? 0xff : 0, (l) > 11 ? 0xff : 0, \
+                  (l) > 12 ? 0xff : 0, (l) > 13 ? 0xff : 0, (l) > 14 ? 0xff : 0, (l) > 15 ? 0xff : 0 }
+static const unsigned char keep[17][16] = { KEEP(0), KEEP(1), KEEP(2), KEEP(3), KEEP(4), KEEP(5), KEEP(6),
+                                            KEEP(7), KEEP(8), KEEP(9), KEEP(10), KEEP(11), KEEP(12), KEEP(13),
+                                            KEEP(14), KEEP(15), KEEP(16) };
 
-static void block_at(blocks *b, size_t at)
+/* The head of a token whose canonical bytes x[0..len) (len <= 16) are
+ * followed by at least 16 - len readable bytes: the 16 bytes, masked, as
+ * two little-endian words (the same bytes on a host of either order). */
+CODE_HOT void head_of(const unsigned char *x, size_t len, uint64_t *lo, uint64_t *hi)
 {
-    const unsigned char *p = b->p;
-    size_t base = at & ~(size_t)63, k;
-    uint64_t cont = 0, space = 0;
-    b->base = base;
-#ifdef CT_SSE2
-    /* SSE2 is part of x86-64: no level to choose. The classes of K_CONT
-     * ([A-Za-z0-9_] and bytes >= 128) and K_SPACE (' ', 9..13) as byte
-     * compares; signed compares after an offset of 128 for ranges. */
-    if (base + 64 <= b->n) {
-        const __m128i off = _mm_set1_epi8((char)0x80);
-        for (k = 0; k < 64; k += 16) {
-            const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + base + k));
-            const __m128i lo = _mm_or_si128(x, _mm_set1_epi8(0x20)); /* A-Z to a-z */
-            const __m128i xs = _mm_xor_si128(x, off), los = _mm_xor_si128(lo, off);
-            const __m128i alpha = _mm_and_si128(_mm_cmpgt_epi8(los, _mm_set1_epi8((char)(('a' - 1) ^ 0x80))),
-                                                _mm_cmplt_epi8(los, _mm_set1_epi8((char)(('z' + 1) ^ 0x80))));
-            const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(xs, _mm_set1_epi8((char)(('0' - 1) ^ 0x80))),
-                                                _mm_cmplt_epi8(xs, _mm_set1_epi8((char)(('9' + 1) ^ 0x80))));
-            const __m128i high = _mm_cmplt_epi8(x, _mm_setzero_si128()); /* >= 128 */
-            const __m128i under = _mm_cmpeq_epi8(x, _mm_set1_epi8('_'));
-            const __m128i ctl = _mm_and_si128(_mm_cmpgt_epi8(xs, _mm_set1_epi8((char)((9 - 1) ^ 0x80))),
-                                              _mm_cmplt_epi8(xs, _mm_set1_epi8((char)((13 + 1) ^ 0x80))));
-            const __m128i sp = _mm_or_si128(ctl, _mm_cmpeq_epi8(x, _mm_set1_epi8(' ')));
-            const __m128i c = _mm_or_si128(_mm_or_si128(alpha, digit), _mm_or_si128(high, under));
-            cont |= (uint64_t)(unsigned)_mm_movemask_epi8(c) << k;
-            space |= (uint64_t)(unsigned)_mm_movemask_epi8(sp) << k;
-        }
-        b->cont = cont;
-        b->space = space;
-        return;
-    }
-#endif
-    for (k = 0; k < 64 && base + k < b->n; k++) {
-        const unsigned x = cls[p[base + k]];
-        cont |= (uint64_t)((x >> 6) & 1) << k;
-        space |= (uint64_t)(x & K_SPACE) << k;
-    }
-    b->cont = cont;
-    b->space = space;
+    *lo = sh_load_le64(x) & sh_load_le64(keep[len]);
+    *hi = sh_load_le64(x + 8) & sh_load_le64(keep[len] + 8);
 }
 
-/* The number of trailing zero bits of x != 0. */
-static inline unsigned ctz64(uint64_t x)
-{
-#if defined(__GNUC__)
-    return (unsigned)__builtin_ctzll(x);
+/* Runs of identifier, number and white-space bytes end where a mask of the
+ * 64-byte block says (SSE2, the x86-64 baseline; count trailing zeros),
+ * not after a mispredicted byte loop; at the portable level (and off
+ * x86-64) the byte loops do all. The masks are read from the text's image
+ * of the input, which has zero bytes after the input: a run ends there. */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(SH_NO_SIMD)
+#define CODE_BLOCKS 1
+#include <immintrin.h>
 #else
-    unsigned r = 0;
-    while (!(x & 1)) {
-        x >>= 1;
-        r++;
-    }
-    return r;
+#define CODE_BLOCKS 0
 #endif
+
+typedef struct runs {
+    const unsigned char *t; /* the image */
+    size_t base;            /* of the block the masks are of (SIZE_MAX: none) */
+    uint64_t ident, num, space;
+    int simd;
+} runs;
+
+#if CODE_BLOCKS
+__attribute__((target("sse2")))
+static void runs_load_sse2(runs *r, size_t base)
+{
+    uint64_t id = 0, nu = 0, sp = 0;
+    int k;
+    for (k = 0; k < 4; k++) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(r->t + base + 16 * k));
+        const __m128i lo = _mm_or_si128(v, _mm_set1_epi8(0x20));
+        const __m128i alpha = _mm_cmplt_epi8(_mm_add_epi8(lo, _mm_set1_epi8((char)(128 - 'a'))),
+                                             _mm_set1_epi8((char)(-128 + 26)));
+        const __m128i digit = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(128 - '0'))),
+                                             _mm_set1_epi8((char)(-128 + 10)));
+        const __m128i alnum_ = _mm_or_si128(_mm_or_si128(alpha, digit), _mm_cmpeq_epi8(v, _mm_set1_epi8('_')));
+        const __m128i space = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                                           _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(128 - 9))),
+                                                          _mm_set1_epi8((char)(-128 + 5))));
+        /* identifiers also take bytes >= 128 (their sign bit), numbers '.' */
+        id |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_or_si128(alnum_, v)) << (16 * k);
+        nu |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_or_si128(alnum_, _mm_cmpeq_epi8(v, _mm_set1_epi8('.'))))
+              << (16 * k);
+        sp |= (uint64_t)(unsigned)_mm_movemask_epi8(space) << (16 * k);
+    }
+    r->base = base;
+    r->ident = id;
+    r->num = nu;
+    r->space = sp;
 }
 
-/* The end of the run of identifier characters (space = 0) or of white
- * space (space = 1) that goes on at j: the first byte from j that is not
- * of the run, or n. */
-static inline size_t run_end(blocks *b, size_t j, int space)
+/* The same masks from one 64-byte register (AVX-512 BW). */
+__attribute__((target("avx512f,avx512bw")))
+static void runs_load_avx512(runs *r, size_t base)
+{
+    const __m512i v = _mm512_loadu_si512((const void *)(r->t + base));
+    const __mmask64 alpha = _mm512_cmplt_epu8_mask(
+        _mm512_sub_epi8(_mm512_or_si512(v, _mm512_set1_epi8(0x20)), _mm512_set1_epi8('a')), _mm512_set1_epi8(26));
+    const __mmask64 digit = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('0')), _mm512_set1_epi8(10));
+    const __mmask64 alnum_ = alpha | digit | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('_'));
+    r->base = base;
+    r->ident = alnum_ | _mm512_movepi8_mask(v);
+    r->num = alnum_ | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('.'));
+    r->space = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(' ')) |
+               _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8(9)), _mm512_set1_epi8(5));
+}
+
+static void runs_load(runs *r, size_t base)
+{
+    if (r->simd >= SH_SIMD_AVX512) runs_load_avx512(r, base);
+    else runs_load_sse2(r, base);
+}
+
+/* The end of the run from i of the bytes whose bit is set in the mask at
+ * offset which (of struct runs) */
+CODE_HOT size_t run_end(runs *r, size_t i, size_t which)
 {
     for (;;) {
-        uint64_t stop;
-        if (j >= b->n)
-            return b->n;
-        if (j - b->base >= 64) /* (unsigned: also when j < base) */
-            block_at(b, j);
-        stop = ~(space ? b->space : b->cont) >> (j - b->base);
-        if (stop)
-            return j + ctz64(stop);
-        j = b->base + 64;
+        const size_t base = i & ~(size_t)63;
+        uint64_t m;
+        if (base != r->base) runs_load(r, base);
+        m = ~*(const uint64_t *)(const void *)((const char *)r + which) >> (i - base);
+        if (m) return i + (size_t)__builtin_ctzll(m);
+        i = base + 64;
     }
 }
-
-/* sh_tokens_push for a token of at most 16 bytes with 16 readable at bytes
- * (avail of them): its text and its head (sh_tokens.head: the token's bytes,
- * zero past its length, as canon.c's put_head makes it) stored as two words
- * each, without a call. Anything else goes to sh_tokens_push. */
-static inline sh_status push(sh_tokens *t, const unsigned char *bytes, size_t len, size_t avail, size_t src_off,
-                             size_t src_len, sh_error *err)
-{
-    sh_token *k;
-    unsigned char *h;
-    uint64_t lo, hi;
-    if (len > 16 || t->n == t->cap || t->text_cap - t->text_len < 16 + SH_CANON_SLACK)
-        return sh_tokens_push(t, bytes, len, src_off, src_len, err);
-    words16(bytes, len, avail, &lo, &hi);
-    k = &t->tok[t->n];
-    k->src_off = src_off;
-    k->src_len = src_len;
-    k->off = t->text_len;
-    k->len = len;
-    h = t->head + t->n * SH_TOKEN_HEAD;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    {
-        /* two plain stores each (the byte stores of sh_store_le64 to two
-         * char arrays are not merged by the compiler here) */
-        const uint64_t w[2] = { lo, hi };
-        memcpy(t->text + t->text_len, w, 16);
-        memcpy(h, w, 16);
-    }
+#define RUN_END(r, i, mask, cond) ((r)->simd ? run_end((r), (i), offsetof(runs, mask)) : byte_run(p, (i), n, (cond)))
 #else
-    sh_store_le64(t->text + t->text_len, lo);
-    sh_store_le64(t->text + t->text_len + 8, hi);
-    sh_store_le64(h, lo);
-    sh_store_le64(h + 8, hi);
+#define RUN_END(r, i, mask, cond) byte_run(p, (i), n, (cond))
 #endif
-    t->text_len += len;
-    t->n++;
-    return SH_OK;
+
+/* The byte loop: the end of the run from i of bytes of class cond. */
+CODE_HOT size_t byte_run(const unsigned char *p, size_t i, size_t n, unsigned cond)
+{
+    while (i < n && (cls[p[i]] & cond)) i++;
+    return i;
 }
 
-/* The placeholders, with room to read 16 bytes. */
-static const unsigned char STR[16] = "STR", ID[16] = "ID", NUM[16] = "NUM";
+/* The bytes of the placeholders, after the input's image in the text. */
+enum { AT_ID = 16, AT_NUM = 32, AT_STR = 48, PLACE_END = 64 };
 
-sh_status sh_code_tokenize(const char *in, size_t n, sh_tokens *out, sh_error *err)
+/* A token: its canonical bytes at text[off, off + len) (len <= 16), its
+ * head lo, hi, the input it came from. */
+#define EMIT(off_, len_, lo_, hi_, soff_, slen_) do { \
+        sh_token *t_; \
+        unsigned char *h_; \
+        if (nt == cap) { \
+            o->n = nt; \
+            if ((st = sh_tokens_reserve(o, nt + 1, o->text_cap, err)) != SH_OK) return st; \
+            tok = o->tok; \
+            head = o->head; \
+            cap = o->cap; \
+        } \
+        t_ = &tok[nt]; \
+        h_ = head + nt * SH_TOKEN_HEAD; \
+        t_->src_off = (soff_); \
+        t_->src_len = (slen_); \
+        t_->off = (off_); \
+        t_->len = (len_); \
+        sh_store_le64(h_, (lo_)); \
+        sh_store_le64(h_ + 8, (hi_)); \
+        nt++; \
+    } while (0)
+
+/* The heads of the placeholders (little-endian words of their bytes). */
+#define HEAD_ID 0x4449u
+#define HEAD_NUM 0x4d554eu
+#define HEAD_STR 0x525453u
+
+sh_status sh_code_tokenize(const char *in, size_t n, sh_simd level, sh_tokens *out, sh_error *err)
 {
     const unsigned char *p = (const unsigned char *)in;
+    sh_tokens *o = out;
     size_t i = 0;
-    sh_status st = SH_OK;
-    blocks b;
-    b.p = p;
-    b.n = n;
-    b.base = SIZE_MAX - 63; /* no block yet: every j is outside it */
-    b.cont = b.space = 0;
-    sh_tokens_begin(out);
-    while (i < n && st == SH_OK) {
-        const unsigned c = p[i], k = cls[c];
-        unsigned c2;
-        /* The classes are disjoint, so the branches of the Lua function
-         * are taken here in the order of how often they are met; among
-         * punctuation, in the Lua function's order. */
-        if (k & K_IDENT) {
-            const size_t j = run_end(&b, i + 1, 0);
-            if (keyword(p + i, j - i, n - i))
-                st = push(out, p + i, j - i, n - i, i, j - i, err);
-            else
-                st = push(out, ID, 2, 16, i, j - i, err);
+    sh_status st;
+    runs r = { NULL, 0, 0, 0, 0, 0 };
+    const unsigned char *t;
+    /* the token arrays in locals: the compiler need not reload them after
+     * each store of a head */
+    sh_token *tok;
+    unsigned char *head;
+    size_t nt = 0, cap;
+    /* the text: the input's image (keywords and operators are their own
+     * bytes, at their offsets), 16 zero bytes, then the placeholders ID,
+     * NUM and STR, 16 bytes each, and the slack */
+    sh_tokens_begin(o);
+    if (n > SIZE_MAX / 2 || (st = sh_tokens_reserve(o, n / 4 + 16, n + PLACE_END + SH_CANON_SLACK, err)) != SH_OK)
+        return n > SIZE_MAX / 2 ? sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu bytes of source", n) : st;
+    if (n) memcpy(o->text, p, n);
+    memset(o->text + n, 0, PLACE_END + SH_CANON_SLACK);
+    memcpy(o->text + n + AT_ID, "ID", 2);
+    memcpy(o->text + n + AT_NUM, "NUM", 3);
+    memcpy(o->text + n + AT_STR, "STR", 3);
+    o->text_len = n + PLACE_END;
+    t = (const unsigned char *)o->text;
+    r.t = t;
+    r.base = SIZE_MAX;
+    r.simd = level >= SH_SIMD_SSE2 ? (int)level : 0;
+    tok = o->tok;
+    head = o->head;
+    cap = o->cap;
+    for (;;) {
+        unsigned c;
+        size_t j;
+        uint64_t lo, hi;
+        i = RUN_END(&r, i, space, K_SPACE); /* white space: no token (i may be past n) */
+        if (i >= n) break;
+        c = p[i];
+        if (dsp[c] == D_IDENT) { /* the most frequent */
+            /* a keyword stays itself, any other identifier is ID: chosen
+             * without a branch (which would go either way at random) */
+            size_t len, k;
+            j = RUN_END(&r, i + 1, ident, K_IDENT | K_DIGIT);
+            len = j - i;
+            head_of(t + i, len < 16 ? len : 16, &lo, &hi);
+            k = (size_t)0 - (size_t)keyword(lo, hi, len); /* all ones for a keyword: selects by masks */
+            EMIT((i & k) | ((n + AT_ID) & ~k), (len & k) | (2 & ~k), (lo & k) | (HEAD_ID & ~k), hi & k, i, len);
             i = j;
             continue;
         }
-        if (k & K_SPACE) {
-            /* the whole run of white space (indentation) at once */
-            i = run_end(&b, i + 1, 1);
+        if (dsp[c] == D_OP) goto op; /* the next most frequent */
+        switch (dsp[c]) {
+        case D_SLASH:
+            if (i + 1 < n && p[i + 1] == '*') {
+                const unsigned char *e = find(p, i + 2, n, "*/", 2);
+                i = e ? (size_t)(e - p) + 2 : n;
+                continue;
+            }
+            if (i + 1 < n && p[i + 1] == '/') goto line_comment;
+            break;
+        case D_MINUS:
+            if (i + 1 < n && p[i + 1] == '-') goto line_comment;
+            break;
+        case D_HASH:
+        line_comment: { /* a line comment (and C preprocessor lines): past the newline */
+                const unsigned char *e = memchr(p + i, '\n', n - i);
+                i = e ? (size_t)(e - p) + 1 : n;
+                continue;
+            }
+        case D_QUOTE:
+            for (j = i + 1; j < n && p[j] != c; j++)
+                if (p[j] == '\\') j++;
+            EMIT(n + AT_STR, 3, HEAD_STR, 0, i, (j < n ? j + 1 : n) - i);
+            i = j + 1;
             continue;
-        }
-        if (k & K_DIGIT) {
-            size_t j = i + 1;
-            while (j < n && (cls[p[j]] & K_NUM))
-                j++;
-            st = push(out, NUM, 3, 16, i, j - i, err);
+        case D_DIGIT:
+            j = RUN_END(&r, i + 1, num, K_NUM);
+            EMIT(n + AT_NUM, 3, HEAD_NUM, 0, i, j - i);
             i = j;
             continue;
-        }
-        if (!(k & K_PUNCT)) {
+        case D_CTRL:
             i++; /* a control character: a separator */
             continue;
+        default:
+            break;
         }
-        c2 = i + 1 < n ? p[i + 1] : 0;
-        if ((c == '/' && c2 == '/') || c == '#' || (c == '-' && c2 == '-')) {
-            /* a line comment (and C preprocessor lines): past the newline */
-            const unsigned char *e = memchr(p + i, '\n', n - i);
-            i = e ? (size_t)(e - p) + 1 : n;
-        } else if (c == '/' && c2 == '*') {
-            const unsigned char *e = find(p, i + 2, n, "*/", 2);
-            i = e ? (size_t)(e - p) + 2 : n;
-        } else if (c == '"' || c == '\'') {
-            /* to the closing quote, a backslash escaping the byte after it:
-             * the next quote, unless a backslash comes before it */
-            size_t j = i + 1;
-            while (j < n) {
-                const unsigned char *q = memchr(p + j, (int)c, n - j);
-                const size_t end = q ? (size_t)(q - p) : n;
-                const unsigned char *e = memchr(p + j, '\\', end - j);
-                if (!e) {
-                    j = end;
-                    break;
-                }
-                j = (size_t)(e - p) + 2;
-            }
-            st = push(out, STR, 3, 16, i, (j < n ? j + 1 : n) - i, err);
-            i = j + 1;
-        } else {
-            /* an operator: the longest run of up to three operator
-             * characters, or the one punctuation character */
-            size_t j = i;
-            while (j < n && j - i < 3 && (cls[p[j]] & K_OP))
-                j++;
-            if (j == i)
-                j = i + 1;
-            st = push(out, p + i, j - i, n - i, i, j - i, err);
-            i = j;
+        /* an operator: the longest run of up to three operator characters,
+         * or the one punctuation character (the image has a zero byte,
+         * not an operator, after the input) */
+    op: {
+            const unsigned o1 = (cls[t[i]] & K_OP) != 0, o2 = o1 & ((cls[t[i + 1]] & K_OP) != 0),
+                           o3 = o2 & ((cls[t[i + 2]] & K_OP) != 0);
+            const size_t len = 1 + o2 + o3;
+            head_of(t + i, len, &lo, &hi);
+            EMIT(i, len, lo, hi, i, len);
+            i += len;
         }
     }
-    if (st != SH_OK)
-        return st;
-    return sh_tokens_end(out, err);
+    o->n = nt;
+    return SH_OK;
 }

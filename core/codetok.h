@@ -15,9 +15,10 @@
 #include "canon.h"
 
 /* Tokenize in[0..n) into out (its previous contents are discarded), with the
- * source span of each token. Any bytes are accepted (bytes >= 0x80 are
- * identifier characters, as UTF-8 letters are; control characters
- * separate). Errors: SH_ENOMEM. */
-sh_status sh_code_tokenize(const char *in, size_t n, sh_tokens *out, sh_error *err);
+ * source span of each token; level (resolved, not SH_SIMD_AUTO) chooses the
+ * scanner, every level giving the same tokens. Any bytes are accepted
+ * (bytes >= 0x80 are identifier characters, as UTF-8 letters are; control
+ * characters separate). Errors: SH_ENOMEM. */
+sh_status sh_code_tokenize(const char *in, size_t n, sh_simd level, sh_tokens *out, sh_error *err);
 
 #endif

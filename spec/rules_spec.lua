@@ -138,7 +138,8 @@ describe("the code rule set in C", function()
     local bits = { "a", "_x9", "if", "IF", "0x1F", "3.14e-2", "..", "...", "<<=", "!==", "->", "::", "--", "//", "/*",
       "*/", "#", "\"s\\\"t\"", "'c'", "\"", "'", "\\", "\n", " ", "\t", "\1", "\127", "\xc3\xa9", "\xff", "(", ")",
       "{", "}", ";", ",", "=", "+", "-", "*", "/", "%", "&&", "||", "^", "~", "?", "@", "$", "`", "return",
-      "implements", "interface", "function", "elseif", "x1", "1x", "_" }
+      "implements", "interface", "function", "elseif", "x1", "1x", "_", "\r", "\v", "\f", "long_identifier_1",
+      "a_much_longer_identifier_than_sixteen", "0.5e10", "Implements" }
     for _ = 1, 400 do
       local t = {}
       for i = 1, r(60) do t[i] = bits[r(#bits)] end
@@ -152,6 +153,26 @@ describe("the code rule set in C", function()
     end
     for i, src in ipairs(srcs) do
       assert.are.same(rules.code_tokens(src), (sh:tokens(src)), "source " .. i)
+    end
+    -- every scanner level (those the processor lacks give the best it has),
+    -- with tokens at every offset of the 64-byte blocks
+    local long = {}
+    for k = 1, 300 do long[k] = bits[(k * 7) % #bits + 1] .. (k % 5 == 0 and "\n" or " ") end
+    srcs[#srcs + 1] = table.concat(long)
+    local lua = shingle.new{ canon = { { name = "code", tokenize = rules.code_tokens } }, sketch = "full", w = 3 }
+    for _, level in ipairs({ "portable", "sse2", "avx2", "avx512" }) do
+      local shl = shingle.new{ canon = "code", simd = level }
+      local full = shingle.new{ canon = "code", simd = level, sketch = "full", w = 3 }
+      for i = #srcs - 50, #srcs do
+        assert.are.equal(lua:sketch(srcs[i]):serialize(), full:sketch(srcs[i]):serialize(), level .. " sketch " .. i)
+      end
+      for k = 0, 70 do
+        local src = ("x"):rep(k) .. " " .. srcs[#srcs]
+        assert.are.same(rules.code_tokens(src), (shl:tokens(src)), level .. " offset " .. k)
+      end
+      for i = #srcs - 50, #srcs do
+        assert.are.same(rules.code_tokens(srcs[i]), (shl:tokens(srcs[i])), level .. " source " .. i)
+      end
     end
   end)
 
