@@ -56,7 +56,9 @@ end
 -- byte changed to a few values: the C extractor's tokens and errors must be
 -- the Lua extractor's.
 local function odd_midi_docs()
-  local function be32(n) return string.char(n >> 24 & 255, n >> 16 & 255, n >> 8 & 255, n & 255) end
+  local function be32(n)
+    return string.char(math.floor(n / 16777216) % 256, math.floor(n / 65536) % 256, math.floor(n / 256) % 256, n % 256)
+  end
   local t1 = string.char(0x00, 0x90, 60, 64, 0x00, 64, 70, 0x00, 67, 1, 0x81, 0x00, 0x80, 60, 0,
     0x00, 0xFF, 0x03, 0x04) .. "name" .. string.char(0x00, 0xF0, 0x03, 1, 2, 0xF7, 0x05, 0xC0, 5, 0x00, 0xD0, 7,
     0x00, 0xB0, 7, 100, 0x10, 0x90, 62, 0, 0x10, 59, 90, 0x83, 0x60, 0x9F, 200, 1, 0x00, 0xF7, 0x01, 0x00,
