@@ -276,6 +276,7 @@ sh_status sh_code_tokenize(const char *in, size_t n, sh_simd level, sh_tokens *o
     r.t = t;
     r.base = SIZE_MAX;
     r.simd = level >= SH_SIMD_SSE2 ? (int)level : 0;
+    (void)r; /* (a build without SIMD has only the byte loops) */
     tok = o->tok;
     head = o->head;
     cap = o->cap;
