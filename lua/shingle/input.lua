@@ -16,8 +16,9 @@ local function is_dir(path)
 end
 
 local function looks_html(s)
+  if not s:find("^%s*<") then return false end -- most texts stop here, before any copy
   local head = s:sub(1, 2048):lower()
-  return head:find("^%s*<") ~= nil and (head:find("<html", 1, true) or head:find("<body", 1, true)
+  return (head:find("<html", 1, true) or head:find("<body", 1, true)
     or head:find("<!doctype html", 1, true) or head:find("<p>", 1, true) or head:find("<div", 1, true)) ~= nil
 end
 M.looks_html = looks_html
