@@ -30,7 +30,7 @@ build = {
    modules = {
       ["shingle.core"] = {
          sources = {
-            "core/alternatives.c", "core/canon.c", "core/chunks.c", "core/clmul.c", "core/clock.c", "core/cluster.c",
+            "core/alternatives.c", "core/canon.c", "core/capi.c", "core/chunks.c", "core/clmul.c", "core/clock.c", "core/cluster.c",
             "core/codetok.c", "core/collections.c", "core/collview.c", "core/decide.c", "core/dist.c",
             "core/document.c", "core/error.c", "core/estimate.c", "core/exchange.c", "core/extsort.c",
             "core/fasta.c", "core/hashtab.c", "core/http.c", "core/index.c", "core/ixcheck.c", "core/jsonl.c",
@@ -71,6 +71,7 @@ build = {
       ["shingle.extractors.code"] = "lua/shingle/extractors/code.lua",
       ["shingle.extractors.fasta"] = "lua/shingle/extractors/fasta.lua",
       ["shingle.extractors"] = "lua/shingle/extractors/init.lua",
+      ["shingle.ffi"] = "lua/shingle/ffi.lua",
       ["shingle.extractors.midi"] = "lua/shingle/extractors/midi.lua",
       ["shingle.html"] = "lua/shingle/html.lua",
       ["shingle.http"] = "lua/shingle/http.lua",

@@ -77,6 +77,7 @@ describe("docs/api.md", function()
     end
     check(require("shingle.http"), { "http." }, "http")
     check(require("shingle.serve"), { "serve." }, "serve")
+    if rawget(_G, "jit") then check(require("shingle.ffi"), { "ffi." }, "ffi") end
   end)
 end)
 

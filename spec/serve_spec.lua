@@ -240,6 +240,7 @@ describe("shingle serve", function()
       assert.is_true(j.requests.endpoints["/health"].total >= 4)
       assert.are.equal(65536, j.limits.max_body)
       assert.are.equal(2, j.worker.count)
+      assert.are.equal("ffi", j.worker.binding) -- nginx's LuaJIT: /similar goes through shingle.ffi
     end)
   end)
 
@@ -508,14 +509,20 @@ describe("shingle serve, the workers' access to the index", function()
 end)
 
 describe("shingle serve stops", function()
-  it("on SIGINT, read-only (refusing additions with 403), with the user's own directives included", function()
+  it("on SIGINT, read-only (refusing additions with 403), classic binding, with the user's own directives included", function()
     local dir = tmpdir()
     local srv
     local ok, err = pcall(function()
       local out, code = run(SHINGLE .. "index add " .. dir .. "/idx samples/docs --sweep s -q")
       assert(code == 0, out)
       write(dir .. "/extra.conf", "location = /ping { return 200 'pong'; }\n")
-      srv = start(dir .. "/idx", dir, "--read-only --no-access-log --server-conf " .. dir .. "/extra.conf")
+      srv = start(dir .. "/idx", dir, "--read-only --no-access-log --binding classic --server-conf " .. dir .. "/extra.conf")
+      local _, st = request(srv.base, "GET", "/stats", { dir = dir })
+      assert.are.equal("classic", st.worker.binding)
+      for _, f in ipairs({ "samples/docs/rabin-edited.txt", "samples/docs/unionfind-blog.html" }) do
+        local _, j = request(srv.base, "POST", "/similar?threshold=0.3", { dir = dir, body = read(f) })
+        same(jsonl(cli_json("similar --json -t 0.3 " .. dir .. "/idx " .. f)), j.hits, f)
+      end
       local _, _, pong = request(srv.base, "GET", "/ping", { dir = dir })
       assert.are.equal("pong", pong)
       local status, j = request(srv.base, "POST", "/documents?url=x", { dir = dir, body = "some text to add here" })

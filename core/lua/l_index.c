@@ -369,6 +369,15 @@ static int ix_read_end(lua_State *L)
     return 0;
 }
 
+/* ix:handle() -> lightuserdata: the engine's index, which is also the C API's
+ * shingle_index (core/include/shingle.h), for shingle.ffi to share this
+ * LMDB environment instead of opening it a second time in the process. */
+static int ix_handle(lua_State *L)
+{
+    lua_pushlightuserdata(L, check_ix(L, 1)->ix);
+    return 1;
+}
+
 static int ix_count(lua_State *L)
 {
     shl_index *u = check_ix(L, 1);
@@ -385,7 +394,7 @@ void shl_open_index(lua_State *L)
         { "params", ix_params }, { "begin", ix_begin }, { "similar", ix_similar }, { "doc", ix_doc },
         { "url_docs", ix_url_docs }, { "cluster_docs", ix_cluster_docs }, { "sweep_docs", ix_sweep_docs },
         { "sweeps", ix_sweeps }, { "count", ix_count },
-        { "read_begin", ix_read_begin }, { "read_end", ix_read_end }, { "get", ix_get }, { "close", ix_close }, { NULL, NULL }
+        { "read_begin", ix_read_begin }, { "read_end", ix_read_end }, { "handle", ix_handle }, { "get", ix_get }, { "close", ix_close }, { NULL, NULL }
     };
     static const luaL_Reg am[] = { { "add", adder_add }, { "set", adder_set }, { "commit", adder_commit }, { "abort", adder_abort }, { NULL, NULL } };
     static const luaL_Reg funcs[] = { { "index", ix_open }, { NULL, NULL } };

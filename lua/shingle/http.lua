@@ -36,13 +36,16 @@ M.defaults = {
   max_top = 1000,         -- the largest ?top= of /similar
   max_members = 1000,     -- members listed per cluster in answers (the size is always given)
   stats = nil,            -- name of a lua_shared_dict for request counters across workers
+  binding = nil,          -- "ffi": sketch and query /similar through shingle.ffi; "classic": the Lua
+                          -- binding; nil: the FFI where LuaJIT's ffi is there and the index needs no Lua rules
   invalid = "index",      -- bodies that are not UTF-8: "index" reads them by the index's rule (its
                           -- invalid option: latin1 by default, or refused when it is "error"); "error" refuses them
 }
 
 -- every option, those without a default included
 local known = { index = true, name = true, readonly = true, max_body = true, sweep = true, batch_delay = true,
-  batch_max = true, add_timeout = true, max_top = true, max_members = true, stats = true, invalid = true }
+  batch_max = true, add_timeout = true, max_top = true, max_members = true, stats = true, invalid = true,
+  binding = true }
 
 local services = {}
 
@@ -59,6 +62,9 @@ local function check_conf(conf)
   if type(c.index) ~= "string" or c.index == "" then error("shingle.http.init: give the index directory as index = path", 3) end
   for _, k in ipairs({ "max_body", "batch_delay", "batch_max", "add_timeout", "max_top", "max_members" }) do
     if type(c[k]) ~= "number" or c[k] < 0 then error(("shingle.http.init: %s must be a number >= 0"):format(k), 3) end
+  end
+  if c.binding ~= nil and c.binding ~= "ffi" and c.binding ~= "classic" then
+    error("shingle.http.init: binding is \"ffi\" or \"classic\"", 3)
   end
   if c.invalid ~= "index" and c.invalid ~= "error" then error("shingle.http.init: invalid is \"index\" or \"error\"", 3) end
   return c
@@ -84,12 +90,38 @@ function M.init(conf)
     if ngx then ngx.log(ngx.ERR, "shingle: cannot serve ", c.index, ": ", err) end
   end
   svc.ix = ix
+  if ix and c.binding ~= "classic" then
+    local fast, ferr = M.fast_path(ix)
+    if fast then svc.fast = fast
+    elseif c.binding == "ffi" then error("shingle.http.init: binding = \"ffi\": " .. tostring(ferr), 2) end
+  end
   if c.stats and ngx then
     svc.dict = ngx.shared[c.stats]
     if not svc.dict then error(("shingle.http.init: no lua_shared_dict named '%s'"):format(c.stats), 2) end
   end
   services[c.name] = svc
   return svc
+end
+
+--- The FFI path of /similar for ix (shingle.ffi over the same LMDB
+-- environment): its shinglers, index handle and a sketch reused by every
+-- request of the worker; nil, why not (no LuaJIT ffi, or an index whose
+-- rule set or extractor runs in Lua).
+function M.fast_path(ix)
+  local ok, sf = pcall(require, "shingle.ffi")
+  if not ok then return nil, tostring(sf) end
+  local c = ix.config
+  if c.canon or c.extractor then return nil, "the index's rule set or extractor runs in Lua" end
+  local o = { w = c.w, k = c.k, sketch = c.sketch, s = c.s, m = c.m, option = c.option, tokens = c.tokens,
+    fold = c.fold, punctuation = c.punctuation, numbers = c.numbers, invalid = c.invalid, seed = c.seed }
+  local text, err = sf.shingler(o)
+  if not text then return nil, err end
+  o.html = true
+  local html, herr = sf.shingler(o)
+  if not html then return nil, herr end
+  local sk, serr = sf.sketch()
+  if not sk then return nil, serr end
+  return { text = text, html = html, ix = sf.index(ix), sk = sk }
 end
 
 -- ---- answers ---------------------------------------------------------------
@@ -311,6 +343,17 @@ end
 
 local function threshold() return number_in(0, 1) end
 
+-- /similar through shingle.ffi: the body sketched into the worker's reused
+-- sketch, looked up with the C API; the same hits as Index:similar.
+local function fast_similar(fast, data, opts)
+  local sk, err = (opts.html and fast.html or fast.text):sketch(data, fast.sk)
+  if not sk then return nil, err end
+  if #sk == 0 then
+    return nil, "the document has no shingles to look up (it is empty, or shorter than the sketch samples): nothing to compare"
+  end
+  return fast.ix:similar(sk, opts)
+end
+
 --- POST /similar?threshold=&top=&policy=&containment=&html=  body: a document.
 function M.similar(name)
   handle("/similar", name, function(svc)
@@ -321,8 +364,11 @@ function M.similar(name)
     local p = params("/similar", svc.similar_params)
     local ix = usable(svc)
     local data = document(svc)
-    local hits, err = ix:read(ix.similar, ix, data, { threshold = p.threshold or 0.5, top = p.top or 10,
-      policy = p.policy, containment = p.containment, html = html_of(p, data) })
+    local opts = { threshold = p.threshold or 0.5, top = p.top or 10, policy = p.policy, containment = p.containment,
+      html = html_of(p, data), docs = true }
+    local hits, err
+    if svc.fast then hits, err = ix:read(fast_similar, svc.fast, data, opts)
+    else hits, err = ix:read(ix.similar, ix, data, opts) end
     if not hits then fail(400, err) end
     -- the hot path: the hits are flat objects, cjson writes them (an empty list as [])
     if #hits == 0 then return 200, '{"hits":[]}' end
@@ -535,7 +581,7 @@ function M.stats(name)
       limits = { max_body = svc.conf.max_body, max_top = svc.conf.max_top, batch_delay = svc.conf.batch_delay,
         batch_max = svc.conf.batch_max },
       worker = { id = ngx.worker.id(), count = ngx.worker.count(), pid = ngx.worker.pid(),
-        uptime = ngx.now() - svc.started },
+        uptime = ngx.now() - svc.started, binding = svc.fast and "ffi" or "classic" },
     }
   end)
 end

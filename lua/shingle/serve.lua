@@ -23,6 +23,7 @@ M.defaults = {
   batch_delay = http.defaults.batch_delay,
   sweep = nil,
   invalid = "index",
+  binding = nil,          -- "ffi" or "classic" for /similar (nil: the FFI when it can)
   access_log = true,
   lua_cpath = nil,        -- a directory holding shingle/core.so built for LuaJIT
   nginx = nil,            -- the nginx binary
@@ -241,6 +242,7 @@ function M.config(plan)
     'stats = "shingle_stats"',
   }
   if o.sweep then init[#init + 1] = ("sweep = %s"):format(lua_string(o.sweep)) end
+  if o.binding then init[#init + 1] = ("binding = %s"):format(lua_string(o.binding)) end
   local L = {}
   local function line(s, ...) L[#L + 1] = select("#", ...) > 0 and s:format(...) or s end
   line("# Written by `shingle serve` (%s); it is written again at every start.", os.date("!%Y-%m-%d %H:%M UTC"))

@@ -19,6 +19,9 @@ function M.configure(parser)
     :convert(tonumber)
   c:option("--invalid", "Bodies that are not UTF-8: read by the index's rule (index), or refused with 400 (error).", "index")
     :choices({ "index", "error" })
+  c:option("--binding", "How /similar reaches the engine: ffi (LuaJIT's FFI over the C API) or classic (the Lua binding); "
+    .. "default: ffi when the index allows it.")
+    :choices({ "ffi", "classic" })
   c:option("--user", "The workers' user when started as root.", serve.defaults.user)
   c:option("--lua-cpath", "Directory holding shingle/core.so built for LuaJIT (default: the checkout's build/jit).")
   c:option("--nginx", "The nginx binary (default: /usr/sbin/nginx).")
@@ -34,7 +37,7 @@ function M.run(a)
     io.stderr:write("shingle: --batch-delay: give milliseconds from 0 to 1000\n") return 2
   end
   local plan, perr = serve.prepare{ index = a.db, listen = a.listen, workers = a.workers, prefix = a.prefix,
-    max_body = max_body, readonly = a.read_only, sweep = a.sweep, invalid = a.invalid, batch_delay = a.batch_delay / 1000, user = a.user,
+    max_body = max_body, readonly = a.read_only, sweep = a.sweep, invalid = a.invalid, binding = a.binding, batch_delay = a.batch_delay / 1000, user = a.user,
     lua_cpath = a.lua_cpath, nginx = a.nginx, access_log = not a.no_access_log, server_conf = a.server_conf,
     log = function(msg) io.stderr:write("shingle serve: ", msg, "\n") end }
   if not plan then io.stderr:write("shingle: ", perr, "\n") return 1 end

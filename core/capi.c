@@ -1,0 +1,481 @@
+/* The public C API (include/shingle.h) over the engine: argument checks,
+ * the translation of statuses and messages, 1-based ids, and ownership.
+ * Nothing here computes anything the engine does not. */
+#define SHINGLE_BUILDING 1
+#include "include/shingle.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "canon.h"
+#include "index.h"
+#include "rabin.h"
+#include "shingler.h"
+#include "sketch.h"
+
+/* The identity of the canonicalization rules is the AUG fingerprint, under
+ * this fixed polynomial (P64b of docs/vectors.md), of their description,
+ * written exactly as the Lua API's shingle.options.rules_id writes it. */
+#define RULES_POLY 0xcaefbcde6b4238b1ULL
+/* The Lua API's default seed ("SHINGL"): sketches from both compare. */
+#define DEFAULT_SEED 0x5348494E474CULL
+
+struct shingle_shingler {
+    sh_shingler sh;
+    sh_sketch_params sp;
+    sh_work work;
+};
+
+struct shingle_sketch {
+    sh_sketch *s;   /* malloc'ed, or NULL while empty */
+};
+
+/* ---- errors ------------------------------------------------------------------ */
+
+/* The message of the last failure in this thread: what *errmsg points at. */
+static __thread char last_msg[sizeof(((sh_error *)0)->msg)];
+
+static int code_of(sh_status s)
+{
+    switch (s) {
+    case SH_OK: return SHINGLE_OK;
+    case SH_ENOMEM: return SHINGLE_ENOMEM;
+    case SH_EINVAL: return SHINGLE_EINVAL;
+    case SH_EUTF8: return SHINGLE_EUTF8;
+    case SH_EFORMAT: return SHINGLE_EFORMAT;
+    case SH_EMISMATCH: return SHINGLE_EMISMATCH;
+    case SH_EIO: return SHINGLE_EIO;
+    }
+    return SHINGLE_EINVAL;
+}
+
+static int fail(char **errmsg, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static int fail(char **errmsg, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_msg, sizeof last_msg, fmt, ap);
+    va_end(ap);
+    if (errmsg) *errmsg = last_msg;
+    return code;
+}
+
+/* The engine's failure: its code and its message. */
+static int failed(char **errmsg, const sh_error *e)
+{
+    return fail(errmsg, code_of(e->code), "%s", e->msg);
+}
+
+int shingle_version_number(void) { return SHINGLE_VERSION_NUMBER; }
+
+const char *shingle_version(void) { return SHINGLE_VERSION_STRING; }
+
+const char *shingle_strerror(int code)
+{
+    switch (code) {
+    case SHINGLE_OK: return "OK: no error";
+    case SHINGLE_ENOMEM: return "ENOMEM: out of memory";
+    case SHINGLE_EINVAL: return "EINVAL: an argument or option out of range";
+    case SHINGLE_EUTF8: return "EUTF8: the text is not UTF-8";
+    case SHINGLE_EFORMAT: return "EFORMAT: truncated, corrupt or foreign data";
+    case SHINGLE_EMISMATCH: return "EMISMATCH: made with other parameters";
+    case SHINGLE_EIO: return "EIO: an input/output error";
+    case SHINGLE_ENOTFOUND: return "ENOTFOUND: no such document, URL or cluster";
+    case SHINGLE_ERANGE: return "ERANGE: the output buffer is too small";
+    }
+    return "unknown status";
+}
+
+int shingle_utf8_check(const char *buf, size_t len, size_t *bad, char **errmsg)
+{
+    sh_error e;
+    if (!buf && len) return fail(errmsg, SHINGLE_EINVAL, "shingle_utf8_check: buf is NULL");
+    if (sh_utf8_check(buf, len, &e) == SH_OK) return SHINGLE_OK;
+    if (bad) *bad = e.offset;
+    return failed(errmsg, &e);
+}
+
+/* ---- shinglers ------------------------------------------------------------------ */
+
+static const char *const kind_names[] = { "", "min", "mod", "minmod", "class", "full" };
+
+static int parse_u64(const char *v, uint64_t *out)
+{
+    char *end;
+    unsigned long long x;
+    if (!*v || *v == '-') return 0;
+    errno = 0;
+    x = strtoull(v, &end, 0);
+    if (errno || *end) return 0;
+    *out = (uint64_t)x;
+    return 1;
+}
+
+static int parse_bool(const char *v, int *out)
+{
+    if (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes")) { *out = 1; return 1; }
+    if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "no")) { *out = 0; return 1; }
+    return 0;
+}
+
+/* One key=value of the options string into c and sp. */
+static int set_option(sh_shingler_config *c, sh_sketch_params *sp, int *flags, const char *k, const char *v, char **errmsg)
+{
+    uint64_t x = 0;
+    int b = 0;
+    size_t i;
+    static const struct { const char *name; uint64_t lo, hi; } ranges[] = {
+        { "w", 1, 1024 }, { "k", 16, 64 }, { "s", 1, 1000000 }, { "m", 1, 9007199254740992ULL }, { "floor", 0, 1000 } };
+    for (i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+        if (strcmp(k, ranges[i].name) != 0) continue;
+        if (!parse_u64(v, &x) || x + 1 < ranges[i].lo + 1 || x > ranges[i].hi)
+            return fail(errmsg, SHINGLE_EINVAL, "option %s=%s: give a whole number from %llu to %llu", k, v,
+                        (unsigned long long)ranges[i].lo, (unsigned long long)ranges[i].hi);
+        switch (i) {
+        case 0: c->w = (int)x; break;
+        case 1: c->k = (int)x; break;
+        case 2: sp->s = (uint32_t)x; break;
+        case 3: sp->m = x; break;
+        default: sp->floor = (uint32_t)x; break;
+        }
+        return SHINGLE_OK;
+    }
+    if (!strcmp(k, "seed") || !strcmp(k, "poly") || !strcmp(k, "idpoly")) {
+        if (!parse_u64(v, &x)) return fail(errmsg, SHINGLE_EINVAL, "option %s=%s: give a number (decimal or 0x hex)", k, v);
+        if (k[0] == 's') c->seed = x;
+        else if (k[0] == 'p') c->poly = x;
+        else c->idpoly = x;
+        return SHINGLE_OK;
+    }
+    if (!strcmp(k, "sketch")) {
+        for (i = 1; i < sizeof kind_names / sizeof kind_names[0]; i++)
+            if (!strcmp(v, kind_names[i])) { sp->kind = (uint8_t)i; return SHINGLE_OK; }
+        return fail(errmsg, SHINGLE_EINVAL, "option sketch=%s: use min, mod, minmod, class or full", v);
+    }
+    if (!strcmp(k, "option")) {
+        if (!strcmp(v, "A") || !strcmp(v, "B")) { c->option = v[0] == 'A' ? SH_OPTION_A : SH_OPTION_B; return SHINGLE_OK; }
+        return fail(errmsg, SHINGLE_EINVAL, "option option=%s: use A or B", v);
+    }
+    if (!strcmp(k, "tokens")) {
+        if (!strcmp(v, "rabin")) { c->tokens = SH_TOKENS_RABIN; return SHINGLE_OK; }
+        if (!strcmp(v, "pad8")) { c->tokens = SH_TOKENS_PAD8; return SHINGLE_OK; }
+        return fail(errmsg, SHINGLE_EINVAL, "option tokens=%s: use rabin or pad8", v);
+    }
+    if (!strcmp(k, "invalid")) {
+        if (!strcmp(v, "error")) c->canon.invalid = SH_UTF8_ERROR;
+        else if (!strcmp(v, "skip")) c->canon.invalid = SH_UTF8_SKIP;
+        else if (!strcmp(v, "latin1")) c->canon.invalid = SH_UTF8_LATIN1;
+        else return fail(errmsg, SHINGLE_EINVAL, "option invalid=%s: use error, skip or latin1", v);
+        return SHINGLE_OK;
+    }
+    {
+        static const struct { const char *name; unsigned flag; } bools[] = {
+            { "html", SH_CANON_HTML }, { "lowercase", SH_CANON_LOWER }, { "numbers", SH_CANON_NUMBERS },
+            { "punctuation", SH_CANON_PUNCT }, { "fold", SH_CANON_FOLD } };
+        for (i = 0; i < sizeof bools / sizeof bools[0]; i++) {
+            if (strcmp(k, bools[i].name) != 0) continue;
+            if (!parse_bool(v, &b)) return fail(errmsg, SHINGLE_EINVAL, "option %s=%s: use 1 or 0 (true or false)", k, v);
+            *flags = b ? (*flags | (int)bools[i].flag) : (*flags & ~(int)bools[i].flag);
+            return SHINGLE_OK;
+        }
+    }
+    return fail(errmsg, SHINGLE_EINVAL, "unknown option '%s'; the options are w, k, seed, poly, idpoly, sketch, s, m, floor, "
+                "option, tokens, html, lowercase, numbers, punctuation, fold, invalid", k);
+}
+
+/* The rules identity of the Lua API (shingle.options.rules_id): a Rabin
+ * fingerprint of "lowercase=..;numbers=..;punctuation=..;fold=..;invalid=..". */
+static uint64_t rules_id(unsigned flags, sh_utf8_mode invalid)
+{
+    static const char *const inv[] = { "error", "skip", "latin1" };
+    char desc[160];
+    sh_rabin r;
+    int n = snprintf(desc, sizeof desc, "lowercase=%s;numbers=%s;punctuation=%s;fold=%s;invalid=%s",
+                     flags & SH_CANON_LOWER ? "true" : "false", flags & SH_CANON_NUMBERS ? "true" : "false",
+                     flags & SH_CANON_PUNCT ? "true" : "false", flags & SH_CANON_FOLD ? "true" : "false",
+                     inv[(unsigned)invalid < 3 ? invalid : 0]);
+    sh_rabin_init(&r, RULES_POLY, 64);
+    return sh_rabin_aug(&r, desc, (size_t)n);
+}
+
+int shingle_shingler_new(const char *options, shingle_shingler **out, char **errmsg)
+{
+    sh_shingler_config c;
+    sh_sketch_params sp;
+    int flags = SH_CANON_LOWER | SH_CANON_NUMBERS, rc;
+    const char *p = options ? options : "";
+    shingle_shingler *sh;
+    sh_error e;
+    if (!out) return fail(errmsg, SHINGLE_EINVAL, "shingle_shingler_new: out is NULL");
+    *out = NULL;
+    memset(&c, 0, sizeof c);
+    memset(&sp, 0, sizeof sp);
+    c.w = 10;
+    c.k = 64;
+    c.seed = DEFAULT_SEED;
+    c.tokens = SH_TOKENS_RABIN;
+    c.option = SH_OPTION_B;
+    c.canon.invalid = SH_UTF8_ERROR;
+    sp.kind = SH_SKETCH_MIN;
+    sp.s = 200;
+    sp.m = 25;
+    sp.floor = 8;
+    while (*p) {
+        char key[32], val[64];
+        size_t kl = 0, vl = 0;
+        while (*p == ' ' || *p == '\t' || *p == ',') p++;
+        if (!*p) break;
+        while (*p && *p != '=' && *p != ' ' && kl < sizeof key - 1) key[kl++] = *p++;
+        key[kl] = 0;
+        if (*p != '=') return fail(errmsg, SHINGLE_EINVAL, "options: '%s' is not key=value (e.g. \"w=10 sketch=mod\")", key);
+        p++;
+        while (*p && *p != ' ' && *p != '\t' && *p != ',' && vl < sizeof val - 1) val[vl++] = *p++;
+        val[vl] = 0;
+        if (*p && *p != ' ' && *p != '\t' && *p != ',') return fail(errmsg, SHINGLE_EINVAL, "option %s: the value is too long", key);
+        if ((rc = set_option(&c, &sp, &flags, key, val, errmsg)) != SHINGLE_OK) return rc;
+    }
+    if (flags & SH_CANON_FOLD) flags |= SH_CANON_LOWER;
+    c.canon.flags = (unsigned)flags;
+    sp.rules = rules_id(c.canon.flags, c.canon.invalid);
+    sh = (shingle_shingler *)calloc(1, sizeof *sh);
+    if (!sh) return fail(errmsg, SHINGLE_ENOMEM, "out of memory for a shingler");
+    if (sh_shingler_init(&sh->sh, &c, &e) != SH_OK) {
+        free(sh);
+        return failed(errmsg, &e);
+    }
+    sh->sp = sp;
+    *out = sh;
+    return SHINGLE_OK;
+}
+
+void shingle_shingler_free(shingle_shingler *sh)
+{
+    if (!sh) return;
+    sh_work_free(&sh->work);
+    free(sh);
+}
+
+/* ---- sketches -------------------------------------------------------------------- */
+
+int shingle_sketch_new(shingle_sketch **out, char **errmsg)
+{
+    if (!out) return fail(errmsg, SHINGLE_EINVAL, "shingle_sketch_new: out is NULL");
+    *out = (shingle_sketch *)calloc(1, sizeof **out);
+    if (!*out) return fail(errmsg, SHINGLE_ENOMEM, "out of memory for a sketch");
+    return SHINGLE_OK;
+}
+
+void shingle_sketch_free(shingle_sketch *sk)
+{
+    if (!sk) return;
+    free(sk->s);
+    free(sk);
+}
+
+static void put(shingle_sketch *sk, sh_sketch *s)
+{
+    free(sk->s);
+    sk->s = s;
+}
+
+int shingle_sketch_text(shingle_shingler *sh, const char *buf, size_t len, shingle_sketch *sk, char **errmsg)
+{
+    sh_error e;
+    sh_sketch *s;
+    if (!sh || !sk || (!buf && len)) return fail(errmsg, SHINGLE_EINVAL, "shingle_sketch_text: a NULL argument");
+    put(sk, NULL);
+    if (sh_shingle_text(&sh->sh, &sh->work, buf ? buf : "", len, &e) != SH_OK) return failed(errmsg, &e);
+    if (sh_sketch_build(&sh->sh, &sh->work, &sh->sp, 0, sh->work.toks.n, &s, &e) != SH_OK) return failed(errmsg, &e);
+    put(sk, s);
+    return SHINGLE_OK;
+}
+
+size_t shingle_sketch_size(const shingle_sketch *sk) { return sk && sk->s ? sk->s->n : 0; }
+
+const uint64_t *shingle_sketch_values(const shingle_sketch *sk) { return sk && sk->s ? sk->s->v : NULL; }
+
+uint64_t shingle_sketch_shingles(const shingle_sketch *sk) { return sk && sk->s ? sk->s->n_shingles : 0; }
+
+uint64_t shingle_sketch_tokens(const shingle_sketch *sk) { return sk && sk->s ? sk->s->n_tokens : 0; }
+
+size_t shingle_sketch_serialized_size(const shingle_sketch *sk)
+{
+    return sk && sk->s ? sh_sketch_serialized_size(sk->s) : 0;
+}
+
+int shingle_sketch_serialize(const shingle_sketch *sk, unsigned char *out, size_t cap, size_t *len, char **errmsg)
+{
+    size_t need;
+    if (!sk || !sk->s) return fail(errmsg, SHINGLE_EINVAL, "shingle_sketch_serialize: the sketch is empty (sketch a text first)");
+    need = sh_sketch_serialized_size(sk->s);
+    if (len) *len = need;
+    if (!out || cap < need) return fail(errmsg, SHINGLE_ERANGE, "the sketch takes %zu bytes; the buffer has %zu", need, cap);
+    sh_sketch_serialize(sk->s, out);
+    return SHINGLE_OK;
+}
+
+int shingle_sketch_load(const unsigned char *buf, size_t len, shingle_sketch *sk, char **errmsg)
+{
+    sh_error e;
+    sh_sketch *s;
+    if (!sk || (!buf && len)) return fail(errmsg, SHINGLE_EINVAL, "shingle_sketch_load: a NULL argument");
+    put(sk, NULL);
+    if (sh_sketch_deserialize(buf, len, &s, &e) != SH_OK) return failed(errmsg, &e);
+    put(sk, s);
+    return SHINGLE_OK;
+}
+
+int shingle_estimate_sketches(const shingle_sketch *a, const shingle_sketch *b, shingle_estimate *out, char **errmsg)
+{
+    sh_estimate e;
+    sh_error err;
+    if (!a || !b || !out || !a->s || !b->s)
+        return fail(errmsg, SHINGLE_EINVAL, "shingle_estimate_sketches: a NULL argument or an empty sketch");
+    if (sh_sketch_estimate(a->s, b->s, &e, &err) != SH_OK) return failed(errmsg, &err);
+    out->resemblance = e.resemblance;
+    out->containment = e.contain_ab;
+    out->contained = e.contain_ba;
+    out->both = e.both;
+    out->sample = e.sample;
+    return SHINGLE_OK;
+}
+
+/* ---- the index ---------------------------------------------------------------------- */
+
+/* The public handle is the engine's index itself, so that a Lua binding and an
+ * FFI in one process can share one LMDB environment. */
+static sh_index *IX(shingle_index *ix) { return (sh_index *)(void *)ix; }
+
+int shingle_index_open(const char *path, int flags, shingle_index **out, char **errmsg)
+{
+    sh_index *ix;
+    sh_error e;
+    if (!path || !out) return fail(errmsg, SHINGLE_EINVAL, "shingle_index_open: a NULL argument");
+    *out = NULL;
+    if (flags & ~SHINGLE_INDEX_READONLY) return fail(errmsg, SHINGLE_EINVAL, "shingle_index_open: unknown flags 0x%x", (unsigned)flags);
+    if (sh_index_open(&ix, path, flags & SHINGLE_INDEX_READONLY, 0, 0, &e) != SH_OK) return failed(errmsg, &e);
+    *out = (shingle_index *)(void *)ix;
+    return SHINGLE_OK;
+}
+
+void shingle_index_close(shingle_index *ix)
+{
+    if (ix) sh_index_close(IX(ix));
+}
+
+int shingle_index_count(shingle_index *ix, uint32_t *n, char **errmsg)
+{
+    sh_error e;
+    if (!ix || !n) return fail(errmsg, SHINGLE_EINVAL, "shingle_index_count: a NULL argument");
+    if (sh_index_count(IX(ix), n, &e) != SH_OK) return failed(errmsg, &e);
+    return SHINGLE_OK;
+}
+
+int shingle_index_read_begin(shingle_index *ix, char **errmsg)
+{
+    sh_error e;
+    if (!ix) return fail(errmsg, SHINGLE_EINVAL, "shingle_index_read_begin: ix is NULL");
+    if (sh_index_read_begin(IX(ix), &e) != SH_OK) return failed(errmsg, &e);
+    return SHINGLE_OK;
+}
+
+void shingle_index_read_end(shingle_index *ix)
+{
+    if (ix) sh_index_read_end(IX(ix));
+}
+
+int shingle_index_similar(shingle_index *ix, const shingle_sketch *q, double threshold, int policy, int by_containment,
+                          uint32_t top, shingle_hit *hits, size_t cap, size_t *n, char **errmsg)
+{
+    sh_index_hit *h;
+    size_t nh, i;
+    sh_error e;
+    if (!ix || !q || !n || (!hits && cap)) return fail(errmsg, SHINGLE_EINVAL, "shingle_index_similar: a NULL argument");
+    *n = 0;
+    if (!q->s) return fail(errmsg, SHINGLE_EINVAL, "shingle_index_similar: the query sketch is empty (sketch a text first)");
+    if (!(threshold >= 0 && threshold <= 1)) return fail(errmsg, SHINGLE_EINVAL, "threshold %g: give a number from 0 to 1", threshold);
+    if (policy < SHINGLE_POLICY_RESEMBLANCE || policy > SHINGLE_POLICY_BOTH)
+        return fail(errmsg, SHINGLE_EINVAL, "policy %d: use SHINGLE_POLICY_RESEMBLANCE, _CONTAINMENT, _EITHER or _BOTH", policy);
+    if (top == 0 || top > cap) top = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
+    if (top == 0) return SHINGLE_OK;
+    if (sh_index_similar(IX(ix), q->s, threshold, (sh_policy)policy, by_containment, top, 0, &h, &nh, &e) != SH_OK)
+        return failed(errmsg, &e);
+    for (i = 0; i < nh; i++) {
+        hits[i].id = h[i].doc + 1;
+        hits[i].shared = h[i].shared;
+        hits[i].resemblance = h[i].r;
+        hits[i].containment = h[i].cab;
+        hits[i].contained = h[i].cba;
+    }
+    free(h);
+    *n = nh;
+    return SHINGLE_OK;
+}
+
+int shingle_index_document(shingle_index *ix, uint32_t id, shingle_document *doc, char *url, size_t url_cap, char *sweep,
+                           size_t sweep_cap, char **errmsg)
+{
+    sh_ixdoc d;
+    sh_error e;
+    char sw[256];
+    if (!ix || !doc) return fail(errmsg, SHINGLE_EINVAL, "shingle_index_document: a NULL argument");
+    if (id == 0 || id == UINT32_MAX) return fail(errmsg, SHINGLE_ENOTFOUND, "no document %u: ids start at 1", id);
+    if (sh_index_doc_get(IX(ix), id - 1, &d, NULL, url, url ? url_cap : 0, sw, sizeof sw, &e) != SH_OK) {
+        int code = failed(errmsg, &e);
+        return code == SHINGLE_EINVAL ? SHINGLE_ENOTFOUND : code; /* the engine's "no such document" */
+    }
+    doc->id = id;
+    doc->cluster = d.cluster + 1;
+    doc->shingles = d.n_shingles;
+    doc->tokens = d.n_tokens;
+    doc->relation = d.dup < 4 ? (int)d.dup : 0;
+    doc->url_len = d.url_len;
+    doc->sweep_len = strlen(sw);
+    if (sweep && sweep_cap) {
+        size_t k = doc->sweep_len < sweep_cap - 1 ? doc->sweep_len : sweep_cap - 1;
+        memcpy(sweep, sw, k);
+        sweep[k] = 0;
+    }
+    return SHINGLE_OK;
+}
+
+static int copy_ids(uint32_t *list, size_t m, uint32_t *ids, size_t cap, size_t *n, char **errmsg)
+{
+    size_t i;
+    *n = m;
+    for (i = 0; i < m && i < cap; i++) ids[i] = list[i] + 1;
+    free(list);
+    if (m > cap) return fail(errmsg, SHINGLE_ERANGE, "%zu ids, the buffer holds %zu", m, cap);
+    return SHINGLE_OK;
+}
+
+int shingle_index_url_docs(shingle_index *ix, const char *url, size_t len, uint32_t *ids, size_t cap, size_t *n,
+                           char **errmsg)
+{
+    uint32_t *list;
+    size_t m;
+    sh_error e;
+    if (!ix || !url || !n || (!ids && cap)) return fail(errmsg, SHINGLE_EINVAL, "shingle_index_url_docs: a NULL argument");
+    if (sh_index_url_docs(IX(ix), url, len, &list, &m, &e) != SH_OK) return failed(errmsg, &e);
+    return copy_ids(list, m, ids, cap, n, errmsg);
+}
+
+int shingle_index_cluster_docs(shingle_index *ix, uint32_t cluster, uint32_t *ids, size_t cap, size_t *n, char **errmsg)
+{
+    uint32_t *list;
+    size_t m;
+    sh_error e;
+    if (!ix || !n || (!ids && cap)) return fail(errmsg, SHINGLE_EINVAL, "shingle_index_cluster_docs: a NULL argument");
+    if (cluster == 0) return fail(errmsg, SHINGLE_ENOTFOUND, "no cluster 0: ids start at 1");
+    if (sh_index_cluster_docs(IX(ix), cluster - 1, &list, &m, &e) != SH_OK) return failed(errmsg, &e);
+    if (m == 0) { free(list); return fail(errmsg, SHINGLE_ENOTFOUND, "no cluster %u in the index", cluster); }
+    return copy_ids(list, m, ids, cap, n, errmsg);
+}

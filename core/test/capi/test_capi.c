@@ -1,0 +1,194 @@
+/* The C API as a program outside the project sees it: nothing but the public
+ * header core/include/shingle.h, linked against libshingle.so. The index
+ * functions on a real index are checked by spec/capi_spec.lua (which builds
+ * the index with the command line) through examples/capi_similar.c. */
+#include "shingle.h"
+#include "test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *TEXT =
+    "The resemblance of two documents is the size of the intersection of their sets of shingles "
+    "divided by the size of the union, and it can be estimated from small sketches that are "
+    "computed once for every document, then compared in constant time for any pair of them.";
+
+static shingle_shingler *make(const char *opts)
+{
+    shingle_shingler *sh = NULL;
+    char *msg = NULL;
+    int rc = shingle_shingler_new(opts, &sh, &msg);
+    if (rc != SHINGLE_OK) fprintf(stderr, "shingler '%s': %s\n", opts, msg);
+    return sh;
+}
+
+static shingle_sketch *sketch(shingle_shingler *sh, const char *text)
+{
+    shingle_sketch *sk = NULL;
+    char *msg = NULL;
+    if (shingle_sketch_new(&sk, &msg) != SHINGLE_OK) return NULL;
+    if (shingle_sketch_text(sh, text, strlen(text), sk, &msg) != SHINGLE_OK) {
+        fprintf(stderr, "sketch: %s\n", msg);
+        shingle_sketch_free(sk);
+        return NULL;
+    }
+    return sk;
+}
+
+static void the_version_of_the_library_is_the_headers(void)
+{
+    CHECK(shingle_version_number() == SHINGLE_VERSION_NUMBER);
+    CHECK(strcmp(shingle_version(), SHINGLE_VERSION_STRING) == 0);
+    CHECK(SHINGLE_VERSION_NUMBER == SHINGLE_VERSION_MAJOR * 10000 + SHINGLE_VERSION_MINOR * 100 + SHINGLE_VERSION_PATCH);
+}
+
+static void every_status_has_its_own_message(void)
+{
+    int a, b;
+    for (a = SHINGLE_OK; a <= SHINGLE_ERANGE; a++) {
+        CHECK(strcmp(shingle_strerror(a), "unknown status") != 0);
+        for (b = a + 1; b <= SHINGLE_ERANGE; b++) CHECK(strcmp(shingle_strerror(a), shingle_strerror(b)) != 0);
+    }
+    CHECK(strcmp(shingle_strerror(99), "unknown status") == 0);
+    CHECK(strncmp(shingle_strerror(SHINGLE_EMISMATCH), "EMISMATCH", 9) == 0);
+}
+
+static void bad_options_are_refused_by_name(void)
+{
+    shingle_shingler *sh = NULL;
+    char *msg = NULL;
+    CHECK(shingle_shingler_new("w=0", &sh, &msg) == SHINGLE_EINVAL && sh == NULL);
+    CHECK(msg && strstr(msg, "option w=0: give a whole number from 1 to 1024"));
+    CHECK(shingle_shingler_new("colour=blue", &sh, &msg) == SHINGLE_EINVAL);
+    CHECK(msg && strstr(msg, "unknown option 'colour'"));
+    CHECK(shingle_shingler_new("sketch=big", &sh, &msg) == SHINGLE_EINVAL);
+    CHECK(msg && strstr(msg, "use min, mod, minmod, class or full"));
+    CHECK(shingle_shingler_new("w 10", &sh, &msg) == SHINGLE_EINVAL);
+    CHECK(shingle_shingler_new("html=maybe", &sh, &msg) == SHINGLE_EINVAL);
+    CHECK(shingle_shingler_new(NULL, &sh, &msg) == SHINGLE_OK && sh != NULL);
+    shingle_shingler_free(sh);
+    shingle_shingler_free(NULL);
+    CHECK(shingle_shingler_new("w=4, sketch=mod m=5 html=1 fold=true invalid=latin1", &sh, NULL) == SHINGLE_OK);
+    shingle_shingler_free(sh);
+}
+
+static void a_sketch_holds_sorted_distinct_values_reused_across_texts(void)
+{
+    shingle_shingler *sh = make("w=3 s=20");
+    shingle_sketch *sk = sketch(sh, TEXT);
+    const uint64_t *v;
+    size_t i, n;
+    char *msg = NULL;
+    CHECK(sk != NULL);
+    n = shingle_sketch_size(sk);
+    v = shingle_sketch_values(sk);
+    CHECK(n == 20);
+    for (i = 1; i < n; i++) CHECK(v[i - 1] < v[i]);
+    /* 48 words; 46 shingles of 3 words, "the size of" twice and "size of the" twice: 44 distinct
+     * (counted by hand with a regular expression split, not by the library) */
+    CHECK(shingle_sketch_tokens(sk) == 48);
+    CHECK(shingle_sketch_shingles(sk) == 44);
+    CHECK(shingle_sketch_text(sh, "one two", 7, sk, &msg) == SHINGLE_OK);
+    CHECK(shingle_sketch_size(sk) == 1); /* fewer tokens than w: one shingle of them all */
+    CHECK(shingle_sketch_text(sh, "", 0, sk, &msg) == SHINGLE_OK);
+    CHECK(shingle_sketch_size(sk) == 0);
+    shingle_sketch_free(sk);
+    shingle_shingler_free(sh);
+}
+
+static void estimates_follow_theorem_one(void)
+{
+    shingle_shingler *full = make("w=4 sketch=full"), *other = make("w=5 sketch=full");
+    char longer[1024];
+    shingle_sketch *a, *b, *c;
+    shingle_estimate e;
+    char *msg = NULL;
+    snprintf(longer, sizeof longer, "%s And a second part that the first document does not have at all, "
+             "long enough to change the union of the two sets.", TEXT);
+    a = sketch(full, TEXT);
+    b = sketch(full, longer);
+    c = sketch(other, TEXT);
+    CHECK(shingle_estimate_sketches(a, a, &e, &msg) == SHINGLE_OK && e.resemblance == 1.0 && e.containment == 1.0);
+    CHECK(shingle_estimate_sketches(a, b, &e, &msg) == SHINGLE_OK);
+    CHECK(e.containment == 1.0);            /* every shingle of TEXT is in the longer text */
+    CHECK(e.contained > 0.5 && e.contained < 1.0);
+    CHECK(e.resemblance == e.contained);    /* A inside B: |A n B| / |A u B| = |A| / |B| = c(B, A) */
+    CHECK(e.both == shingle_sketch_size(a) && e.sample == shingle_sketch_size(b));
+    CHECK(shingle_estimate_sketches(a, c, &e, &msg) == SHINGLE_EMISMATCH);
+    CHECK(msg && strstr(msg, "w"));
+    shingle_sketch_free(a);
+    shingle_sketch_free(b);
+    shingle_sketch_free(c);
+    shingle_shingler_free(full);
+    shingle_shingler_free(other);
+}
+
+static void serialized_sketches_load_back_bit_for_bit(void)
+{
+    shingle_shingler *sh = make("sketch=mod m=3 w=3");
+    shingle_sketch *a = sketch(sh, TEXT), *b = NULL;
+    size_t n = 0, n2 = 0, need = shingle_sketch_serialized_size(a);
+    unsigned char *buf = (unsigned char *)malloc(need), *buf2 = (unsigned char *)malloc(need), small[8];
+    shingle_estimate e;
+    char *msg = NULL;
+    CHECK(need > 0 && buf && buf2);
+    CHECK(shingle_sketch_serialize(a, small, sizeof small, &n, &msg) == SHINGLE_ERANGE && n == need);
+    CHECK(shingle_sketch_serialize(a, buf, need, &n, &msg) == SHINGLE_OK && n == need);
+    CHECK(memcmp(buf, "SHSK", 4) == 0);
+    CHECK(shingle_sketch_new(&b, &msg) == SHINGLE_OK);
+    CHECK(shingle_sketch_load(buf, n, b, &msg) == SHINGLE_OK);
+    CHECK(shingle_sketch_serialize(b, buf2, need, &n2, &msg) == SHINGLE_OK && n2 == n && memcmp(buf, buf2, n) == 0);
+    CHECK(shingle_estimate_sketches(a, b, &e, &msg) == SHINGLE_OK && e.resemblance == 1.0);
+    CHECK(shingle_sketch_load(buf, n - 1, b, &msg) == SHINGLE_EFORMAT && shingle_sketch_size(b) == 0);
+    buf[n / 2] ^= 0x40;
+    CHECK(shingle_sketch_load(buf, n, b, &msg) == SHINGLE_EFORMAT);
+    CHECK(msg && (strstr(msg, "checksum") || strstr(msg, "corrupt")));
+    CHECK(shingle_sketch_serialize(b, buf2, need, &n2, &msg) == SHINGLE_EINVAL); /* left empty by the failed load */
+    free(buf);
+    free(buf2);
+    shingle_sketch_free(a);
+    shingle_sketch_free(b);
+    shingle_shingler_free(sh);
+}
+
+static void invalid_utf8_follows_the_shinglers_rule(void)
+{
+    static const char bad[] = "caf\xe9 au lait";
+    shingle_shingler *strict = make("invalid=error"), *latin1 = make("invalid=latin1");
+    shingle_sketch *sk = NULL;
+    size_t off = 0;
+    char *msg = NULL;
+    CHECK(shingle_utf8_check(bad, sizeof bad - 1, &off, &msg) == SHINGLE_EUTF8 && off == 3);
+    CHECK(shingle_utf8_check(TEXT, strlen(TEXT), &off, &msg) == SHINGLE_OK);
+    CHECK(shingle_sketch_new(&sk, &msg) == SHINGLE_OK);
+    CHECK(shingle_sketch_text(strict, bad, sizeof bad - 1, sk, &msg) == SHINGLE_EUTF8);
+    CHECK(msg && strstr(msg, "byte 3"));
+    CHECK(shingle_sketch_text(latin1, bad, sizeof bad - 1, sk, &msg) == SHINGLE_OK && shingle_sketch_size(sk) == 1);
+    shingle_sketch_free(sk);
+    shingle_shingler_free(strict);
+    shingle_shingler_free(latin1);
+}
+
+static void opening_what_is_not_an_index_fails_with_a_reason(void)
+{
+    shingle_index *ix = NULL;
+    char *msg = NULL;
+    CHECK(shingle_index_open("/nonexistent/shingle-index", SHINGLE_INDEX_READONLY, &ix, &msg) == SHINGLE_EIO && ix == NULL);
+    CHECK(msg && strstr(msg, "/nonexistent/shingle-index"));
+    CHECK(shingle_index_open("/etc/hostname", SHINGLE_INDEX_READONLY, &ix, &msg) == SHINGLE_EFORMAT);
+    CHECK(shingle_index_open("/tmp", 8, &ix, &msg) == SHINGLE_EINVAL);
+    shingle_index_close(NULL);
+}
+
+int main(void)
+{
+    RUN(the_version_of_the_library_is_the_headers);
+    RUN(every_status_has_its_own_message);
+    RUN(bad_options_are_refused_by_name);
+    RUN(a_sketch_holds_sorted_distinct_values_reused_across_texts);
+    RUN(estimates_follow_theorem_one);
+    RUN(serialized_sketches_load_back_bit_for_bit);
+    RUN(invalid_utf8_follows_the_shinglers_rule);
+    RUN(opening_what_is_not_an_index_fails_with_a_reason);
+    return TEST_END();
+}

@@ -1,0 +1,76 @@
+-- The C library as its users get it: `cmake --install` into a scratch prefix,
+-- examples/capi_similar.c compiled against the installed header with
+-- pkg-config and linked to the installed libshingle, run against an index
+-- made by the command line: the same answers as `shingle similar` and as the
+-- binding's estimates.
+local support = require "support"
+local cjson = require "cjson"
+local shingle = require "shingle"
+
+local LUA = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
+local function run(cmd) return support.run("unset LD_PRELOAD; " .. cmd) end
+
+describe("the installed C library", function()
+  local dir
+  setup(function() dir = run("mktemp -d"):match("%S+") end)
+  teardown(function() os.execute("rm -rf " .. dir) end)
+
+  it("builds a program with pkg-config that answers as the command line does", function()
+    local out, code = run(("cmake --install build/5.4 --prefix %s"):format(dir))
+    assert.are.equal(0, code, out)
+    assert.is_truthy(io.open(dir .. "/include/shingle.h"), "the header is installed")
+    local pc = ("PKG_CONFIG_PATH=%s/lib/pkgconfig"):format(dir)
+    local flags = run(pc .. " pkg-config --cflags --libs shingle")
+    assert.is_truthy(flags:find("-lshingle", 1, true), flags)
+    local inc = flags:match("%-I(%S+)")
+    assert.is_truthy(io.open(inc .. "/shingle.h"), "the Cflags name the installed header's directory: " .. flags)
+    out, code = run(("cc -std=c99 -Wall -Wextra -Werror examples/capi_similar.c %s -Wl,-rpath,%s/lib -o %s/capi_similar")
+      :format(flags:gsub("\n", " "), dir, dir))
+    assert.are.equal(0, code, out)
+    -- nothing but the public API is exported
+    local syms = run("nm -D --defined-only " .. dir .. "/lib/libshingle.so | awk '{print $3}'")
+    for s in syms:gmatch("%S+") do assert.is_truthy(s:match("^shingle_"), s .. " is exported") end
+    out, code = run(("%s bin/shingle index add %s/idx samples/docs --sweep 2026-11-01 -q"):format(LUA, dir))
+    assert.are.equal(0, code, out)
+    local files = { "samples/docs/rabin-edited.txt", "samples/docs/unionfind-blog.html", "samples/docs/weather.txt" }
+    out, code = run(("%s/capi_similar %s/idx 'w=10 sketch=mod m=25 invalid=latin1' %s"):format(dir, dir, table.concat(files, " ")))
+    assert.are.equal(0, code, out)
+    local got, pairs_ = {}, {}
+    for line in out:gmatch("[^\n]+") do
+      local f = {}
+      for x in line:gmatch("[^\t]+") do f[#f + 1] = x end
+      if f[1] == "pair" then pairs_[#pairs_ + 1] = f else got[f[1]] = got[f[1]] or {}; table.insert(got[f[1]], f) end
+    end
+    for _, file in ipairs(files) do
+      local cli, c2 = run(("%s bin/shingle similar --json %s/idx %s"):format(LUA, dir, file))
+      assert.are.equal(0, c2, cli)
+      local k = 0
+      for line in cli:gmatch("[^\n]+") do
+        k = k + 1
+        local h, c = cjson.decode(line), got[file][k]
+        assert.is_table(c, file .. ": fewer hits from C")
+        assert.are.equal(h.id, tonumber(c[2]))
+        -- the command line's JSON has 14 significant digits, the C program prints 17
+        assert.is_true(math.abs(h.resemblance - tonumber(c[3])) < 1e-12)
+        assert.is_true(math.abs(h.containment - tonumber(c[4])) < 1e-12)
+        assert.is_true(math.abs(h.contained - tonumber(c[5])) < 1e-12)
+        assert.are.equal(h.shared, tonumber(c[6]))
+        assert.are.equal(h.sweep, c[7])
+        assert.are.equal(h.url, c[8])
+      end
+      assert.is_true(k >= 1, file) -- each finds itself at least
+      assert.are.equal(k, #got[file])
+    end
+    -- the pair estimates equal the binding's
+    local sh = shingle.new{ w = 10, sketch = "mod", m = 25, invalid = "latin1" }
+    local htm = shingle.new{ w = 10, sketch = "mod", m = 25, invalid = "latin1", html = true }
+    assert.are.equal(3, #pairs_)
+    for _, p in ipairs(pairs_) do
+      local function sk(f) return ((f:match("%.html$") and htm or sh):sketch(io.open(f, "rb"):read("*a"))) end
+      local e = sk(p[2]):estimate(sk(p[3]))
+      assert.are.equal(e.resemblance, tonumber(p[4]))
+      assert.are.equal(e.containment, tonumber(p[5]))
+      assert.are.equal(e.contained, tonumber(p[6]))
+    end
+  end)
+end)
