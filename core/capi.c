@@ -30,7 +30,8 @@ struct shingle_shingler {
 };
 
 struct shingle_sketch {
-    sh_sketch *s;   /* malloc'ed, or NULL while empty */
+    sh_sketch *s;   /* malloc'ed with room for cap values, or NULL while empty */
+    size_t cap;
 };
 
 /* ---- errors ------------------------------------------------------------------ */
@@ -284,17 +285,33 @@ static void put(shingle_sketch *sk, sh_sketch *s)
 {
     free(sk->s);
     sk->s = s;
+    sk->cap = s ? s->n : 0;
 }
 
 int shingle_sketch_text(shingle_shingler *sh, const char *buf, size_t len, shingle_sketch *sk, char **errmsg)
 {
     sh_error e;
-    sh_sketch *s;
+    sh_sketch hdr;
     if (!sh || !sk || (!buf && len)) return fail(errmsg, SHINGLE_EINVAL, "shingle_sketch_text: a NULL argument");
-    put(sk, NULL);
-    if (sh_shingle_text(&sh->sh, &sh->work, buf ? buf : "", len, &e) != SH_OK) return failed(errmsg, &e);
-    if (sh_sketch_build(&sh->sh, &sh->work, &sh->sp, 0, sh->work.toks.n, &s, &e) != SH_OK) return failed(errmsg, &e);
-    put(sk, s);
+    if (sh_shingle_text(&sh->sh, &sh->work, buf ? buf : "", len, &e) != SH_OK ||
+        sh_sketch_compute(&sh->sh, &sh->work, &sh->sp, 0, sh->work.toks.n, &hdr, &e) != SH_OK) {
+        put(sk, NULL);
+        return failed(errmsg, &e);
+    }
+    /* the values are in the shingler's work: copy them into the handle, whose
+     * memory only grows (a server sketches every request into one handle) */
+    if (!sk->s || sk->cap < hdr.n) {
+        size_t cap = hdr.n > 2 * sk->cap ? hdr.n : 2 * sk->cap;
+        sh_sketch *grown = (sh_sketch *)realloc(sk->s, sizeof *grown + (cap ? cap : 1) * sizeof(uint64_t));
+        if (!grown) {
+            put(sk, NULL);
+            return fail(errmsg, SHINGLE_ENOMEM, "out of memory for a sketch of %zu values", hdr.n);
+        }
+        sk->s = grown;
+        sk->cap = cap;
+    }
+    memcpy(sk->s, &hdr, sizeof hdr);
+    memcpy(sk->s->v, sh->work.vals, hdr.n * sizeof(uint64_t));
     return SHINGLE_OK;
 }
 
