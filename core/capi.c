@@ -49,6 +49,7 @@ static int code_of(sh_status s)
     case SH_EFORMAT: return SHINGLE_EFORMAT;
     case SH_EMISMATCH: return SHINGLE_EMISMATCH;
     case SH_EIO: return SHINGLE_EIO;
+    case SH_EBUSY: return SHINGLE_EBUSY;
     }
     return SHINGLE_EINVAL;
 }
@@ -91,6 +92,7 @@ const char *shingle_strerror(int code)
     case SHINGLE_EIO: return "EIO: an input/output error";
     case SHINGLE_ENOTFOUND: return "ENOTFOUND: no such document, URL or cluster";
     case SHINGLE_ERANGE: return "ERANGE: the output buffer is too small";
+    case SHINGLE_EBUSY: return "EBUSY: locked by another process";
     }
     return "unknown status";
 }
