@@ -6,26 +6,30 @@
 local support = require "support"
 local cjson = require "cjson"
 local shingle = require "shingle"
+local abi = require "abi"
 
 local LUA = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
 local function run(cmd) return support.run("unset LD_PRELOAD; " .. cmd) end
 
 describe("the installed C library", function()
-  local dir
-  setup(function() dir = run("mktemp -d"):match("%S+") end)
+  local dir, pc, flags
+  setup(function()
+    dir = run("mktemp -d"):match("%S+")
+    local out, code = run(("cmake --install build/5.4 --prefix %s"):format(dir))
+    assert(code == 0, out)
+    pc = ("PKG_CONFIG_PATH=%s/lib/pkgconfig"):format(dir)
+    flags = run(pc .. " pkg-config --cflags --libs shingle"):gsub("\n", " ")
+  end)
   teardown(function() os.execute("rm -rf " .. dir) end)
 
   it("builds a program with pkg-config that answers as the command line does", function()
-    local out, code = run(("cmake --install build/5.4 --prefix %s"):format(dir))
-    assert.are.equal(0, code, out)
+    local out, code
     assert.is_truthy(io.open(dir .. "/include/shingle.h"), "the header is installed")
-    local pc = ("PKG_CONFIG_PATH=%s/lib/pkgconfig"):format(dir)
-    local flags = run(pc .. " pkg-config --cflags --libs shingle")
     assert.is_truthy(flags:find("-lshingle", 1, true), flags)
     local inc = flags:match("%-I(%S+)")
     assert.is_truthy(io.open(inc .. "/shingle.h"), "the Cflags name the installed header's directory: " .. flags)
     out, code = run(("cc -std=c99 -Wall -Wextra -Werror examples/capi_similar.c %s -Wl,-rpath,%s/lib -o %s/capi_similar")
-      :format(flags:gsub("\n", " "), dir, dir))
+      :format(flags, dir, dir))
     assert.are.equal(0, code, out)
     -- nothing but the public API is exported
     local syms = run("nm -D --defined-only " .. dir .. "/lib/libshingle.so | awk '{print $3}'")
@@ -72,5 +76,48 @@ describe("the installed C library", function()
       assert.are.equal(e.containment, tonumber(p[5]))
       assert.are.equal(e.contained, tonumber(p[6]))
     end
+  end)
+  -- The stability story (docs/capi.md): the installed header, library and
+  -- pkg-config file against core/include/shingle.abi, the recorded ABI of the
+  -- major version.
+  it("keeps the recorded ABI: prototypes, constants, struct layouts, SONAME and version", function()
+    local rec = abi.record()
+    local header = support.read(dir .. "/include/shingle.h")
+    -- every function of the header is recorded with this very prototype, and the other way round
+    assert.are.same(rec.functions, abi.prototypes(header))
+    -- constants and layouts as a program built against the installed header sees them
+    local out, code = run(("cc -std=c99 -Wall -Wextra -Werror core/test/capi/abi.c %s -o %s/abi"):format(flags, dir))
+    assert.are.equal(0, code, out)
+    out, code = run(dir .. "/abi")
+    assert.are.equal(0, code, out)
+    local got = {}
+    for line in out:gmatch("[^\n]+") do got[#got + 1] = line end
+    assert.are.same(rec.layout, got)
+    -- abi.c covers every public struct and constant of the header
+    local structs, consts = abi.header_names(header)
+    local text = table.concat(got, "\n") .. "\n"
+    for _, s in ipairs(structs) do assert.is_truthy(text:find("size " .. s .. " ", 1, true), s .. " is not in abi.c") end
+    for _, c in ipairs(consts) do
+      if c ~= "SHINGLE_VERSION_MINOR" and c ~= "SHINGLE_VERSION_PATCH" then
+        assert.is_truthy(text:find("const " .. c .. " ", 1, true), c .. " is not in abi.c")
+      end
+    end
+    -- the library: its SONAME carries the major version, it exports the recorded functions and nothing else
+    local lib = dir .. "/lib/libshingle.so"
+    assert.are.equal(rec.soname, run("objdump -p " .. lib .. " | awk '/SONAME/ { print $2 }'"):match("%S+"))
+    local names = {}
+    for _, f in ipairs(rec.functions) do names[#names + 1] = f:match("(shingle_[%w_]+)%(") end
+    table.sort(names)
+    local syms = {}
+    for s in run("nm -D --defined-only " .. lib .. " | awk '{ print $3 }'"):gmatch("%S+") do syms[#syms + 1] = s end
+    table.sort(syms)
+    assert.are.same(names, syms)
+    -- one version: the header's macros, the .pc file and the library's file name agree
+    local major, minor, patch = header:match("SHINGLE_VERSION_MAJOR (%d+).-SHINGLE_VERSION_MINOR (%d+).-SHINGLE_VERSION_PATCH (%d+)")
+    local v = major .. "." .. minor .. "." .. patch
+    assert.are.equal('"' .. v .. '"', header:match("#define SHINGLE_VERSION_STRING (%S+)"))
+    assert.are.equal(v, run(pc .. " pkg-config --modversion shingle"):match("%S+"))
+    assert.is_truthy(io.open(lib .. "." .. v), "libshingle.so." .. v)
+    assert.are.equal("soname libshingle.so." .. major, "soname " .. rec.soname)
   end)
 end)

@@ -78,6 +78,39 @@ describe("shingle.ffi", function()
     assert.is_true(compared >= #configs * (#corpus - 1))
   end)
 
+  it("declares the recorded C API: the same prototypes, constants and struct layouts", function()
+    local abi = require "abi"
+    local ffi = require "ffi"
+    local rec = abi.record()
+    local cdef = support.read("lua/shingle/ffi.lua"):match("ffi%.cdef%s*%[(%b[])%]")
+    assert.is_truthy(cdef, "ffi.lua's ffi.cdef block")
+    local declared = abi.prototypes(cdef)
+    local recorded = {}
+    for _, f in ipairs(rec.functions) do recorded[f] = true end
+    for _, p in ipairs(declared) do assert.is_true(recorded[p] == true, "not the recorded prototype: " .. p) end
+    assert.is_true(#declared >= 20)
+    local compared = 0
+    for _, line in ipairs(rec.layout) do
+      local t, size = line:match("^size (%S+) (%d+)$")
+      if t then
+        assert.are.equal(tonumber(size), ffi.sizeof(t), t)
+        compared = compared + 1
+      end
+      -- (offsets and the struct's size pin each field's place and room)
+      local t2, f, off = line:match("^field ([%w_]+)%.([%w_]+) (%d+) %d+$")
+      if t2 then
+        assert.are.equal(tonumber(off), ffi.offsetof(t2, f), t2 .. "." .. f)
+        compared = compared + 1
+      end
+      local c, v = line:match("^const (SHINGLE_POLICY_[%u_]+) (%d+)$")
+      if c then
+        assert.are.equal(tonumber(v), sf.policies[c:match("SHINGLE_POLICY_(.*)"):lower()], c)
+        compared = compared + 1
+      end
+    end
+    assert.is_true(compared >= 20)
+  end)
+
   it("estimates as the classic binding does, pair by pair", function()
     for _, o in ipairs(configs) do
       local classic, fast = shingle.new(o), assert(sf.shingler(o))

@@ -250,7 +250,8 @@ function Index:document(id)
     shingles = tonumber(doc.shingles), tokens = tonumber(doc.tokens), relation = relations[doc.relation] }
 end
 
-local policies = { resemblance = 0, containment = 1, either = 2, both = 3 }
+local policies = { resemblance = 0, containment = 1, either = 2, both = 3 } -- SHINGLE_POLICY_*
+M.policies = policies
 
 --- fx:similar(sk, { threshold, top, policy, containment, docs }): the hits
 -- { id, resemblance, containment, contained, shared } as core.Index:similar
