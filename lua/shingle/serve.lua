@@ -21,6 +21,7 @@ M.defaults = {
   readonly = false,
   max_body = http.defaults.max_body,
   batch_delay = http.defaults.batch_delay,
+  batch_max = http.defaults.batch_max,
   sweep = nil,
   invalid = "index",
   binding = nil,          -- "ffi" or "classic" for /similar (nil: the FFI when it can)
@@ -237,6 +238,7 @@ function M.config(plan)
     ("index = %s"):format(lua_string(plan.index)),
     ("max_body = %d"):format(o.max_body),
     ("batch_delay = %s"):format(tostring(o.batch_delay)),
+    ("batch_max = %d"):format(o.batch_max),
     ("readonly = %s"):format(tostring(o.readonly)),
     ("invalid = %s"):format(lua_string(o.invalid)),
     'stats = "shingle_stats"',

@@ -17,6 +17,8 @@ function M.configure(parser)
   c:option("--sweep", "Sweep of documents added by POST /documents without ?sweep= (default: the UTC date).")
   c:option("--batch-delay", "Milliseconds a POST /documents waits for others to share its write transaction.", "2")
     :convert(tonumber)
+  c:option("--batch-max", "Documents in one write transaction at most (1: a commit per POST /documents).",
+    tostring(serve.defaults.batch_max)):convert(tonumber)
   c:option("--invalid", "Bodies that are not UTF-8: read by the index's rule (index), or refused with 400 (error).", "index")
     :choices({ "index", "error" })
   c:option("--binding", "How /similar reaches the engine: ffi (LuaJIT's FFI over the C API) or classic (the Lua binding); "
@@ -36,8 +38,12 @@ function M.run(a)
   if not a.batch_delay or a.batch_delay < 0 or a.batch_delay > 1000 then
     io.stderr:write("shingle: --batch-delay: give milliseconds from 0 to 1000\n") return 2
   end
+  if not a.batch_max or a.batch_max < 1 or a.batch_max > 100000 or a.batch_max % 1 ~= 0 then
+    io.stderr:write("shingle: --batch-max: give a whole number of documents from 1 to 100000\n") return 2
+  end
   local plan, perr = serve.prepare{ index = a.db, listen = a.listen, workers = a.workers, prefix = a.prefix,
-    max_body = max_body, readonly = a.read_only, sweep = a.sweep, invalid = a.invalid, binding = a.binding, batch_delay = a.batch_delay / 1000, user = a.user,
+    max_body = max_body, readonly = a.read_only, sweep = a.sweep, invalid = a.invalid, binding = a.binding, batch_delay = a.batch_delay / 1000,
+    batch_max = a.batch_max, user = a.user,
     lua_cpath = a.lua_cpath, nginx = a.nginx, access_log = not a.no_access_log, server_conf = a.server_conf,
     log = function(msg) io.stderr:write("shingle serve: ", msg, "\n") end }
   if not plan then io.stderr:write("shingle: ", perr, "\n") return 1 end
