@@ -6,7 +6,11 @@
 --   * /similar: peak requests/s, then p50/p99 latency at 80% of that peak;
 --   * the same with a concurrent writer adding documents (POST /documents)
 --     at a steady rate: how much it slows the readers;
---   * the largest accepted body (max_body, 256 KiB): how long it holds a worker;
+--   * the largest accepted body (max_body, 256 KiB): how long it holds a worker
+--     (one connection), and its rate with 4 connections;
+--   * POST /documents as fast as 16 connections go: adds/s with the batched
+--     writer (the default --batch-max 256) against a server that commits each
+--     request alone (--batch-max 1), same run;
 --   * the FFI path against the classic binding inside nginx (when the server
 --     has both: `shingle serve --binding`).
 -- Every answer must be 2xx (wrk counts the others).
@@ -163,9 +167,9 @@ local function free_port()
 end
 math.randomseed(os.time())
 
-local function start(binding)
+local function start(binding, more)
   local port = free_port()
-  local extra = binding and ("--binding " .. binding) or ""
+  local extra = (binding and ("--binding " .. binding) or "") .. " " .. (more or "")
   local pid = read_cmd(("lua5.4 bin/shingle serve %s --listen 127.0.0.1:%d --workers %d --prefix %s/srv --no-access-log "
     .. "--server-conf %s %s > %s/serve.log 2>&1 & echo $!"):format(db, port, opt.workers, D, bare, extra, D)):match("%d+")
   local url = "http://127.0.0.1:" .. port
@@ -254,7 +258,25 @@ local function measure(binding)
       report(("writer: POST /documents at %d/s"):format(opt.write_rate) .. tag, out.writer)
       out.big = run(srv, big, "/similar", { threads = 1, connections = 1, duration = 5 })
       report("/similar, the largest body (256 KiB), one at a time" .. tag, out.big)
+      out.big4 = run(srv, big, "/similar", { threads = 2, connections = 4, duration = 5 })
+      report("/similar, the largest body (256 KiB), 4 connections" .. tag, out.big4)
+      out.adds = run(srv, writes, "/documents?sweep=bench-peak-" .. os.date("!%Y%m%d%H%M%S"), { urls = true })
+      report("POST /documents, peak, batched (--batch-max 256)" .. tag, out.adds)
     end
+    return out
+  end)
+  stop(srv)
+  if not ok then error(res, 0) end
+  return res
+end
+
+-- adds committed one request at a time: the reference for the batched writer
+local function measure_unbatched()
+  local srv = start(nil, "--batch-max 1")
+  local ok, res = pcall(function()
+    local out = {}
+    out.adds = run(srv, writes, "/documents?sweep=bench-one-" .. os.date("!%Y%m%d%H%M%S"), { urls = true })
+    report("POST /documents, peak, a commit each (--batch-max 1)", out.adds)
     return out
   end)
   stop(srv)
@@ -266,6 +288,7 @@ local has_binding = read_cmd("lua5.4 bin/shingle serve --help"):find("--binding"
 local main = measure(has_binding and "ffi" or nil)
 local classic
 if has_binding then classic = measure("classic") end
+local unbatched = measure_unbatched()
 print("load after: " .. uptime())
 
 local bad = 0
@@ -277,7 +300,10 @@ print(("/similar peak / bare nginx: %.3f (target >= 0.25); / bare Lua: %.3f"):fo
 print(("/similar p99 at 80%% of peak: %.3f ms (target < 5 ms); with a writer: %.3f ms"):format(main.at80.p99_ms, main.at80_w.p99_ms))
 print(("the writer (%d docs/s) slows the readers' peak by %.1f%% (target < 20%%)"):format(opt.write_rate,
   100 * (1 - main.peak_w.rps / main.peak.rps)))
-print(("the largest body: p50 %.2f ms, p99 %.2f ms per request"):format(main.big.p50_ms, main.big.p99_ms))
+print(("the largest body: p50 %.2f ms, p99 %.2f ms per request one at a time; %.0f req/s with 4 connections"):format(
+  main.big.p50_ms, main.big.p99_ms, main.big4.rps))
+print(("POST /documents: %.0f adds/s batched, %.0f a commit each (x%.2f); p99 %.1f vs %.1f ms"):format(main.adds.rps,
+  unbatched.adds.rps, main.adds.rps / unbatched.adds.rps, main.adds.p99_ms, unbatched.adds.p99_ms))
 if classic then
   print(("FFI / classic binding inside nginx: peak %.3f, p50 at 80%% %.3f vs %.3f ms"):format(main.peak.rps / classic.peak.rps,
     main.at80.p50_ms, classic.at80.p50_ms))

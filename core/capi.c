@@ -412,7 +412,7 @@ void shingle_index_read_end(shingle_index *ix)
 }
 
 int shingle_index_similar(shingle_index *ix, const shingle_sketch *q, double threshold, int policy, int by_containment,
-                          uint32_t top, shingle_hit *hits, size_t cap, size_t *n, char **errmsg)
+                          uint32_t top, uint32_t max_df, shingle_hit *hits, size_t cap, size_t *n, char **errmsg)
 {
     sh_index_hit *h;
     size_t nh, i;
@@ -425,7 +425,7 @@ int shingle_index_similar(shingle_index *ix, const shingle_sketch *q, double thr
         return fail(errmsg, SHINGLE_EINVAL, "policy %d: use SHINGLE_POLICY_RESEMBLANCE, _CONTAINMENT, _EITHER or _BOTH", policy);
     if (top == 0 || top > cap) top = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
     if (top == 0) return SHINGLE_OK;
-    if (sh_index_similar(IX(ix), q->s, threshold, (sh_policy)policy, by_containment, top, 0, &h, &nh, &e) != SH_OK)
+    if (sh_index_similar(IX(ix), q->s, threshold, (sh_policy)policy, by_containment, top, max_df, &h, &nh, &e) != SH_OK)
         return failed(errmsg, &e);
     for (i = 0; i < nh; i++) {
         hits[i].id = h[i].doc + 1;

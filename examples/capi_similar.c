@@ -68,7 +68,7 @@ int main(int argc, char **argv)
         if (!doc) { fprintf(stderr, "capi_similar: cannot read %s\n", argv[i]); status = 1; continue; }
         if ((rc = shingle_sketch_new(&sk[i], &err)) != SHINGLE_OK ||
             (rc = shingle_sketch_text(is_html(argv[i]) ? html : text, doc, len, sk[i], &err)) != SHINGLE_OK ||
-            (rc = shingle_index_similar(ix, sk[i], 0.5, SHINGLE_POLICY_RESEMBLANCE, 0, 10, hits, 10, &n, &err)) != SHINGLE_OK) {
+            (rc = shingle_index_similar(ix, sk[i], 0.5, SHINGLE_POLICY_RESEMBLANCE, 0, 10, 0, hits, 10, &n, &err)) != SHINGLE_OK) {
             fprintf(stderr, "capi_similar: %s: %s\n", argv[i], err);
             status = 1;
         }

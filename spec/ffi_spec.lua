@@ -180,9 +180,10 @@ describe("shingle.ffi", function()
         tokens = c.tokens, fold = c.fold, punctuation = c.punctuation, numbers = c.numbers, invalid = c.invalid }))
       local nonempty = 0
       for i = 9, 20 do
-        for _, o in ipairs({ {}, { threshold = 0.2, top = 3 }, { containment = true }, { policy = "either", threshold = 0.1, top = 0 } }) do
+        for _, o in ipairs({ {}, { threshold = 0.2, top = 3 }, { containment = true }, { policy = "either", threshold = 0.1, top = 0 },
+          { policy = "either", threshold = 0.1, top = 0, max_df = 2 }, { max_df = 1, threshold = 0 } }) do
           local classic = ix:similar(corpus[i], { threshold = o.threshold, top = o.top, containment = o.containment,
-            policy = o.policy, html = false })
+            policy = o.policy, max_df = o.max_df, html = false })
           o.docs = true
           local fast = assert(fx:similar(assert(fsh:sketch(corpus[i])), o))
           assert.are.equal(#classic, #fast)

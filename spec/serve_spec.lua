@@ -73,8 +73,9 @@ local function same(a, b, path)
 end
 
 local function cli_json(args)
-  local out, code = run(SHINGLE .. args)
-  assert(code == 0, out)
+  -- stdout only ("no document resembles ..." goes to stderr)
+  local out, code = run("{ " .. SHINGLE .. args .. " 2>/dev/null; }")
+  assert(code == 0, code == 0 or run(SHINGLE .. args))
   return out
 end
 
@@ -255,19 +256,27 @@ describe("shingle serve", function()
       { q = "?containment=true&threshold=0.6", args = "--containment -t 0.6" },
       { q = "?policy=either&threshold=0.7", args = "--policy either -t 0.7" },
       { q = "?policy=both&containment=1", args = "--policy both --containment" },
+      { q = "?max_df=1&threshold=0.1&policy=either", args = "--max-df 1 -t 0.1 --policy either" },
+      { q = "?threshold=0.1&policy=either", args = "-t 0.1 --policy either" },
     }
     it("gives the same hits as `shingle similar --json` for every document and option", function()
-      local nonempty = 0
+      local nonempty, cut = 0, 0
       for _, f in ipairs(files) do
+        local n = {}
         for _, v in ipairs(variants) do
           local status, j = req("POST", "/similar" .. v.q, { body = read(f) })
           assert.are.equal(200, status, f .. v.q)
           local cli = jsonl(cli_json("similar --json " .. v.args .. " " .. db .. " " .. f))
           same(cli, j.hits, f .. v.q)
           if #cli > 0 then nonempty = nonempty + 1 end
+          n[#n + 1] = #cli
         end
+        -- the common-value cutoff (max_df = 1: values two documents hold) finds fewer than no cutoff
+        assert.is_true(n[#n - 1] <= n[#n])
+        if n[#n - 1] < n[#n] then cut = cut + 1 end
       end
       assert.is_true(nonempty >= 20)
+      assert.is_true(cut >= 2)
     end)
 
     it("finds a document of the second sweep from an edited copy", function()
@@ -365,6 +374,7 @@ describe("shingle serve", function()
       { "POST", "/similar?top=1&top=2", { body = "text" }, 400, "given 2 times" },
       { "POST", "/similar?policy=most", { body = "text" }, 400, "use one of resemblance, containment, either, both" },
       { "POST", "/similar?containment=maybe", { body = "text" }, 400, "use true or false" },
+      { "POST", "/similar?max_df=-1", { body = "text" }, 400, "parameter 'max_df' is -1; use a whole number from 0" },
       { "POST", "/similar", { body = "!!! ??? ... --- ***" }, 400, "no shingles to look up" },
       { "GET", "/similar", nil, 405, "/similar takes POST, not GET" },
       { "DELETE", "/documents?url=x", nil, 405, "takes POST" },

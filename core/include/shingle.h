@@ -185,11 +185,15 @@ typedef struct shingle_hit {
  * threshold (resemblance, the larger containment, either or both), best
  * first by resemblance or, with by_containment, by the larger containment;
  * at most top of them (0: all) into hits[0..cap), *n the number written.
+ * max_df: a sketch value held by more than max_df documents is not looked
+ * up for candidates (the paper's very common shingles: it bounds the cost of
+ * a query; a document sharing only such values is missed); 0: no cutoff,
+ * every candidate (the command line's `shingle similar` without --max-df).
  * q must have been sketched with the index's parameters (SHINGLE_EMISMATCH).
  * When more pass than cap holds, the best cap are written. */
 SHINGLE_API int shingle_index_similar(shingle_index *ix, const shingle_sketch *q, double threshold, int policy,
-                                      int by_containment, uint32_t top, shingle_hit *hits, size_t cap, size_t *n,
-                                      char **errmsg);
+                                      int by_containment, uint32_t top, uint32_t max_df, shingle_hit *hits, size_t cap,
+                                      size_t *n, char **errmsg);
 
 typedef struct shingle_document {
     uint32_t id;

@@ -51,7 +51,7 @@ int shingle_index_count(shingle_index *ix, uint32_t *n, char **errmsg);
 int shingle_index_read_begin(shingle_index *ix, char **errmsg);
 void shingle_index_read_end(shingle_index *ix);
 int shingle_index_similar(shingle_index *ix, const shingle_sketch *q, double threshold, int policy, int by_containment,
-                          uint32_t top, shingle_hit *hits, size_t cap, size_t *n, char **errmsg);
+                          uint32_t top, uint32_t max_df, shingle_hit *hits, size_t cap, size_t *n, char **errmsg);
 int shingle_index_document(shingle_index *ix, uint32_t id, shingle_document *doc, char *url, size_t url_cap,
                            char *sweep, size_t sweep_cap, char **errmsg);
 int shingle_index_url_docs(shingle_index *ix, const char *url, size_t len, uint32_t *ids, size_t cap, size_t *n, char **errmsg);
@@ -253,7 +253,7 @@ end
 local policies = { resemblance = 0, containment = 1, either = 2, both = 3 } -- SHINGLE_POLICY_*
 M.policies = policies
 
---- fx:similar(sk, { threshold, top, policy, containment, docs }): the hits
+--- fx:similar(sk, { threshold, top, policy, containment, max_df, docs }): the hits
 -- { id, resemblance, containment, contained, shared } as core.Index:similar
 -- gives them; with docs = true each also gets url, sweep and cluster.
 function Index:similar(sk, opts)
@@ -267,7 +267,7 @@ function Index:similar(sk, opts)
   local policy = policies[opts.policy or (opts.containment and "containment" or "resemblance")]
   if not policy then error("shingle.ffi: policy is resemblance, containment, either or both", 2) end
   local rc = C.shingle_index_similar(self.h, sk, opts.threshold or 0.5, policy, opts.containment and 1 or 0, top,
-    hits_buf, cap, size_out, errmsg)
+    opts.max_df or 0, hits_buf, cap, size_out, errmsg)
   if rc ~= 0 then return err(rc) end
   local out = {}
   for i = 0, tonumber(size_out[0]) - 1 do

@@ -22,6 +22,7 @@ M.defaults = {
   max_body = http.defaults.max_body,
   batch_delay = http.defaults.batch_delay,
   batch_max = http.defaults.batch_max,
+  max_df = nil,           -- /similar's common-value cutoff (nil: the index's query default)
   sweep = nil,
   invalid = "index",
   binding = nil,          -- "ffi" or "classic" for /similar (nil: the FFI when it can)
@@ -244,6 +245,7 @@ function M.config(plan)
     'stats = "shingle_stats"',
   }
   if o.sweep then init[#init + 1] = ("sweep = %s"):format(lua_string(o.sweep)) end
+  if o.max_df then init[#init + 1] = ("max_df = %d"):format(o.max_df) end
   if o.binding then init[#init + 1] = ("binding = %s"):format(lua_string(o.binding)) end
   local L = {}
   local function line(s, ...) L[#L + 1] = select("#", ...) > 0 and s:format(...) or s end

@@ -17,6 +17,8 @@ function M.configure(parser)
     :choices({ "resemblance", "containment", "either", "both" })
   s:flag("--containment", "Rank by containment (either direction) instead of resemblance.")
   s:flag("--html", "The document is HTML (default: by content).")
+  s:option("--max-df", "Do not look up sketch values held by more than N documents (very common shingles: bounds the "
+    .. "cost, may miss documents sharing only those); 0: none.", tostring(index.defaults.max_df)):convert(tonumber)
   s:flag("--json", "JSON Lines output.")
   local c = parser:command("cluster-of", "The cluster of a URL and its members, with sweep dates.")
   c:argument("db", "The index directory.")
@@ -46,6 +48,11 @@ function M.run(a)
   if not ix then return 1 end
   local out = io.stdout
   if a.command == "similar" then
+    if not a.max_df or a.max_df < 0 or a.max_df % 1 ~= 0 then
+      io.stderr:write("shingle: --max-df: give a whole number of documents (0: no cutoff)\n")
+      ix:close()
+      return 2
+    end
     local q
     if a.url then q = { url = a.doc }
     elseif a.doc == "-" then q = io.stdin:read("*a")
@@ -64,7 +71,7 @@ function M.run(a)
       end
     end
     local hits, err = ix:similar(q, { threshold = a.threshold, top = a.top, policy = a.policy, containment = a.containment,
-      html = a.html or nil })
+      html = a.html or nil, max_df = a.max_df })
     if not hits then io.stderr:write("shingle: ", err, "\n") return 1 end
     if #hits == 0 then
       io.stderr:write(("shingle: no document of %s resembles %s at %s %s\n"):format(a.db,

@@ -19,6 +19,9 @@ function M.configure(parser)
     :convert(tonumber)
   c:option("--batch-max", "Documents in one write transaction at most (1: a commit per POST /documents).",
     tostring(serve.defaults.batch_max)):convert(tonumber)
+  c:option("--max-df", "POST /similar does not look up sketch values held by more than N documents (very common "
+    .. "shingles; bounds a query's cost, may miss documents sharing only those); 0: none (default: as `shingle similar`).")
+    :convert(tonumber)
   c:option("--invalid", "Bodies that are not UTF-8: read by the index's rule (index), or refused with 400 (error).", "index")
     :choices({ "index", "error" })
   c:option("--binding", "How /similar reaches the engine: ffi (LuaJIT's FFI over the C API) or classic (the Lua binding); "
@@ -41,9 +44,12 @@ function M.run(a)
   if not a.batch_max or a.batch_max < 1 or a.batch_max > 100000 or a.batch_max % 1 ~= 0 then
     io.stderr:write("shingle: --batch-max: give a whole number of documents from 1 to 100000\n") return 2
   end
+  if a.max_df and (a.max_df < 0 or a.max_df % 1 ~= 0 or a.max_df > 4294967295) then
+    io.stderr:write("shingle: --max-df: give a whole number of documents (0: no cutoff)\n") return 2
+  end
   local plan, perr = serve.prepare{ index = a.db, listen = a.listen, workers = a.workers, prefix = a.prefix,
     max_body = max_body, readonly = a.read_only, sweep = a.sweep, invalid = a.invalid, binding = a.binding, batch_delay = a.batch_delay / 1000,
-    batch_max = a.batch_max, user = a.user,
+    batch_max = a.batch_max, max_df = a.max_df, user = a.user,
     lua_cpath = a.lua_cpath, nginx = a.nginx, access_log = not a.no_access_log, server_conf = a.server_conf,
     log = function(msg) io.stderr:write("shingle serve: ", msg, "\n") end }
   if not plan then io.stderr:write("shingle: ", perr, "\n") return 1 end
