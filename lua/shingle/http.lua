@@ -34,8 +34,8 @@ M.defaults = {
   batch_max = 256,        -- documents in one write transaction at most
   add_timeout = 30,       -- seconds a POST /documents waits for its transaction
   max_top = 1000,         -- the largest ?top= of /similar
-  max_df = nil,           -- /similar's common-value cutoff without ?max_df= (nil: the index's query default,
-                          -- shingle.index.defaults.max_df, as `shingle similar`); 0: none
+  max_df = nil,           -- /similar's common-value cutoff without ?max_df= (nil: the index's own,
+                          -- Index:query_max_df(), as `shingle similar`); 0: none
   max_members = 1000,     -- members listed per cluster in answers (the size is always given)
   stats = nil,            -- name of a lua_shared_dict for request counters across workers
   binding = nil,          -- "ffi": sketch and query /similar through shingle.ffi; "classic": the Lua
@@ -65,8 +65,7 @@ local function check_conf(conf)
   for _, k in ipairs({ "max_body", "batch_delay", "batch_max", "add_timeout", "max_top", "max_members" }) do
     if type(c[k]) ~= "number" or c[k] < 0 then error(("shingle.http.init: %s must be a number >= 0"):format(k), 3) end
   end
-  if c.max_df == nil then c.max_df = index.defaults.max_df end
-  if type(c.max_df) ~= "number" or c.max_df < 0 or c.max_df ~= math.floor(c.max_df) then
+  if c.max_df ~= nil and (type(c.max_df) ~= "number" or c.max_df < 0 or c.max_df ~= math.floor(c.max_df)) then
     error("shingle.http.init: max_df must be a whole number >= 0", 3)
   end
   if c.binding ~= nil and c.binding ~= "ffi" and c.binding ~= "classic" then
@@ -371,7 +370,8 @@ function M.similar(name)
     local ix = usable(svc)
     local data = document(svc)
     local opts = { threshold = p.threshold or 0.5, top = p.top or 10, policy = p.policy, containment = p.containment,
-      html = html_of(p, data), max_df = p.max_df or svc.conf.max_df, docs = true }
+      html = html_of(p, data), max_df = p.max_df or svc.conf.max_df or ix:query_max_df(),
+      docs = true }
     local hits, err
     if svc.fast then hits, err = ix:read(fast_similar, svc.fast, data, opts)
     else hits, err = ix:read(ix.similar, ix, data, opts) end
@@ -585,7 +585,7 @@ function M.stats(name)
       requests = { total = total, endpoints = by, scope = svc.dict and "all workers" or "this worker" },
       writes = { transactions = tallied(svc, "writes transactions"), documents = tallied(svc, "writes documents") },
       limits = { max_body = svc.conf.max_body, max_top = svc.conf.max_top, batch_delay = svc.conf.batch_delay,
-        batch_max = svc.conf.batch_max, max_df = svc.conf.max_df },
+        batch_max = svc.conf.batch_max, max_df = svc.conf.max_df or (svc.ix and svc.ix:query_max_df()) },
       worker = { id = ngx.worker.id(), count = ngx.worker.count(), pid = ngx.worker.pid(),
         uptime = ngx.now() - svc.started, binding = svc.fast and "ffi" or "classic" },
     }

@@ -24,8 +24,9 @@ M.defaults = {
   fold = false, punctuation = false, numbers = true, invalid = "latin1",
   policy = "resemblance", threshold = 0.5, max_df = 0,
 }
--- (max_df is also the queries' default cutoff: Index:similar, `shingle
--- similar`, the server's /similar; 0: every candidate is looked at)
+-- (an index records its max_df, and that is its queries' default cutoff:
+-- Index:similar, `shingle similar`, the server's /similar; 0: every
+-- candidate is looked at)
 -- a new index may take a named rule set or a rules file (canon) or an extractor,
 -- stored by name: a rule set given as a Lua value cannot be stored
 
@@ -257,9 +258,16 @@ function Index:similar(x, opts)
     error("similar() takes a text or { url = ... }", 2)
   end
   local hits, herr = self.ix:similar(sk, { threshold = opts.threshold or 0.5, top = opts.top or 10,
-    policy = opts.policy, containment = opts.containment, max_df = opts.max_df or M.defaults.max_df })
+    policy = opts.policy, containment = opts.containment, max_df = opts.max_df or self:query_max_df() })
   if not hits then return nil, herr end
   return with_doc(self, hits)
+end
+
+--- The cutoff a query uses without max_df: the one the index was made with
+-- (values held by more documents are not looked up).
+function Index:query_max_df()
+  local c = self.config or M.defaults
+  return c.max_df or M.defaults.max_df
 end
 
 local function by_sweep_then_id(a, b)

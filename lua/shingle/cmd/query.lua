@@ -18,7 +18,8 @@ function M.configure(parser)
   s:flag("--containment", "Rank by containment (either direction) instead of resemblance.")
   s:flag("--html", "The document is HTML (default: by content).")
   s:option("--max-df", "Do not look up sketch values held by more than N documents (very common shingles: bounds the "
-    .. "cost, may miss documents sharing only those); 0: none.", tostring(index.defaults.max_df)):convert(tonumber)
+    .. "cost, may miss documents sharing only those); 0: none (default: the index's own, `index info`).")
+    :convert(tonumber)
   s:flag("--json", "JSON Lines output.")
   local c = parser:command("cluster-of", "The cluster of a URL and its members, with sweep dates.")
   c:argument("db", "The index directory.")
@@ -48,7 +49,7 @@ function M.run(a)
   if not ix then return 1 end
   local out = io.stdout
   if a.command == "similar" then
-    if not a.max_df or a.max_df < 0 or a.max_df % 1 ~= 0 then
+    if a.max_df and (a.max_df < 0 or a.max_df % 1 ~= 0) then
       io.stderr:write("shingle: --max-df: give a whole number of documents (0: no cutoff)\n")
       ix:close()
       return 2
