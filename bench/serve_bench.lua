@@ -12,7 +12,9 @@
 --     writer (the default --batch-max 256) against a server that commits each
 --     request alone (--batch-max 1), same run;
 --   * the FFI path against the classic binding inside nginx (when the server
---     has both: `shingle serve --binding`).
+--     has both: `shingle serve --binding`);
+--   * /similar with the common-value cutoff (`--max-df 1000`) against the
+--     index's default (no cutoff).
 -- Every answer must be 2xx (wrk counts the others).
 --
 --   lua5.4 bench/serve_bench.lua [--docs 1000000] [--duration 10] [--connections 16]
@@ -20,7 +22,8 @@
 --
 -- The corpus (bench/gen.c, 5 GB for 1M documents) and the index are made in
 -- --dir on the first run and reused; the writer's documents go to a sweep of
--- their own, so the index grows by write-rate x 2 x duration documents a run.
+-- their own, so the index grows by write-rate x 2 x duration documents a run
+-- plus the POST /documents peaks (a few thousand).
 package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
 package.cpath = "build/5.4/lib/?.so;" .. package.cpath
 local cjson = require "cjson"
@@ -284,11 +287,32 @@ local function measure_unbatched()
   return res
 end
 
+-- the same /similar with the common-value cutoff (--max-df 1000: sketch
+-- values held by more than 1000 documents are not looked up)
+local function measure_cutoff()
+  local srv = start(nil, "--max-df 1000")
+  local ok, res = pcall(function()
+    local out = {}
+    run(srv, queries, "/similar", { duration = 3 })
+    out.peak = run(srv, queries, "/similar")
+    report("/similar, peak, --max-df 1000", out.peak)
+    out.at80 = run(srv, queries, "/similar", { rate = 0.8 * out.peak.rps })
+    report("/similar at 80% of its peak, --max-df 1000", out.at80)
+    out.big = run(srv, big, "/similar", { threads = 1, connections = 1, duration = 5 })
+    report("/similar, the largest body, one at a time, --max-df 1000", out.big)
+    return out
+  end)
+  stop(srv)
+  if not ok then error(res, 0) end
+  return res
+end
+
 local has_binding = read_cmd("lua5.4 bin/shingle serve --help"):find("--binding", 1, true) ~= nil
 local main = measure(has_binding and "ffi" or nil)
 local classic
 if has_binding then classic = measure("classic") end
 local unbatched = measure_unbatched()
+local cutoff = measure_cutoff()
 print("load after: " .. uptime())
 
 local bad = 0
@@ -308,5 +332,7 @@ if classic then
   print(("FFI / classic binding inside nginx: peak %.3f, p50 at 80%% %.3f vs %.3f ms"):format(main.peak.rps / classic.peak.rps,
     main.at80.p50_ms, classic.at80.p50_ms))
 end
+print(("with --max-df 1000: peak %.3f of bare nginx, p99 at 80%% %.3f ms, the largest body p50 %.2f ms"):format(
+  cutoff.peak.rps / main.bare.rps, cutoff.at80.p99_ms, cutoff.big.p50_ms))
 print(("answers that were not 2xx, or errors: %d"):format(bad))
 if bad > 0 then os.exit(1) end
