@@ -18,7 +18,7 @@
 -- Every answer must be 2xx (wrk counts the others).
 --
 --   lua5.4 bench/serve_bench.lua [--docs 1000000] [--duration 10] [--connections 16]
---       [--write-rate 50] [--dir /tmp/shingle-serve-bench] [--rebuild 1]
+--       [--write-rate 50] [--rounds 5] [--dir /tmp/shingle-serve-bench] [--rebuild 1]
 --
 -- The corpus (bench/gen.c, 5 GB for 1M documents) and the index are made in
 -- --dir on the first run and reused; the writer's documents go to a sweep of
@@ -30,7 +30,7 @@ local cjson = require "cjson"
 local index = require "shingle.index"
 
 local opt = { docs = 1000000, dir = "/tmp/shingle-serve-bench", duration = 10, connections = 16, threads = 2,
-  write_rate = 50, queries = 2000, rebuild = 0, workers = 2 }
+  write_rate = 50, queries = 2000, rebuild = 0, workers = 2, rounds = 5 }
 for i = 1, #arg, 2 do
   local k = arg[i]:gsub("^%-%-", ""):gsub("%-", "_")
   if opt[k] == nil then error("unknown option " .. arg[i]) end
@@ -170,11 +170,12 @@ local function free_port()
 end
 math.randomseed(os.time())
 
-local function start(binding, more)
+local function start(binding, more, name)
   local port = free_port()
   local extra = (binding and ("--binding " .. binding) or "") .. " " .. (more or "")
-  local pid = read_cmd(("lua5.4 bin/shingle serve %s --listen 127.0.0.1:%d --workers %d --prefix %s/srv --no-access-log "
-    .. "--server-conf %s %s > %s/serve.log 2>&1 & echo $!"):format(db, port, opt.workers, D, bare, extra, D)):match("%d+")
+  name = name or "srv"
+  local pid = read_cmd(("lua5.4 bin/shingle serve %s --listen 127.0.0.1:%d --workers %d --prefix %s/%s --no-access-log "
+    .. "--server-conf %s %s > %s/%s.log 2>&1 & echo $!"):format(db, port, opt.workers, D, name, bare, extra, D, name)):match("%d+")
   local url = "http://127.0.0.1:" .. port
   for _ = 1, 100 do
     if read_cmd(("curl -s -o /dev/null -w '%%{http_code}' %s/health"):format(url)) == "200" then
@@ -183,7 +184,7 @@ local function start(binding, more)
     os.execute("sleep 0.1")
   end
   os.execute("kill " .. pid)
-  error("the server did not start: " .. read_cmd("cat " .. D .. "/serve.log"))
+  error("the server did not start: " .. read_cmd("cat " .. D .. "/" .. name .. ".log"))
 end
 
 local function stop(srv)
@@ -307,10 +308,50 @@ local function measure_cutoff()
   return res
 end
 
+local function median(t)
+  table.sort(t)
+  return t[(#t + 1) // 2]
+end
+
+-- FFI against the classic binding inside nginx: two servers over the same
+-- index, one per binding, measured in alternating rounds (the machine's
+-- noise falls on both alike); medians of the rounds
+local function measure_bindings()
+  local a = start("ffi", nil, "srv-ffi")
+  local ok, res = pcall(function()
+    local b = start("classic", nil, "srv-classic")
+    local ok2, res2 = pcall(function()
+      run(a, queries, "/similar", { duration = 3 })
+      run(b, queries, "/similar", { duration = 3 })
+      local got = { ffi = { rps = {}, p50 = {}, p99 = {} }, classic = { rps = {}, p50 = {}, p99 = {} } }
+      for _ = 1, opt.rounds do
+        for _, which in ipairs({ { "ffi", a }, { "classic", b } }) do
+          local r = run(which[2], queries, "/similar", { duration = 5 })
+          rows[#rows + 1] = { name = "binding round", r = r }
+          local g = got[which[1]]
+          g.rps[#g.rps + 1], g.p50[#g.p50 + 1], g.p99[#g.p99 + 1] = r.rps, r.p50_ms, r.p99_ms
+        end
+      end
+      local out = {}
+      for k, g in pairs(got) do
+        out[k] = { rps = median(g.rps), p50_ms = median(g.p50), p99_ms = median(g.p99), bad = 0 }
+        report(("/similar, peak, --binding %s (median of %d rounds)"):format(k, opt.rounds), out[k])
+      end
+      return out
+    end)
+    stop(b)
+    if not ok2 then error(res2, 0) end
+    return res2
+  end)
+  stop(a)
+  if not ok then error(res, 0) end
+  return res
+end
+
 local has_binding = read_cmd("lua5.4 bin/shingle serve --help"):find("--binding", 1, true) ~= nil
 local main = measure(has_binding and "ffi" or nil)
 local classic
-if has_binding then classic = measure("classic") end
+if has_binding then classic = measure_bindings() end
 local unbatched = measure_unbatched()
 local cutoff = measure_cutoff()
 print("load after: " .. uptime())
@@ -329,8 +370,9 @@ print(("the largest body: p50 %.2f ms, p99 %.2f ms per request one at a time; %.
 print(("POST /documents: %.0f adds/s batched, %.0f a commit each (x%.2f); p99 %.1f vs %.1f ms"):format(main.adds.rps,
   unbatched.adds.rps, main.adds.rps / unbatched.adds.rps, main.adds.p99_ms, unbatched.adds.p99_ms))
 if classic then
-  print(("FFI / classic binding inside nginx: peak %.3f, p50 at 80%% %.3f vs %.3f ms"):format(main.peak.rps / classic.peak.rps,
-    main.at80.p50_ms, classic.at80.p50_ms))
+  print(("FFI / classic binding inside nginx: peak %.0f vs %.0f req/s (x%.3f), p50 %.3f vs %.3f ms (medians of %d rounds)")
+    :format(classic.ffi.rps, classic.classic.rps, classic.ffi.rps / classic.classic.rps, classic.ffi.p50_ms,
+      classic.classic.p50_ms, opt.rounds))
 end
 print(("with --max-df 1000: peak %.3f of bare nginx, p99 at 80%% %.3f ms, the largest body p50 %.2f ms"):format(
   cutoff.peak.rps / main.bare.rps, cutoff.at80.p99_ms, cutoff.big.p50_ms))
