@@ -50,6 +50,7 @@ static int code_of(sh_status s)
     case SH_EMISMATCH: return SHINGLE_EMISMATCH;
     case SH_EIO: return SHINGLE_EIO;
     case SH_EBUSY: return SHINGLE_EBUSY;
+    case SH_ELIMIT: return SHINGLE_ELIMIT;
     }
     return SHINGLE_EINVAL;
 }
@@ -93,6 +94,7 @@ const char *shingle_strerror(int code)
     case SHINGLE_ENOTFOUND: return "ENOTFOUND: no such document, URL or cluster";
     case SHINGLE_ERANGE: return "ERANGE: the output buffer is too small";
     case SHINGLE_EBUSY: return "EBUSY: locked by another process";
+    case SHINGLE_ELIMIT: return "ELIMIT: beyond a configured limit";
     }
     return "unknown status";
 }

@@ -64,7 +64,8 @@ enum {
     SHINGLE_EIO = 6,        /* an operating-system I/O failure */
     SHINGLE_ENOTFOUND = 7,  /* no such document, URL or cluster in the index */
     SHINGLE_ERANGE = 8,     /* an output buffer too small: the size needed is reported */
-    SHINGLE_EBUSY = 9       /* a lock is held by another process (the message names it) */
+    SHINGLE_EBUSY = 9,      /* a lock is held by another process (the message names it) */
+    SHINGLE_ELIMIT = 10     /* input beyond a configured limit (a size, a length; the message names it) */
 };
 
 /* A short name and meaning for a status code ("EMISMATCH: made with other
