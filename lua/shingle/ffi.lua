@@ -274,10 +274,14 @@ function Index:similar(sk, opts)
     local h = hits_buf[i]
     local hit = { id = h.id, resemblance = h.resemblance, containment = h.containment, contained = h.contained,
       shared = h.shared }
-    if opts.docs then
-      local d, derr = self:document(h.id)
-      if not d then return nil, derr end
-      hit.url, hit.sweep, hit.cluster = d.url, d.sweep, d.cluster
+    if opts.docs then -- straight into the hit (no table per document)
+      local rc = C.shingle_index_document(self.h, h.id, doc, url_buf, url_cap, sweep_buf, 256, errmsg)
+      if rc ~= 0 then return err(rc) end
+      if doc.url_len >= url_cap then
+        local d, derr = self:document(h.id) -- grows the URL buffer
+        if not d then return nil, derr end
+      end
+      hit.url, hit.sweep, hit.cluster = ffi.string(url_buf, doc.url_len), ffi.string(sweep_buf), doc.cluster
     end
     out[i + 1] = hit
   end
