@@ -9,6 +9,11 @@
 -- bench/serve_bench.lua measures the same two paths inside nginx under wrk.
 --
 --   luajit bench/ffi_bench.lua [--docs 2000] [--rounds 7]
+--
+-- On a loaded machine, count instructions instead (repeatable):
+--   bash bench/ffi_callgrind.sh [DOCS]
+-- runs this script under callgrind with --case K (only case K, once over the
+-- documents; 0: none, the set-up alone) and prints instructions per call.
 package.path = "lua/?.lua;lua/?/init.lua;bench/lib/?.lua;" .. package.path
 package.cpath = "build/jit/lib/?.so;" .. package.cpath
 assert(rawget(_G, "jit"), "run me with luajit: shingle.ffi is LuaJIT's")
@@ -19,7 +24,7 @@ local index = require "shingle.index"
 local http = require "shingle.http"
 local gen = require "gen"
 
-local opt = { docs = 2000, rounds = 7 }
+local opt = { docs = 2000, rounds = 7, case = -1 }
 for i = 1, #arg, 2 do
   local k = arg[i]:gsub("^%-%-", "")
   assert(opt[k], "unknown option " .. arg[i])
@@ -45,7 +50,8 @@ end
 -- half indexed, the other half and edited copies of the first queried
 local docs = gen.list({ docs = opt.docs, seed = 12 })
 local dir = io.popen("mktemp -d"):read("*l")
-local ix = assert(index.open(dir))
+-- (a small map under callgrind, which cannot map LMDB's default size)
+local ix = assert(index.open(dir, opt.case >= 0 and { map_size = 256 * 1024 * 1024 } or nil))
 local add = {}
 for i = 1, math.floor(#docs / 2) do add[i] = { url = docs[i].url, text = docs[i].text } end
 assert(ix:add_documents(add, { sweep = "bench" }))
@@ -83,6 +89,14 @@ for i = 1, 50 do
   local a = cases[3][2](texts[i]) or {}
   local b = cases[4][2](texts[i]) or {}
   assert(#a == #b, "the two paths disagree on document " .. i)
+end
+
+if opt.case >= 0 then -- one case, once (for callgrind)
+  if opt.case > 0 then time_per_call(cases[opt.case][2]) end
+  print(("case %d: %s, %d documents"):format(opt.case, opt.case > 0 and cases[opt.case][1] or "set-up only", #texts))
+  ix:close()
+  os.execute("rm -rf " .. dir)
+  os.exit(0)
 end
 
 local times = {}
