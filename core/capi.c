@@ -232,7 +232,7 @@ int shingle_shingler_new(const char *options, shingle_shingler **out, char **err
     sp.kind = SH_SKETCH_MIN;
     sp.s = 200;
     sp.m = 25;
-    sp.floor = 8;
+    sp.floor = 20; /* the defaults of shingle.new (lua/shingle/options.lua); ffi_spec and capi_spec compare */
     while (*p) {
         char key[32], val[64];
         size_t kl = 0, vl = 0;

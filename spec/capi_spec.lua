@@ -37,7 +37,10 @@ describe("the installed C library", function()
     out, code = run(("%s bin/shingle index add %s/idx samples/docs --sweep 2026-11-01 -q"):format(LUA, dir))
     assert.are.equal(0, code, out)
     local files = { "samples/docs/rabin-edited.txt", "samples/docs/unionfind-blog.html", "samples/docs/weather.txt" }
-    out, code = run(("%s/capi_similar %s/idx 'w=10 sketch=mod m=25 invalid=latin1' %s"):format(dir, dir, table.concat(files, " ")))
+    -- the index's shingler: these options and shingle.new's default floor (an index does not store it)
+    local floor = require("shingle.options").defaults.floor
+    out, code = run(("%s/capi_similar %s/idx 'w=10 sketch=mod m=25 floor=%d invalid=latin1' %s"):format(dir, dir, floor,
+      table.concat(files, " ")))
     assert.are.equal(0, code, out)
     local got, pairs_ = {}, {}
     for line in out:gmatch("[^\n]+") do

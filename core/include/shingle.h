@@ -84,7 +84,7 @@ typedef struct shingle_shingler shingle_shingler;
 
 /* A shingler configured by options, a string of space-separated key=value
  * pairs with the names and defaults of the Lua API's shingle.new (docs/api.md):
- *   w=10 k=64 seed=<n> sketch=min|mod|minmod|class|full s=200 m=25 floor=8
+ *   w=10 k=64 seed=<n> sketch=min|mod|minmod|class|full s=200 m=25 floor=20
  *   option=B|A tokens=rabin|pad8 html=0|1 lowercase=1 numbers=1
  *   punctuation=0 fold=0 invalid=error|skip|latin1
  * NULL or "" takes every default. A shingler made with the same options as a

@@ -154,6 +154,13 @@ local keys = { "w", "k", "seed", "poly", "idpoly", "sketch", "s", "m", "floor", 
 local known = {}
 for _, k in ipairs(keys) do known[k] = true end
 
+-- shingle.new's defaults (shingle.options, the one home of them): every
+-- option the table leaves out is passed with the Lua default, so an FFI
+-- shingler and a classic one made from the same table always agree
+-- (without the classic binding installed, the C API's own defaults, the same values)
+local have_options, options = pcall(require, "shingle.options")
+local defaults = have_options and options.defaults or {}
+
 --- The options string of the C API for a table of shingle.new's options.
 function M.options(t)
   local parts = {}
@@ -162,6 +169,7 @@ function M.options(t)
   end
   for _, k in ipairs(keys) do
     local v = t[k]
+    if v == nil then v = defaults[k] end
     if v ~= nil then
       if type(v) == "boolean" then v = v and "1" or "0"
       elseif type(v) == "number" then v = ("%.0f"):format(v)
