@@ -89,9 +89,16 @@ end
 -- turns out to be taken): command(port, log) is the shell command; wait until
 -- GET health answers 200.
 local function launch(dir, command, health)
-  local rand = support.rng(os.time() + #dir * 7919)
+  -- seeded from /dev/urandom: runs started in the same second (two test
+  -- suites on one machine) must not try the same ports, or one would take
+  -- the other's server for its own
+  local f = assert(io.open("/dev/urandom", "rb"))
+  local b1, b2, b3 = f:read(3):byte(1, 3)
+  f:close()
+  local rand = support.rng(b1 * 65536 + b2 * 256 + b3 + 1)
   for _ = 1, 8 do
     local port = 20000 + rand(40000)
+    while run("ss -Htln 'sport = :" .. port .. "'"):match("%S") do port = 20000 + rand(40000) end
     local log = dir .. "/serve.log"
     local out = run(command(port, log) .. " > " .. log .. " 2>&1 & echo $!")
     local pid = out:match("(%d+)")
@@ -99,7 +106,10 @@ local function launch(dir, command, health)
     for _ = 1, 100 do
       if not alive(pid) then break end
       local s = run((CURL .. "-s -o /dev/null -w '%%{http_code}' %s%s"):format(base, health))
-      if s:match("200") then return { pid = pid, base = base, port = port, log = log } end
+      -- ours only if it is still alive and did not fail to bind (another server may answer on the port)
+      if s:match("200") and alive(pid) and not (read(log) or ""):find("Address already in use", 1, true) then
+        return { pid = pid, base = base, port = port, log = log }
+      end
       run("sleep 0.1")
     end
     local text = (read(log) or "") .. (read(dir .. "/srv/logs/error.log") or "")
