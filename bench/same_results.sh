@@ -87,7 +87,8 @@ fi
 normalize() {
   python3 -c '
 import json, re, sys
-timing = re.compile(r"^(t_.*|times|phases|seconds|outdir|elapsed|.*_seconds|time|wall|cpu)$")
+# timing fields, and phase1.json's signature of the inputs (it covers their mtimes)
+timing = re.compile(r"^(t_.*|times|phases|seconds|outdir|elapsed|.*_seconds|time|wall|cpu|signature)$")
 paths = [(p, n) for p, n in zip(sys.argv[1::2], sys.argv[2::2])]
 def strip(v):
     if isinstance(v, dict): return {k: strip(x) for k, x in v.items() if not timing.match(k)}

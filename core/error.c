@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 sh_status sh_error_set(sh_error *err, sh_status code, size_t offset, const char *fmt, ...)
 {
@@ -15,6 +16,21 @@ sh_status sh_error_set(sh_error *err, sh_status code, size_t offset, const char 
         va_end(ap);
     }
     return code;
+}
+
+void sh_msg_append(char *buf, size_t cap, const char *fmt, ...)
+{
+    size_t used = strlen(buf);
+    va_list ap;
+    if (used && used + 2 < cap) {
+        memcpy(buf + used, "; ", 3);
+        used += 2;
+    }
+    if (used + 1 >= cap)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(buf + used, cap - used, fmt, ap);
+    va_end(ap);
 }
 
 const char *sh_status_name(sh_status code)

@@ -33,6 +33,15 @@ sh_status sh_error_set(sh_error *err, sh_status code, size_t offset, const char 
 #endif
     ;
 
+/* Append a printf-style message to the NUL-terminated message in buf[0..cap),
+ * "; " between two, for the warnings a reader collects about one record;
+ * what does not fit is dropped. */
+void sh_msg_append(char *buf, size_t cap, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 /* A short symbolic name for a status ("ENOMEM", "EFORMAT", ...). */
 const char *sh_status_name(sh_status code);
 

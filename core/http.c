@@ -141,27 +141,7 @@ int sh_header_parse(char *buf, size_t start, size_t end, sh_header_field **fa, s
 
 /* ---- responses ------------------------------------------------------------ */
 
-static void add_warning(sh_http *w, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-/* Append a warning, "; " between two. */
-static void add_warning(sh_http *w, const char *fmt, ...)
-{
-    size_t used = strlen(w->warning);
-    va_list ap;
-    if (used && used + 2 < sizeof w->warning) {
-        memcpy(w->warning + used, "; ", 3);
-        used += 2;
-    }
-    if (used + 1 >= sizeof w->warning)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(w->warning + used, sizeof w->warning - used, fmt, ap);
-    va_end(ap);
-}
+#define add_warning(w, ...) sh_msg_append((w)->warning, sizeof (w)->warning, __VA_ARGS__)
 
 sh_status sh_http_new(sh_http **out, sh_error *err)
 {

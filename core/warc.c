@@ -115,27 +115,9 @@ static sh_status rec_fail(sh_warc *w, sh_error *err, sh_status st, const char *f
                         w->name, w->rec.offset, what);
 }
 
-static void add_warning(sh_warc *w, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void add_warning(sh_warc *w, const char *fmt, ...)
-{
-    size_t used = strlen(w->warning);
-    va_list ap;
-    if (used && used + 2 < sizeof w->warning) {
-        memcpy(w->warning + used, "; ", 3);
-        used += 2;
-    }
-    if (used + 1 >= sizeof w->warning)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(w->warning + used, sizeof w->warning - used, fmt, ap);
-    va_end(ap);
-    w->rec.warning = w->warning;
-}
+/* A warning about the current record (sh_warc_record.warning). */
+#define add_warning(w, ...) \
+    (sh_msg_append((w)->warning, sizeof (w)->warning, __VA_ARGS__), (w)->rec.warning = (w)->warning)
 
 /* Up to 16 bytes, printable ASCII as is, others as \xHH. */
 static void show_bytes(const unsigned char *p, size_t n, char *buf, size_t cap)

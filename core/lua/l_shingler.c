@@ -80,6 +80,13 @@ static int shingler_close(lua_State *L)
     return 0;
 }
 
+/* A text the canonicalizer rejects (invalid UTF-8 with invalid = "error") is
+ * the input's fault: nil, message; anything else (memory) raises. */
+static int text_failed(lua_State *L, const sh_error *err)
+{
+    return err->code == SH_EUTF8 ? shl_fail(L, err) : shl_raise(L, err);
+}
+
 static int kind_arg(lua_State *L, int i, int def)
 {
     if (lua_isnoneornil(L, i)) return def;
@@ -114,8 +121,7 @@ static int shingler_sketch_text(lua_State *L)
     int kind = kind_arg(L, 3, u->sp.kind);
     sh_error err;
     if (sh_shingle_text(&u->sh, &u->work, s, n, &err) != SH_OK) {
-        if (err.code == SH_EUTF8) return shl_fail(L, &err);
-        return shl_raise(L, &err);
+        return text_failed(L, &err);
     }
     return build(L, u, kind, 0, u->work.toks.n);
 }
@@ -242,8 +248,7 @@ static int shingler_shingle_list(lua_State *L)
     }
     s = luaL_checklstring(L, 2, &n);
     if (sh_shingle_text(&u->sh, w, s, n, &err) != SH_OK) {
-        if (err.code == SH_EUTF8) return shl_fail(L, &err);
-        return shl_raise(L, &err);
+        return text_failed(L, &err);
     }
     lua_createtable(L, (int)w->n_fps, 0);
     lua_createtable(L, (int)w->n_fps, 0);
@@ -311,8 +316,7 @@ static int shingler_tokens(lua_State *L)
     sh_error err;
     sh_tokens *t = &u->work.toks;
     if (sh_canon_tokenize(&u->sh.c.canon, s, n, t, &err) != SH_OK) {
-        if (err.code == SH_EUTF8) return shl_fail(L, &err);
-        return shl_raise(L, &err);
+        return text_failed(L, &err);
     }
     lua_createtable(L, (int)t->n, 0);
     lua_createtable(L, (int)t->n, 0);

@@ -65,34 +65,20 @@ static int u_mix(lua_State *L)
     return 1;
 }
 
-static void check_sre(lua_State *L, uint32_t *s, double *r, double *eps)
+/* fn(s, r, eps) of section 4.2, its arguments checked. */
+static int binomial(lua_State *L, double (*fn)(uint32_t, double, double))
 {
-    lua_Integer si = luaL_checkinteger(L, 1);
-    *r = luaL_checknumber(L, 2);
-    *eps = luaL_checknumber(L, 3);
-    luaL_argcheck(L, si >= 1 && si <= 100000000, 1, "sample size s must be 1 to 10^8");
-    luaL_argcheck(L, *r >= 0 && *r <= 1, 2, "resemblance r must be between 0 and 1");
-    luaL_argcheck(L, *eps >= 0 && *eps <= 1, 3, "epsilon must be between 0 and 1");
-    *s = (uint32_t)si;
-}
-
-static int u_confidence(lua_State *L)
-{
-    uint32_t s;
-    double r, eps;
-    check_sre(L, &s, &r, &eps);
-    lua_pushnumber(L, sh_confidence(s, r, eps));
+    lua_Integer s = luaL_checkinteger(L, 1);
+    double r = luaL_checknumber(L, 2), eps = luaL_checknumber(L, 3);
+    luaL_argcheck(L, s >= 1 && s <= 100000000, 1, "sample size s must be 1 to 10^8");
+    luaL_argcheck(L, r >= 0 && r <= 1, 2, "resemblance r must be between 0 and 1");
+    luaL_argcheck(L, eps >= 0 && eps <= 1, 3, "epsilon must be between 0 and 1");
+    lua_pushnumber(L, fn((uint32_t)s, r, eps));
     return 1;
 }
 
-static int u_error_probability(lua_State *L)
-{
-    uint32_t s;
-    double r, eps;
-    check_sre(L, &s, &r, &eps);
-    lua_pushnumber(L, sh_error_probability(s, r, eps));
-    return 1;
-}
+static int u_confidence(lua_State *L) { return binomial(L, sh_confidence); }
+static int u_error_probability(lua_State *L) { return binomial(L, sh_error_probability); }
 
 static int u_size_class(lua_State *L)
 {
