@@ -588,40 +588,21 @@ static int cmp_cluster(const void *pa, const void *pb)
 
 /* ---- the report ------------------------------------------------------------- */
 
-static void json_str(FILE *f, const char *s, size_t n)
-{
-    size_t i;
-    putc('"', f);
-    for (i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') { putc('\\', f); putc(c, f); }
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else putc(c, f);
-    }
-    putc('"', f);
-}
-
-static const char *site_name(const grow *g, uint32_t site)
-{
-    const char *n = sh_webgraph_site(&g->wf, site);
-    return n ? n : "";
-}
-
 static const char *url_of(const grow *g, uint32_t p, size_t *len)
 {
     return sh_webgraph_url(&g->wf, p, len);
 }
 
-/* Write members.bin, colls.bin and collections.jsonl. Per collection: the
+/* Write members.bin and colls.bin (collections.jsonl is written from them in
+ * Lua: lua/shingle/collections.lua). Per collection: the
  * root and its site, the URL prefix a crawler could skip (the common prefix,
  * to its last '/', of the collection's pages on the root's site), and the
  * pages and bytes that are not in the cluster's kept collection (the one
  * with the earliest root: the copy a crawler saw first). */
 static sh_status report(grow *g, sh_error *err)
 {
-    char path[4096], tmp[4200];
+    char path[4096];
     sh_recwriter wm, wc;
-    FILE *f = NULL;
     uint32_t *mark = (uint32_t *)calloc((size_t)g->np + 1, 4), *site_pages = NULL;
     size_t i, nsites = 0;
     sh_status s = SH_OK;
@@ -643,10 +624,6 @@ static sh_status report(grow *g, sh_error *err)
         path_of(path, sizeof path, g->dir, "colls.bin");
         if ((s = sh_recwriter_open(&wc, path, SH_MAGIC_COLLS, sizeof(sh_collrec), meta, sizeof meta, err)) != SH_OK) goto done;
     }
-    path_of(path, sizeof path, g->dir, "collections.jsonl");
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    f = fopen(tmp, "wb");
-    if (!f) { s = sh_error_set(err, SH_EIO, 0, "cannot write %s: %s", tmp, strerror(errno)); goto done; }
     for (i = 0; i < g->ncl; i++) {
         const gcluster *cl = &g->cl[i];
         uint32_t id = (uint32_t)i + 1, c, k;
@@ -659,14 +636,12 @@ static sh_status report(grow *g, sh_error *err)
             g->st->n_top = i + 1;
         }
         g->st->clusters++;
-        fprintf(f, "{\"cluster\":%u,\"cardinality\":%u,\"size\":%u,\"collections\":[", id, cl->n, cl->m);
         for (c = 0; c < cl->n; c++) {
             sh_collrec cr;
             uint32_t root = g->cells[cl->cells + c];
             size_t rlen, plen = 0, ulen;
             const char *rurl = url_of(g, root, &rlen), *u;
             uint32_t on_site = 0;
-            int first;
             memset(&cr, 0, sizeof cr);
             cr.cluster = id;
             cr.index = c;
@@ -708,37 +683,11 @@ static sh_status report(grow *g, sh_error *err)
             g->st->collections++;
             if (c > 0) { g->st->bytes_avoidable += cr.avoid_bytes; g->st->pages_avoidable += cr.avoid_pages; }
             if ((s = sh_recwriter_append(&wc, &cr, 1, err)) != SH_OK) goto done;
-            fputs(c ? ",{\"root\":" : "{\"root\":", f);
-            json_str(f, rurl, rlen);
-            fputs(",\"prefix\":", f);
-            json_str(f, rurl, plen);
-            fputs(",\"site\":", f);
-            {
-                const char *sn = site_name(g, cr.site);
-                json_str(f, sn, strlen(sn));
-            }
-            fprintf(f, ",\"kept\":%s,\"whole_site\":%s,\"pages\":%u,\"bytes\":%llu,\"avoid_bytes\":%llu,\"urls\":[",
-                    c == 0 ? "true" : "false", (cr.flags & SH_COLL_WHOLE_SITE) ? "true" : "false", cr.pages,
-                    (unsigned long long)cr.bytes, (unsigned long long)cr.avoid_bytes);
-            for (k = 0, first = 1; k < cl->m; k++) {
-                uint32_t p = g->cells[cl->cells + (size_t)k * cl->n + c];
-                if (p == UINT32_MAX) continue;
-                if (!first) putc(',', f);
-                first = 0;
-                u = url_of(g, p, &ulen);
-                json_str(f, u, ulen);
-            }
-            fputs("]}", f);
         }
-        fputs("]}\n", f);
     }
-    if (ferror(f) | fclose(f)) { f = NULL; s = sh_error_set(err, SH_EIO, 0, "cannot write %s (disk full?)", tmp); goto done; }
-    f = NULL;
-    if (rename(tmp, path) != 0) { s = sh_error_set(err, SH_EIO, 0, "cannot rename %s: %s", tmp, strerror(errno)); goto done; }
     if ((s = sh_recwriter_commit(&wm, err)) != SH_OK) goto done;
     s = sh_recwriter_commit(&wc, err);
 done:
-    if (f) { fclose(f); remove(tmp); }
     if (s != SH_OK) { sh_recwriter_abort(&wm); sh_recwriter_abort(&wc); }
     free(mark);
     free(site_pages);

@@ -15,7 +15,8 @@
  *                    trivial cluster graph, union-find over it, and the
  *                    collections regained from a start point of each
  *                    component (Figure 7). Writes linksummary.bin, tcg.bin,
- *                    members.bin, colls.bin and collections.jsonl.
+ *                    members.bin and colls.bin (collections.jsonl is written
+ *                    from them by lua/shingle/collections.lua).
  * The results are read back by core/collview.h.
  * Layouts: docs/collections.md. Reentrant, no global state. */
 #ifndef SHINGLE_COLLECTIONS_H
