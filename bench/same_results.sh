@@ -87,7 +87,7 @@ fi
 normalize() {
   python3 -c '
 import json, re, sys
-# timing fields, and phase1.json's signature of the inputs (it covers their mtimes)
+# timing fields, and the signature of the inputs in phase1.json (it covers their mtimes)
 timing = re.compile(r"^(t_.*|times|phases|seconds|outdir|elapsed|.*_seconds|time|wall|cpu|signature)$")
 paths = [(p, n) for p, n in zip(sys.argv[1::2], sys.argv[2::2])]
 def strip(v):
