@@ -306,7 +306,7 @@ local function html_of(p, data)
   if p.html ~= nil then return p.html end
   local ct = ngx.var.content_type
   if ct and ct:lower():find("text/html", 1, true) then return true end
-  return input.looks_html(data)
+  return input.is_html(nil, data)
 end
 
 local function service(name)

@@ -205,9 +205,7 @@ function Index:add_documents(docs, opts)
     if type(d.url) ~= "string" or type(d.text) ~= "string" then
       error(("document %d: give { url = string, text = string }"):format(i), 2)
     end
-    local html = d.html
-    if html == nil then html = input.looks_html(d.text) end
-    list[i] = { url = d.url, text = d.text, html = html }
+    list[i] = { url = d.url, text = d.text, html = input.is_html(nil, d.text, d.html) }
   end
   local adder, sk, abandon = begin_add(self, opts, 2)
   if not adder then return nil, sk end
@@ -243,8 +241,7 @@ function Index:similar(x, opts)
     local _, s = self.ix:doc(ids[#ids])
     sk = s
   elseif type(x) == "string" then
-    local h = opts.html
-    if h == nil then h = input.looks_html(x) end
+    local h = input.is_html(nil, x, opts.html)
     if self.extractor then
       sk, err = require("shingle.extractors").sketch(self.extractor, shingle.unwrap(text), x)
     else
