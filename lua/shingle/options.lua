@@ -46,12 +46,7 @@ local enums = {
 local bools = { html = true, lowercase = true, numbers = true, punctuation = true, fold = true }
 local ranges = { w = { 1, 1024 }, k = { 16, 64 }, s = { 1, 1000000 }, m = { 1, 2 ^ 32 }, floor = { 0, 1000 } }
 
-local function keys(t)
-  local out = {}
-  for k in pairs(t) do out[#out + 1] = k end
-  table.sort(out)
-  return table.concat(out, ", ")
-end
+local keys = require("shingle.util").sorted_keys
 
 -- The canonicalization flags that decide the token stream, as a stable string.
 -- HTML stripping is not among them: it parses the input format, so a page and

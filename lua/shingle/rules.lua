@@ -39,12 +39,7 @@ local builtin = {
 }
 M.builtin = builtin
 
-local function names(t)
-  local out = {}
-  for k in pairs(t) do out[#out + 1] = k end
-  table.sort(out)
-  return table.concat(out, ", ")
-end
+local names = require("shingle.util").sorted_keys
 
 --- compile(rules) -> { flags = {...}, text = {fn}, tokenize = fn, tokens = {fn}, signature = string, lua = bool }
 -- Raises on a malformed rule set, naming the step at fault.

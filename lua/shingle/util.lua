@@ -299,6 +299,14 @@ function M.merge_options(defaults, optional, cfg, what, level)
   return c
 end
 
+--- The keys of a table, sorted, as "a, b, c" (for messages that say what would work).
+function M.sorted_keys(t)
+  local out = {}
+  for k in pairs(t) do out[#out + 1] = tostring(k) end
+  table.sort(out)
+  return table.concat(out, ", ")
+end
+
 --- The log of a run: cfg.log if given, else standard error unless cfg.quiet.
 function M.logger(cfg)
   return cfg.log or function(msg) if not cfg.quiet then io.stderr:write(msg, "\n") end end

@@ -1,6 +1,7 @@
 --- shingle avoid OUTDIR: the crawler's avoid list from a collections run
 -- (Cho et al. 2000, section 5.1).
 local collections = require "shingle.collections"
+local common = require "shingle.cmd.common"
 
 local M = {}
 
@@ -15,7 +16,7 @@ end
 
 function M.run(a)
   local entries, total = collections.avoid_list(a.dir, { min_size = a.min_size, min_cardinality = a.min_cardinality })
-  if not entries then io.stderr:write("shingle: ", total, "\n") return 1 end
+  if not entries then return common.fail(1, total) end
   if a.json then
     local cjson = require "cjson"
     for _, e in ipairs(entries) do io.stdout:write(cjson.encode(e), "\n") end

@@ -61,29 +61,29 @@ function M.run_mpi(a, cfg)
   if a.resume then io.stderr:write("shingle: --resume is not available with --mpi\n") return 2 end
   cfg.mpi_collect, cfg.mpi_timeout = a.mpi_collect, a.mpi_timeout
   local sum, run = require("shingle.dist").run(cfg, a.inputs)
-  if not sum then io.stderr:write("shingle: ", run, "\n") return 1 end
+  if not sum then return common.fail(1, run) end
   if type(run) == "table" then common.print_cluster_summary(run, sum) end
   return 0
 end
 
 function M.run(a)
   local cfg, err = M.config(a)
-  if not cfg then io.stderr:write("shingle: ", err, "\n") return 2 end
+  if not cfg then return common.fail(2, err) end
   local ok, p = pcall(pipeline.new, cfg)
-  if not ok then io.stderr:write("shingle: ", tostring(p), "\n") return 2 end
+  if not ok then return common.fail(2, tostring(p)) end
   if a.mpi then return M.run_mpi(a, cfg) end
   if a.mpi_collect or a.mpi_timeout then io.stderr:write("shingle: --mpi-collect and --mpi-timeout go with --mpi\n") return 2 end
   local sum, rerr = p:run(a.inputs)
-  if not sum then io.stderr:write("shingle: ", rerr, "\n") return 1 end
+  if not sum then return common.fail(1, rerr) end
   common.print_cluster_summary(p, sum)
   if a.index then
     local index = require "shingle.index"
     local ix, ierr = index.open(a.index)
-    if not ix then io.stderr:write("shingle: ", ierr, "\n") return 1 end
+    if not ix then return common.fail(1, ierr) end
     local o = { sweep = a.sweep or os.date("!%Y-%m-%d"), max_df = 0 }
     for _, k in ipairs(index_keys) do o[k] = cfg[k] end
     local st, aerr = ix:add(a.inputs, o)
-    if not st then io.stderr:write("shingle: ", aerr, "\n") return 1 end
+    if not st then return common.fail(1, aerr) end
     io.stdout:write(("\nindex %s: added %d documents\n"):format(a.index, st.documents))
   end
   return 0

@@ -88,11 +88,11 @@ end
 
 function M.run(a)
   local cfg, err = M.config(a)
-  if not cfg then io.stderr:write("shingle: ", err, "\n") return 2 end
+  if not cfg then return common.fail(2, err) end
   local ok, c = pcall(collections.new, cfg)
-  if not ok then io.stderr:write("shingle: ", tostring(c), "\n") return 2 end
+  if not ok then return common.fail(2, tostring(c)) end
   local sum, rerr = c:run(a.inputs)
-  if not sum then io.stderr:write("shingle: ", rerr, "\n") return 1 end
+  if not sum then return common.fail(1, rerr) end
   M.print_summary(c)
   return 0
 end

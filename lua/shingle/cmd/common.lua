@@ -184,6 +184,14 @@ function M.print_cluster_summary(p, sum, out)
   out:write(p:phase_table(), "\n")
 end
 
+--- Say what went wrong on standard error ("shingle: ..." and a newline) and
+-- return the exit status: `return common.fail(1, err)`.
+function M.fail(status, ...)
+  io.stderr:write("shingle: ", ...)
+  io.stderr:write("\n")
+  return status
+end
+
 --- Read a whole document, decompressed if it is gzip or zstd (core/zio.h);
 -- nil, message naming the file on failure.
 function M.read_document(path)

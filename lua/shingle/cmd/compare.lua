@@ -23,10 +23,10 @@ function M.run(a)
   local docs = {}
   for i, path in ipairs(a.files) do
     local text, err = common.read_document(path)
-    if not text then io.stderr:write("shingle: ", err, "\n") return 1 end
+    if not text then return common.fail(1, err) end
     local html = input.is_html(path, nil, common.forced_html(a))
     local s, serr = (html and html_sh or text_sh):sketch(text)
-    if not s then io.stderr:write("shingle: ", path, ": ", serr, "\n") return 1 end
+    if not s then return common.fail(1, path, ": ", serr) end
     local x = a.exact and (html and exact.html or exact.text):sketch(text) or nil
     docs[i] = { path = path, sketch = s, full = x }
   end

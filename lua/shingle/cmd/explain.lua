@@ -17,13 +17,13 @@ end
 
 function M.run(a)
   local ta, err = common.read_document(a.a)
-  if not ta then io.stderr:write("shingle: ", err, "\n") return 1 end
+  if not ta then return common.fail(1, err) end
   local tb, err2 = common.read_document(a.b)
-  if not tb then io.stderr:write("shingle: ", err2, "\n") return 1 end
+  if not tb then return common.fail(1, err2) end
   local o = common.shingler_config(a)
   o.html, o.names = common.forced_html(a), { a.a, a.b }
   local e, xerr = explain.explain(ta, tb, o)
-  if not e then io.stderr:write("shingle: ", xerr, "\n") return 1 end
+  if not e then return common.fail(1, xerr) end
   if a.json then io.stdout:write(require("cjson").encode(e), "\n") return 0 end
   io.stdout:write(explain.render(e, ta, not a.no_color and core.isatty(1)))
   return 0

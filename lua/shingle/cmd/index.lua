@@ -35,7 +35,7 @@ local function check(a)
     return 1
   end
   local r, err = core.index_check(a.db)
-  if not r then io.stderr:write("shingle: ", err, "\n") return 1 end
+  if not r then return common.fail(1, err) end
   local out = io.stdout
   for _, l in ipairs(r.lines) do
     if l.kind == "table" then
@@ -62,7 +62,7 @@ function M.run(a)
   if a.index_command == "check" then return check(a) end
   if a.index_command == "info" then
     local ix, err = index.open(a.db, { readonly = true })
-    if not ix then io.stderr:write("shingle: ", err, "\n") return 1 end
+    if not ix then return common.fail(1, err) end
     local c = ix.config
     if not c then
       io.stdout:write(("%s: empty (no sweep added yet)\n"):format(a.db))
@@ -78,10 +78,10 @@ function M.run(a)
   end
   -- a missing input is refused before the index is made or opened for writing
   local ok, ierr = require("shingle.input").check_exist(a.inputs)
-  if not ok then io.stderr:write("shingle: ", ierr, "\n") return 1 end
+  if not ok then return common.fail(1, ierr) end
   local existed = require("lfs").attributes(a.db, "mode") ~= nil
   local ix, err = index.open(a.db)
-  if not ix then io.stderr:write("shingle: ", err, "\n") return 1 end
+  if not ix then return common.fail(1, err) end
   local bar = progress.new("indexing", nil, "docs", a.quiet)
   local o = { sweep = a.sweep, threads = a.threads, policy = a.policy, threshold = a.threshold, canon = a.rules,
     extractor = a.extractor, progress = function(n) bar:update(n) end }

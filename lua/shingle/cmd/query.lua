@@ -59,7 +59,7 @@ function M.run(a)
     elseif a.doc == "-" then q = io.stdin:read("*a")
     else
       local text, err = common.read_document(a.doc)
-      if not text then io.stderr:write("shingle: ", err, "\n") return 1 end
+      if not text then return common.fail(1, err) end
       q = text
     end
     if type(q) == "string" then
@@ -73,7 +73,7 @@ function M.run(a)
     end
     local hits, err = ix:similar(q, { threshold = a.threshold, top = a.top, policy = a.policy, containment = a.containment,
       html = a.html or nil, max_df = a.max_df })
-    if not hits then io.stderr:write("shingle: ", err, "\n") return 1 end
+    if not hits then return common.fail(1, err) end
     if #hits == 0 then
       io.stderr:write(("shingle: no document of %s resembles %s at %s %s\n"):format(a.db,
         a.url and a.doc or (a.doc == "-" and "standard input" or a.doc), a.containment and "containment" or "resemblance",
@@ -86,7 +86,7 @@ function M.run(a)
     return 0
   elseif a.command == "cluster-of" then
     local cl, err = ix:cluster_of(a.url)
-    if not cl then io.stderr:write("shingle: ", err, "\n") return 1 end
+    if not cl then return common.fail(1, err) end
     if a.json then out:write(cjson.encode(cl), "\n") return 0 end
     for _, c in ipairs(cl) do
       out:write(("cluster %d (%d documents), for the version of sweep %s\n"):format(c.cluster, #c.members, c.sweep))
@@ -95,7 +95,7 @@ function M.run(a)
     return 0
   elseif a.command == "lost" then
     local found, err = ix:lost(a.url)
-    if not found then io.stderr:write("shingle: ", err, "\n") return 1 end
+    if not found then return common.fail(1, err) end
     if a.json then out:write(cjson.encode(found), "\n") return 0 end
     if #found == 0 then out:write("no other document in its cluster\n") return 0 end
     out:write(("most recent: %s (sweep %s)\n"):format(found[1].url, found[1].sweep))
@@ -103,7 +103,7 @@ function M.run(a)
     return 0
   else
     local r, err = ix:changes(a.from, a.to, { small = a.small })
-    if not r then io.stderr:write("shingle: ", err, "\n") return 1 end
+    if not r then return common.fail(1, err) end
     if a.json then out:write(cjson.encode(r), "\n") return 0 end
     out:write(("changes from %s to %s\n"):format(r.from, r.to))
     for _, k in ipairs({ "identical", "small_change", "large_change", "moved_within_server", "moved_between_servers", "born", "died" }) do

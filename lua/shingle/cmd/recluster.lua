@@ -16,9 +16,9 @@ function M.run(a)
   local over = { policy = a.policy, threshold = a.threshold, quiet = a.quiet, candidate = a.candidate }
   if a.verify == "exact" then over.verify = true elseif a.verify == "none" then over.verify = false end
   local p, err = pipeline.load(a.dir, over)
-  if not p then io.stderr:write("shingle: ", err, "\n") return 1 end
+  if not p then return common.fail(1, err) end
   local ok, derr = p:rerun()
-  if not ok then io.stderr:write("shingle: ", derr, "\n") return 1 end
+  if not ok then return common.fail(1, derr) end
   common.print_cluster_summary(p, p:summary())
   return 0
 end

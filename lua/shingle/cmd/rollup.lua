@@ -1,6 +1,7 @@
 --- shingle rollup OUTDIR [RESULTS]: roll up a ranked list of result URLs by
 -- collection and replica set (Cho et al. 2000, section 5.2).
 local collections = require "shingle.collections"
+local common = require "shingle.cmd.common"
 
 local M = {}
 
@@ -23,7 +24,7 @@ function M.run(a)
   end
   if f ~= io.stdin then f:close() end
   local entries, rerr = collections.rollup(a.dir, urls)
-  if not entries then io.stderr:write("shingle: ", rerr, "\n") return 1 end
+  if not entries then return common.fail(1, rerr) end
   local cjson = require "cjson"
   for i, e in ipairs(entries) do
     if a.json then
