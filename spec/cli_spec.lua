@@ -84,6 +84,22 @@ describe("the command-line option declarations", function()
     end
   end)
 
+  it("maps the parsed options onto the configuration of the shingler, the inputs and the resources", function()
+    local common = require "shingle.cmd.common"
+    local a = parse({ "cluster", "in", "-o", "out", "-w", "4", "--sketch", "min", "-s", "50", "--seed", "7", "--fold",
+      "--punctuation", "--no-numbers", "--invalid", "skip", "--memory", "2M", "--text", "--strict" })
+    local s = common.shingler_config(a)
+    assert.are.same({ 4, "min", 50, 7, true, true, false, "skip" },
+      { s.w, s.sketch, s.s, s.seed, s.fold, s.punctuation, s.numbers, s.invalid })
+    local defaults = common.shingler_config(parse({ "cluster", "in", "-o", "out" }))
+    assert.are.same({ nil, nil, nil }, { defaults.fold, defaults.punctuation, defaults.numbers }) -- the pipeline's defaults
+    assert.are.equal(2 * 1024 * 1024, common.resource_config(a).memory)
+    local i = common.input_config(a)
+    assert.are.same({ false, true }, { i.html, i.strict })
+    local cfg = require("shingle.cmd.cluster").config(a)
+    assert.are.same({ 4, "min", false, 2 * 1024 * 1024, false }, { cfg.w, cfg.sketch, cfg.numbers, cfg.memory, cfg.html })
+  end)
+
   it("gives the commands that read inputs the same input and resource options", function()
     for _, head in ipairs({ { "cluster", "in", "-o", "out" }, { "collections", "in", "-o", "out" },
       { "index", "add", "db", "in", "--sweep", "s1" } }) do

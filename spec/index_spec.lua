@@ -125,6 +125,11 @@ describe("shingle.index", function()
     assert.is_nil(ok)
     assert.is_truthy(err:find("w = 10", 1, true), err)
     assert.are.equal(before, ix:count())
+    -- any shingler option, not only the sketch's size: another seed draws other polynomials
+    local ok2, err2 = ix:add({ dir .. "/s1.jsonl" }, { sweep = "x", seed = 99 })
+    assert.is_nil(ok2)
+    assert.is_truthy(err2:find("seed = nil", 1, true), err2)
+    assert.are.equal(before, ix:count())
   end)
 
   it("finds every document from its own sketch, with every value of the sketch shared", function()

@@ -74,8 +74,8 @@ function M.shingler_config(a, over)
   local cfg = {
     w = a.width, sketch = a.sketch, s = a.size, m = a.modulus, floor = a.floor, k = a.degree, seed = a.seed,
     option = a.option, invalid = a.invalid, fold = a.fold or nil, punctuation = a.punctuation or nil,
-    numbers = a.no_numbers and false or nil,
   }
+  if a.no_numbers then cfg.numbers = false end -- (not "a and false or nil": that is always nil)
   for k, v in pairs(over or {}) do cfg[k] = v end
   return cfg
 end
