@@ -42,6 +42,31 @@ describe("shingle.core handles", function()
       end,
       use = function(h) return h:stats() end,
     },
+    JsonlReader = {
+      make = function()
+        support.write(dir .. "/one.jsonl", '{"text":"a b c d"}\n')
+        return assert(core.jsonl(dir .. "/one.jsonl"))
+      end,
+      use = function(h) return h:batch(1) end,
+    },
+    ZStream = {
+      make = function()
+        support.write(dir .. "/plain.txt", "a b c d\n")
+        return assert(core.zopen(dir .. "/plain.txt"))
+      end,
+      use = function(h) return h:kind() end,
+    },
+    MboxReader = {
+      make = function()
+        support.write(dir .. "/one.mbox", "From a@b Mon Jan  1 00:00:00 2024\nSubject: s\n\nbody\n")
+        return assert(core.mbox(dir .. "/one.mbox"))
+      end,
+      use = function(h) return h:batch(1) end,
+    },
+    LshIndex = {
+      make = function() return core.lsh_index(core.new{ w = 3, sketch = "min", s = 16 }:sketch_text("a b c d e f"), { bands = 4, rows = 4 }) end,
+      use = function(h) return h:count() + 1 end,
+    },
   }
 
   for name, k in pairs(kinds) do

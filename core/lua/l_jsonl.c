@@ -65,13 +65,9 @@ static int jsonl_open(lua_State *L)
     luaL_getmetatable(L, SHL_JSONL);
     lua_setmetatable(L, -2);
     if (lua_istable(L, 2)) {
-        lua_getfield(L, 2, "max_line");
-        if (!lua_isnil(L, -1)) {
-            lua_Number m = luaL_checknumber(L, -1);
-            luaL_argcheck(L, m >= 1 && m <= 1e15, 2, "max_line must be a positive number of bytes");
-            max_line = (size_t)m;
-        }
-        lua_pop(L, 1);
+        lua_Number m = shl_opt_num(L, 2, "max_line", 0);
+        luaL_argcheck(L, m == 0 || (m >= 1 && m <= 1e15), 2, "max_line must be a positive number of bytes");
+        max_line = (size_t)m;
         lua_getfield(L, 2, "fields");
         if (lua_istable(L, -1)) {
             int t = lua_gettop(L);
@@ -189,6 +185,7 @@ static int jsonl_offset(lua_State *L)
     return 1;
 }
 
+/* r:close(): idempotent; also __gc and __close */
 static int jsonl_close(lua_State *L)
 {
     shl_jsonl *u = (shl_jsonl *)luaL_checkudata(L, 1, SHL_JSONL);
@@ -218,11 +215,8 @@ static int text_escape(lua_State *L)
 
 void shl_open_jsonl(lua_State *L)
 {
-    static const luaL_Reg m[] = { { "batch", jsonl_batch }, { "offset", jsonl_offset }, { "close", jsonl_close }, { NULL, NULL } };
+    static const luaL_Reg m[] = { { "batch", jsonl_batch }, { "offset", jsonl_offset }, { NULL, NULL } };
     static const luaL_Reg funcs[] = { { "jsonl", jsonl_open }, { "text", text_escape }, { NULL, NULL } };
-    luaL_newmetatable(L, SHL_JSONL);
-    lua_pushcfunction(L, jsonl_close); lua_setfield(L, -2, "__gc");
-    lua_newtable(L); shl_setfuncs(L, m); lua_setfield(L, -2, "__index");
-    lua_pop(L, 1);
+    shl_newclass(L, SHL_JSONL, m, NULL, jsonl_close);
     shl_setfuncs(L, funcs);
 }

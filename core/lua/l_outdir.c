@@ -62,10 +62,6 @@ void shl_open_outdir(lua_State *L)
 {
     static const luaL_Reg m[] = { { "release", o_release }, { "held", o_held }, { NULL, NULL } };
     static const luaL_Reg funcs[] = { { "lock", o_lock }, { "sync", o_sync }, { "sync_tree", o_sync_tree }, { NULL, NULL } };
-    luaL_newmetatable(L, SHL_LOCK);
-    lua_pushcfunction(L, o_release); lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, o_release); lua_setfield(L, -2, "__close");
-    lua_newtable(L); shl_setfuncs(L, m); lua_setfield(L, -2, "__index");
-    lua_pop(L, 1);
+    shl_newclass(L, SHL_LOCK, m, NULL, o_release);
     shl_setfuncs(L, funcs);
 }
