@@ -19,6 +19,19 @@
 #define SH_BYTEORDER_INLINE static inline
 #endif
 
+SH_BYTEORDER_INLINE uint16_t sh_load_le16(const void *q)
+{
+    const unsigned char *p = (const unsigned char *)q;
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+SH_BYTEORDER_INLINE void sh_store_le16(void *q, uint16_t v)
+{
+    unsigned char *p = (unsigned char *)q;
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+}
+
 SH_BYTEORDER_INLINE uint32_t sh_load_le32(const void *q)
 {
     const unsigned char *p = (const unsigned char *)q;

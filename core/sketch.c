@@ -727,8 +727,7 @@ void sh_sketch_serialize(const sh_sketch *a, unsigned char *out)
     out[7] = a->p.k;
     out[8] = a->p.tokens;
     out[9] = 0;
-    out[10] = (unsigned char)(a->p.floor & 0xff);
-    out[11] = (unsigned char)(a->p.floor >> 8);
+    sh_store_le16(out + 10, (uint16_t)a->p.floor);
     sh_store_le32(out + 12, a->p.w);
     sh_store_le32(out + 16, a->p.s);
     sh_store_le32(out + 20, a->p.cls);
@@ -815,7 +814,7 @@ sh_status sh_sketch_deserialize(const unsigned char *in, size_t n, sh_sketch **o
     a->p.option = in[6];
     a->p.k = in[7];
     a->p.tokens = in[8];
-    a->p.floor = (uint32_t)in[10] | (uint32_t)in[11] << 8;
+    a->p.floor = sh_load_le16(in + 10);
     a->p.w = sh_load_le32(in + 12);
     a->p.s = sh_load_le32(in + 16);
     a->p.cls = sh_load_le32(in + 20);
