@@ -1,5 +1,6 @@
 #include "warc.h"
 #include "test.h"
+#include "testbuf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,27 +9,6 @@
 #include <zlib.h>
 
 /* ---- building WARC files ------------------------------------------------- */
-
-typedef struct bytes {
-    unsigned char *p;
-    size_t n, cap;
-} bytes;
-
-static void put(bytes *b, const void *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        b->cap = (b->n + n + 1) * 2;
-        b->p = realloc(b->p, b->cap);
-        if (!b->p) {
-            fprintf(stderr, "out of memory\n");
-            exit(2);
-        }
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-}
-
-static void puts_(bytes *b, const char *s) { put(b, s, strlen(s)); }
 
 /* One record: version line, the usual fields (those given), Content-Length,
  * extra header lines (each ending in CRLF), the block and CRLF CRLF. */
@@ -62,25 +42,6 @@ static void record(bytes *b, const char *version, const char *type, const char *
 }
 
 /* in[0..n) as one gzip member (wbits 31), or raw deflate (wbits -15), or zlib (15). */
-static void deflate_to(bytes *out, const void *in, size_t n, int wbits)
-{
-    z_stream z;
-    unsigned char buf[4096];
-    int ret;
-    memset(&z, 0, sizeof z);
-    if (deflateInit2(&z, 6, Z_DEFLATED, wbits, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        exit(2);
-    z.next_in = (Bytef *)(size_t)in;   /* zlib's API is not const */
-    z.avail_in = (uInt)n;
-    do {
-        z.next_out = buf;
-        z.avail_out = sizeof buf;
-        ret = deflate(&z, Z_FINISH);
-        put(out, buf, sizeof buf - z.avail_out);
-    } while (ret == Z_OK);
-    deflateEnd(&z);
-}
-
 static char tmpdir[] = "/tmp/shingle-test-warc-XXXXXX";
 
 static const char *write_file(const char *name, const void *p, size_t n)

@@ -2,46 +2,12 @@
  * decompressed size and line length; errors that name the place. */
 #include "zio.h"
 #include "test.h"
+#include "testbuf.h"
 
 #include <stdlib.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
-
-typedef struct bytes {
-    unsigned char *p;
-    size_t n, cap;
-} bytes;
-
-static void put(bytes *b, const void *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        b->cap = (b->n + n + 1) * 2;
-        b->p = realloc(b->p, b->cap);
-        if (!b->p) exit(2);
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-}
-
-/* in[0..n) appended to out as one gzip member */
-static void gzip_to(bytes *out, const void *in, size_t n)
-{
-    z_stream z;
-    unsigned char buf[65536];
-    int ret;
-    memset(&z, 0, sizeof z);
-    if (deflateInit2(&z, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK) exit(2);
-    z.next_in = (Bytef *)(size_t)in;
-    z.avail_in = (uInt)n;
-    do {
-        z.next_out = buf;
-        z.avail_out = sizeof buf;
-        ret = deflate(&z, Z_FINISH);
-        put(out, buf, sizeof buf - z.avail_out);
-    } while (ret == Z_OK);
-    deflateEnd(&z);
-}
 
 /* in[0..n) appended to out as one zstd frame */
 static void zstd_to(bytes *out, const void *in, size_t n)
@@ -53,18 +19,6 @@ static void zstd_to(bytes *out, const void *in, size_t n)
     if (ZSTD_isError(got)) exit(2);
     put(out, buf, got);
     free(buf);
-}
-
-static char *tmpfile_with(const bytes *b)
-{
-    static char path[64];
-    int fd;
-    snprintf(path, sizeof path, "/tmp/shingle-zio-XXXXXX");
-    fd = mkstemp(path);
-    if (fd < 0) exit(2);
-    if (b->n && write(fd, b->p, b->n) != (ssize_t)b->n) exit(2);
-    close(fd);
-    return path;
 }
 
 static const char text[] = "The resemblance of two documents is the size of the intersection of their shingle sets "
@@ -89,12 +43,12 @@ static void test_decompress_round_trips(void)
     sh_zbuf out = { 0 };
     sh_zkind k;
     sh_error err;
-    gzip_to(&g, text, sizeof text - 1);
+    deflate_to(&g, text, sizeof text - 1, 31);
     CHECK(sh_zio_decompress(g.p, g.n, 0, "t.gz", &out, &k, &err) == SH_OK);
     CHECK(k == SH_Z_GZIP);
     CHECK(out.len == sizeof text - 1 && memcmp(out.p, text, out.len) == 0);
     /* two members and zero padding (as tar leaves it) are one stream */
-    gzip_to(&g, text, sizeof text - 1);
+    deflate_to(&g, text, sizeof text - 1, 31);
     put(&g, "\0\0\0\0", 4);
     CHECK(sh_zio_decompress(g.p, g.n, 0, "t.gz", &out, &k, &err) == SH_OK);
     CHECK(out.len == 2 * (sizeof text - 1) && memcmp(out.p + out.len / 2, text, out.len / 2) == 0);
@@ -115,7 +69,7 @@ static void test_damaged_data_is_refused_naming_the_place(void)
     bytes g = { 0 }, z = { 0 };
     sh_zbuf out = { 0 };
     sh_error err;
-    gzip_to(&g, text, sizeof text - 1);
+    deflate_to(&g, text, sizeof text - 1, 31);
     /* truncated */
     CHECK(sh_zio_decompress(g.p, g.n - 10, 0, "t.gz", &out, NULL, &err) == SH_EFORMAT);
     CHECK(strstr(err.msg, "t.gz is truncated") != NULL);
@@ -159,7 +113,7 @@ static void test_a_compression_bomb_stops_at_the_limit(void)
     sh_error err;
     const char *path;
     if (!zeros) exit(2);
-    gzip_to(&g, zeros, n);
+    deflate_to(&g, zeros, n, 31);
     zstd_to(&z, zeros, n);
     free(zeros);
     CHECK(g.n < n / 500);
@@ -186,7 +140,7 @@ static void test_read_file_plain_gzip_zstd(void)
     int i;
     /* larger than one read and than the decoder's input buffer */
     for (i = 0; i < 8000; i++) put(&plain, text, sizeof text - 1);
-    gzip_to(&g, plain.p, plain.n);
+    deflate_to(&g, plain.p, plain.n, 31);
     zstd_to(&z, plain.p, plain.n);
     path = tmpfile_with(&plain);
     CHECK(sh_zio_read_file(path, 0, &out, &k, &err) == SH_OK);
@@ -236,7 +190,7 @@ static void test_stream_lines(void)
         }
     }
     put(&plain, "last", 4);
-    gzip_to(&g, plain.p, plain.n);
+    deflate_to(&g, plain.p, plain.n, 31);
     path = tmpfile_with(&g);
     CHECK(sh_zstream_open(path, &zs, &err) == SH_OK);
     for (;;) {
@@ -277,8 +231,8 @@ static void test_an_endless_line_is_abandoned(void)
     size_t len;
     if (!zeros) exit(2);
     put(&g, "", 0);
-    gzip_to(&g, "{\"a\": 1}\n", 9);
-    gzip_to(&g, zeros, n);
+    deflate_to(&g, "{\"a\": 1}\n", 9, 31);
+    deflate_to(&g, zeros, n, 31);
     free(zeros);
     path = tmpfile_with(&g);
     CHECK(sh_zstream_open(path, &zs, &err) == SH_OK);
