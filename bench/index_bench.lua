@@ -7,7 +7,7 @@
 --     sweep of 100,000 documents.
 -- Usage: lua5.4 bench/index_bench.lua [--docs 1000000] [--sweep 100000] [--dir /tmp/shingle-index-bench]
 -- Corpora come from bench/gen.c (built here with cc -O2); nothing is kept in the repo.
-package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
+package.path = "lua/?.lua;lua/?/init.lua;bench/lib/?.lua;" .. package.path
 package.cpath = "build/5.4/lib/?.so;" .. package.cpath
 
 local index = require "shingle.index"
@@ -25,15 +25,7 @@ local function sh(cmd)
   if not ok then error("failed: " .. cmd) end
 end
 
-local function machine()
-  local f = io.open("/proc/cpuinfo")
-  local model = f and f:read("*a"):match("model name%s*:%s*([^\n]+)") or "?"
-  if f then f:close() end
-  local p = io.popen("uname -sr; nproc; free -g | awk '/Mem:/{print $2}'")
-  local kernel, cores, mem = p:read("*l"), p:read("*l"), p:read("*l")
-  p:close()
-  return ("%s, %s cores, %s GiB, %s"):format(model, cores, mem, kernel)
-end
+local machine = require "machine" -- bench/lib/machine.lua
 
 local function median(t)
   table.sort(t)

@@ -38,21 +38,17 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 command -v mpirun >/dev/null || { echo "bench/mpi.sh: mpirun not found (scripts/setup.sh installs Open MPI)" >&2; exit 1; }
 # shellcheck source=/dev/null
 source scripts/env.sh
+# shellcheck source=bench/lib/common.sh
+source bench/lib/common.sh
 mkdir -p build/bench "$SCRATCH"
 cc -std=c99 -O2 bench/gen.c -lm -o build/bench/gen
 
-echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores," \
-     "$(free -g | awk '/^Mem:/{print $2}') GiB RAM, $(uname -sr); $(date -u '+%Y-%m-%d %H:%M UTC')"
+bench_machine
 echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet -- core lua || echo ' (core/ or lua/ modified)'); $(mpirun --version | head -1)"
 
 # a private copy of bin/, lua/ and the built modules: others rebuilding cannot change a run
 SNAP=$SCRATCH/snapshot-mpi
-rm -rf "$SNAP"
-mkdir -p "$SNAP/build/5.4"
-cp -r bin lua "$SNAP/"
-cp -r build/5.4/lib "$SNAP/build/5.4/"
-export LUA_PATH="$SNAP/lua/?.lua;$SNAP/lua/?/init.lua;;" LUA_CPATH="$SNAP/build/5.4/lib/?.so;;"
-SHINGLE=$SNAP/bin/shingle
+bench_snapshot "$SNAP"
 
 CORPUS=$SCRATCH/corpus-$DOCS.jsonl
 TRUTH=$SCRATCH/truth-$DOCS.jsonl

@@ -28,21 +28,18 @@ VERIFY=${VERIFY:-1}
 [ -d build/5.4/lib ] || SHINGLE_ONLY_54=1 bash scripts/setup.sh
 # shellcheck source=/dev/null
 source scripts/env.sh
+# shellcheck source=bench/lib/common.sh
+source bench/lib/common.sh
 mkdir -p build/bench "$SCRATCH"
 cc -std=c99 -O2 bench/gen.c -lm -o build/bench/gen
 
-echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores," \
-     "$(free -g | awk '/^Mem:/{print $2}') GiB RAM, $(uname -sr); $(date -u '+%Y-%m-%d %H:%M UTC')"
+bench_machine
 echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet -- core lua || echo ' (core/ or lua/ modified)'), build/5.4 of $(date -u -r build/5.4/lib/shingle/core.so '+%H:%M:%S UTC')"
 
 # Run a private copy of bin/, lua/ and the built C module: others rebuilding
 # build/5.4 or editing lua/ while a run is going cannot change or crash it.
 SNAP=$SCRATCH/snapshot
-rm -rf "$SNAP"
-mkdir -p "$SNAP/build/5.4"
-cp -r bin lua "$SNAP/"
-cp -r build/5.4/lib "$SNAP/build/5.4/"
-export LUA_PATH="$SNAP/lua/?.lua;$SNAP/lua/?/init.lua;;" LUA_CPATH="$SNAP/build/5.4/lib/?.so;;"
+bench_snapshot "$SNAP"
 
 CORPUS=$SCRATCH/corpus-$DOCS.jsonl
 TRUTH=$SCRATCH/truth-$DOCS.jsonl

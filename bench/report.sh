@@ -23,22 +23,18 @@ INDEX=${INDEX:-0}
 
 [ -x /usr/bin/time ] || apt-get install -y time >/dev/null
 [ -d build/5.4/lib ] || SHINGLE_ONLY_54=1 bash scripts/setup.sh
+# shellcheck source=bench/lib/common.sh
+source bench/lib/common.sh
 mkdir -p "$SCRATCH" build/bench
 cc -std=c99 -O2 bench/gen.c -lm -o build/bench/gen
 cc -std=c99 -O2 bench/collections_bench.c -o build/bench/collections_gen
 
-echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores," \
-     "$(free -g | awk '/^Mem:/{print $2}') GiB RAM, $(uname -sr); $(date -u '+%Y-%m-%d %H:%M UTC')"
+bench_machine
 echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet -- lua || echo ' (lua/ modified)')"
 
 # a private copy of bin/, lua/ and the C module: others rebuilding build/5.4 cannot change a run
 SNAP=$SCRATCH/snapshot
-rm -rf "$SNAP"
-mkdir -p "$SNAP/build/5.4"
-cp -r bin lua "$SNAP/"
-cp -r build/5.4/lib "$SNAP/build/5.4/"
-export LUA_PATH="$SNAP/lua/?.lua;$SNAP/lua/?/init.lua;;" LUA_CPATH="$SNAP/build/5.4/lib/?.so;;"
-SHINGLE=$SNAP/bin/shingle
+bench_snapshot "$SNAP"
 
 CLUSTER=$SCRATCH/cluster-$DOCS
 if [ ! -s "$CLUSTER/summary.json" ]; then

@@ -24,7 +24,7 @@
 -- --dir on the first run and reused; the writer's documents go to a sweep of
 -- their own, so the index grows by write-rate x 2 x duration documents a run
 -- plus the POST /documents peaks (a few thousand).
-package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
+package.path = "lua/?.lua;lua/?/init.lua;bench/lib/?.lua;" .. package.path
 package.cpath = "build/5.4/lib/?.so;" .. package.cpath
 local cjson = require "cjson"
 local index = require "shingle.index"
@@ -55,15 +55,7 @@ local function exists(p)
   return false
 end
 
-local function machine()
-  local f = io.open("/proc/cpuinfo")
-  local model = f and f:read("*a"):match("model name%s*:%s*([^\n]+)") or "?"
-  if f then f:close() end
-  local p = io.popen("uname -sr; nproc; free -g | awk '/Mem:/{print $2}'")
-  local kernel, cores, mem = p:read("*l"), p:read("*l"), p:read("*l")
-  p:close()
-  return ("%s, %s cores, %s GiB, %s"):format(model, cores, mem, kernel)
-end
+local machine = require "machine" -- bench/lib/machine.lua
 
 local function uptime() return (read_cmd("uptime"):gsub("^%s+", ""):gsub("\n", "")) end
 

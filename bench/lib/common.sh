@@ -1,0 +1,21 @@
+# What the shell benchmarks share (source it from the repository's root):
+#   bench_machine         the machine line printed with every figure (CPU model,
+#                         cores, memory, kernel, time), as bench/lib/machine.lua
+#   bench_snapshot DIR    a private copy of bin/, lua/ and build/5.4's modules in
+#                         DIR, with LUA_PATH and LUA_CPATH pointing at it:
+#                         others rebuilding build/5.4 or editing lua/ while a run
+#                         is going cannot change or crash it. Sets SHINGLE.
+bench_machine() {
+  echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores," \
+       "$(free -g | awk '/^Mem:/{print $2}') GiB RAM, $(uname -sr); $(date -u '+%Y-%m-%d %H:%M UTC')"
+}
+
+bench_snapshot() {
+  local snap=$1
+  rm -rf "$snap"
+  mkdir -p "$snap/build/5.4"
+  cp -r bin lua "$snap/"
+  cp -r build/5.4/lib "$snap/build/5.4/"
+  export LUA_PATH="$snap/lua/?.lua;$snap/lua/?/init.lua;;" LUA_CPATH="$snap/build/5.4/lib/?.so;;"
+  SHINGLE=$snap/bin/shingle
+}
