@@ -213,6 +213,15 @@ void shl_ids_from_list(lua_State *L, int t, const sh_shingler *sh, sh_work *w)
     }
 }
 
+void *shl_newhandle(lua_State *L, size_t size, const char *name)
+{
+    void *u = shl_newuserdata(L, size);
+    memset(u, 0, size);
+    luaL_getmetatable(L, name);
+    lua_setmetatable(L, -2);
+    return u;
+}
+
 void shl_open_aux(lua_State *L)
 {
     shl_newclass(L, SHL_BOX, NULL, NULL, box_done);

@@ -34,10 +34,7 @@ static int wg_new(lua_State *L)
     c.anchored = shl_opt_bool(L, 2, "anchored", 0);
     c.max_bytes = (size_t)shl_opt_num(L, 2, "max_bytes", 0);
     luaL_argcheck(L, c.site_depth >= 1 && c.site_depth <= 64, 2, "site_depth must be 1 to 64");
-    u = (shl_webgraph *)shl_newuserdata(L, sizeof *u);
-    u->g = NULL;
-    luaL_getmetatable(L, SHL_WEBGRAPH);
-    lua_setmetatable(L, -2);
+    u = (shl_webgraph *)shl_newhandle(L, sizeof *u, SHL_WEBGRAPH);
     if (sh_webgraph_new(&u->g, &c, &err) != SH_OK) return shl_fail(L, &err);
     return 1;
 }
@@ -272,11 +269,8 @@ static int c_grow(lua_State *L)
 static int v_open(lua_State *L)
 {
     const char *dir = luaL_checkstring(L, 1);
-    shl_collview *u = (shl_collview *)shl_newuserdata(L, sizeof *u);
+    shl_collview *u = (shl_collview *)shl_newhandle(L, sizeof *u, SHL_COLLVIEW);
     sh_error err;
-    u->v = NULL;
-    luaL_getmetatable(L, SHL_COLLVIEW);
-    lua_setmetatable(L, -2);
     if (sh_coll_view_open(&u->v, dir, &err) != SH_OK) return shl_fail(L, &err);
     return 1;
 }

@@ -27,10 +27,7 @@ static int warc_open(lua_State *L)
     sh_error err;
     memset(&o, 0, sizeof o);
     if (lua_istable(L, 2)) o.max_record = (size_t)shl_opt_num(L, 2, "max_record", 0);
-    u = (shl_warc *)shl_newuserdata(L, sizeof *u);
-    memset(u, 0, sizeof *u);
-    luaL_getmetatable(L, SHL_WARC);
-    lua_setmetatable(L, -2);
+    u = (shl_warc *)shl_newhandle(L, sizeof *u, SHL_WARC);
     u->ref = LUA_NOREF;
     if (!path) {
         struct sh_zstream *zs = shl_checkzstream(L, 1);

@@ -59,11 +59,8 @@ static int jsonl_open(lua_State *L)
     sh_error err;
     sh_status s;
     int compressed = 0;
-    u = (shl_jsonl *)shl_newuserdata(L, sizeof *u);
-    memset(u, 0, sizeof *u);
+    u = (shl_jsonl *)shl_newhandle(L, sizeof *u, SHL_JSONL);
     u->ref = LUA_NOREF;
-    luaL_getmetatable(L, SHL_JSONL);
-    lua_setmetatable(L, -2);
     if (lua_istable(L, 2)) {
         lua_Number m = shl_opt_num(L, 2, "max_line", 0);
         luaL_argcheck(L, m == 0 || (m >= 1 && m <= 1e15), 2, "max_line must be a positive number of bytes");

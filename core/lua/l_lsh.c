@@ -42,11 +42,8 @@ static int l_new(lua_State *L)
     c.rows = (uint32_t)r;
     c.cbands = (uint32_t)cb;
     c.seed = shl_opt_u64(L, 2, "seed", 0x4c5348u);
-    u = (shl_lsh *)shl_newuserdata(L, sizeof *u);
-    u->ix = NULL;
+    u = (shl_lsh *)shl_newhandle(L, sizeof *u, SHL_LSH);
     u->keys = u->ids = LUA_NOREF;
-    luaL_getmetatable(L, SHL_LSH);
-    lua_setmetatable(L, -2);
     lua_newtable(L);
     u->keys = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_newtable(L);

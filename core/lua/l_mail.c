@@ -131,12 +131,9 @@ static int mbox_close(lua_State *L)
 static int l_mbox(lua_State *L)
 {
     lua_Number max = luaL_optnumber(L, 2, 0);
-    shl_mbox *u = (shl_mbox *)shl_newuserdata(L, sizeof *u);
+    shl_mbox *u = (shl_mbox *)shl_newhandle(L, sizeof *u, SHL_MBOX);
     sh_error err;
-    memset(u, 0, sizeof *u);
     u->ref = LUA_NOREF;
-    luaL_getmetatable(L, SHL_MBOX);
-    lua_setmetatable(L, -2);
     if (lua_isuserdata(L, 1)) {
         u->zs = shl_checkzstream(L, 1);
         lua_pushvalue(L, 1);

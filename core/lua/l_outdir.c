@@ -15,11 +15,8 @@ static int o_lock(lua_State *L)
     const char *path = luaL_checkstring(L, 1);
     const char *what = luaL_checkstring(L, 2);
     const char *holder = luaL_optstring(L, 3, "");
-    shl_lock *u = (shl_lock *)shl_newuserdata(L, sizeof *u);
+    shl_lock *u = (shl_lock *)shl_newhandle(L, sizeof *u, SHL_LOCK); /* released until the lock is taken */
     sh_error err;
-    u->l = NULL; /* closed until the lock is taken, so __gc is safe on any failure */
-    luaL_getmetatable(L, SHL_LOCK);
-    lua_setmetatable(L, -2);
     if (sh_lock_acquire(path, what, holder, &u->l, &err) != SH_OK) return shl_fail(L, &err);
     return 1;
 }

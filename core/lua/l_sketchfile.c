@@ -62,11 +62,8 @@ static int w_new(lua_State *L)
     const char *path = luaL_checkstring(L, 1);
     size_t mn = 0;
     const char *meta = luaL_optlstring(L, 2, NULL, &mn);
-    shl_skw *u = (shl_skw *)shl_newuserdata(L, sizeof *u);
+    shl_skw *u = (shl_skw *)shl_newhandle(L, sizeof *u, SHL_SKW);
     sh_error err;
-    u->w = NULL;
-    luaL_getmetatable(L, SHL_SKW);
-    lua_setmetatable(L, -2);
     if (sh_skfile_create(path, &u->w, &err) != SH_OK) return shl_fail(L, &err);
     if (meta && sh_skfile_set_meta(u->w, meta, mn, &err) != SH_OK) return shl_raise(L, &err);
     return 1;
@@ -174,11 +171,8 @@ static int w_abort(lua_State *L)
 static int r_new(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
-    shl_skr *u = (shl_skr *)shl_newuserdata(L, sizeof *u);
+    shl_skr *u = (shl_skr *)shl_newhandle(L, sizeof *u, SHL_SKR);
     sh_error err;
-    u->r = NULL;
-    luaL_getmetatable(L, SHL_SKR);
-    lua_setmetatable(L, -2);
     if (sh_skfile_open(path, &u->r, &err) != SH_OK) return shl_fail(L, &err);
     return 1;
 }

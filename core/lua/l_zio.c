@@ -24,12 +24,9 @@ static int z_open(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
     lua_Number off = luaL_optnumber(L, 2, 0);
-    shl_zstream *u = (shl_zstream *)shl_newuserdata(L, sizeof *u);
+    shl_zstream *u = (shl_zstream *)shl_newhandle(L, sizeof *u, SHL_ZSTREAM);
     sh_error err;
     sh_status st;
-    u->zs = NULL;
-    luaL_getmetatable(L, SHL_ZSTREAM);
-    lua_setmetatable(L, -2);
     if (strcmp(path, "-") == 0) st = sh_zstream_open_fd(STDIN_FILENO, "standard input", &u->zs, &err);
     else st = sh_zstream_open_at(path, off > 0 ? (uint64_t)off : 0, &u->zs, &err);
     if (st != SH_OK) return shl_fail(L, &err);

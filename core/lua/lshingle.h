@@ -60,6 +60,9 @@ void shl_box_done(lua_State *L, int i);
  * one idempotent close of the handle, becomes __gc, __close (Lua 5.4) and
  * the method close (unless methods has one). */
 void shl_newclass(lua_State *L, const char *name, const luaL_Reg *methods, const luaL_Reg *meta, lua_CFunction close);
+/* Push a new handle of class name: size bytes, zeroed (its engine pointer
+ * NULL, so the close is safe on any failure before the engine filled it). */
+void *shl_newhandle(lua_State *L, size_t size, const char *name);
 
 /* ---- the shingler and sketches -------------------------------------------- */
 
