@@ -5,26 +5,7 @@ local dedup = require "shingle.dedup"
 local core = require "shingle.core"
 local cjson = require "cjson"
 local support = require "support"
-
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p " .. p))
-  return p
-end
-
-local function write(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
-
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("*a")
-  f:close()
-  return s
-end
+local tmpdir, read, write = support.tmpdir, support.read, support.write
 
 local function lines(s)
   local t = {}

@@ -8,19 +8,7 @@ local pipeline = require "shingle.pipeline"
 local input = require "shingle.input"
 local shingle = require "shingle"
 local support = require "support"
-
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p " .. p))
-  return p
-end
-
-local function write(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
+local tmpdir, write = support.tmpdir, support.write
 
 local function lua_cmd()
   local v = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")

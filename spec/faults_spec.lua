@@ -4,26 +4,12 @@
 -- After each fault the output is one complete run or absent, the index is
 -- exactly as before or after the add, and a re-run succeeds.
 local support = require "support"
+local tmpdir, read = support.tmpdir, support.read
 local cjson = require "cjson"
 
 local lua = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
 local shingle_cmd = lua .. " bin/shingle "
 local is_root = support.run("id -u"):match("^0%s*$") ~= nil
-
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p " .. p))
-  return p
-end
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
 
 local function exists(path) return require("lfs").attributes(path, "mode") ~= nil end
 

@@ -4,17 +4,11 @@
 -- sentence naming the index and the check (exit 1 or 70), never killed by
 -- a signal.
 local support = require "support"
+local tmpdir = support.tmpdir
 local cjson = require "cjson"
 
 local lua = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
 local shingle_cmd = lua .. " bin/shingle "
-
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p " .. p))
-  return p
-end
 
 local function file_size(path)
   local f = assert(io.open(path, "rb"))

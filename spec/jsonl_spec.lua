@@ -3,30 +3,11 @@
 -- tests for defect 9 of issue 11.
 local core = require "shingle.core"
 local support = require "support"
+local tmpdir, read, write = support.tmpdir, support.read, support.write
 local cjson = require "cjson"
 
 local lua = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
 local shingle_cmd = lua .. " bin/shingle "
-
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p " .. p))
-  return p
-end
-
-local function write(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
-
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("*a")
-  f:close()
-  return s
-end
 
 -- Whether s is well-formed UTF-8 (Unicode table 3-7), in plain Lua.
 local function utf8_ok(s)

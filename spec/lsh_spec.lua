@@ -4,13 +4,7 @@
 local shingle = require "shingle"
 local core = require "shingle.core"
 local support = require "support"
-
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p " .. p))
-  return p
-end
+local tmpdir = support.tmpdir
 
 -- Families of near-duplicates whose resemblances spread across the
 -- threshold: a base text and variants with 0.5% to 12% of words replaced,

@@ -11,6 +11,8 @@
 --   old.example.com/doc/        an older copy: 15% of the pages edited
 --
 -- The files are local mirrors as `wget -m` leaves them: ROOT/HOST/PATH.
+local support = require "support"
+local read = support.read
 local lfs = require "lfs"
 
 local M = {}
@@ -30,13 +32,6 @@ local function rng(seed)
     x = (x * 16807) % 2147483647
     return x % n + 1
   end
-end
-
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("*a")
-  f:close()
-  return s
 end
 
 local function put(path, text)

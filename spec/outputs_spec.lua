@@ -4,6 +4,7 @@
 -- apart by a lock that names its holder; docs.jsonl is checked on read.
 -- Regression tests for defects 2, 3, 4 and 6 of issue 11.
 local support = require "support"
+local tmpdir, read, write = support.tmpdir, support.read, support.write
 local core = require "shingle.core"
 local util = require "shingle.util"
 local pipeline = require "shingle.pipeline"
@@ -13,27 +14,6 @@ local lua = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+"
 local build = os.getenv("SHINGLE_BUILD") or ("build/" .. (rawget(_G, "jit") and "jit" or _VERSION:match("%d+%.%d+")))
 local env = "LUA_PATH='lua/?.lua;lua/?/init.lua;spec/?.lua;;' LUA_CPATH='" .. build .. "/lib/?.so;;' "
 local shingle_cmd = lua .. " bin/shingle "
-
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p " .. p))
-  return p
-end
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
-
-local function write(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
 
 -- Every file of a directory with its size and CRC-32: equal snapshots, equal contents.
 local function snapshot(dir)

@@ -2,6 +2,8 @@
 -- (scripts/browser/check.sh): a cluster run, a collections run and an index
 -- with three sweeps, each with hostile documents whose names, URLs and text
 -- carry markup and script that a report must show as text, never run.
+local support = require "support"
+local write = support.write
 local gen = require "gen"
 local cjson = require "cjson"
 
@@ -15,12 +17,6 @@ M.hostile = {
   url_tag = "http://evil.example/\"><script>alert(4)</script>",
   text = "</pre><script>alert(\"pwned\")</script> <b onclick=\"alert(5)\">bold</b> & &amp; \1\2 \255\254 ]]> <!-- -->",
 }
-
-local function write(path, s)
-  local f = assert(io.open(path, "wb"))
-  assert(f:write(s))
-  assert(f:close())
-end
 
 local function mkdir(p) assert(require("shingle.util").mkdir_p(p)) end
 

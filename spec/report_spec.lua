@@ -3,6 +3,7 @@
 -- sections present, numbers equal to the run's own files, every SVG and the
 -- page's main content well-formed XML, hostile documents shown as text.
 local support = require "support"
+local read = support.read
 local tmpdir, write = support.tmpdir, support.write
 local plot = require "shingle.plot"
 local html = require "shingle.html"
@@ -12,13 +13,6 @@ local cjson = require "cjson"
 
 local root = tmpdir()
 
-
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("*a")
-  f:close()
-  return s
-end
 
 local run = require("support").run
 

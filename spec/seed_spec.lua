@@ -3,30 +3,11 @@
 -- permutation), so an experiment can be repeated with them.
 local cjson = require "cjson"
 local support = require "support"
+local tmpdir, read, write = support.tmpdir, support.read, support.write
 
 local function lua_cmd()
   local v = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
   return v .. " bin/shingle"
-end
-
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p " .. p))
-  return p
-end
-
-local function write(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
-
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("*a")
-  f:close()
-  return s
 end
 
 local function sh(args)

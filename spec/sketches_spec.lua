@@ -4,19 +4,7 @@ local shingle = require "shingle"
 local sketches = require "shingle.sketches"
 local cjson = require "cjson"
 local support = require "support"
-
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p " .. p))
-  return p
-end
-
-local function write(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
+local tmpdir, write = support.tmpdir, support.write
 
 local function lua_cmd()
   local v = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
