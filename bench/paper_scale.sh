@@ -8,6 +8,8 @@
 # build/5.4/libshingle_core.a, as the shipped build is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib/common.sh
+source bench/lib/common.sh
 
 DOCS=${1:-1000000}
 OUT=${2:-/tmp/shingle-paper-scale}
@@ -16,7 +18,7 @@ OUT=${2:-/tmp/shingle-paper-scale}
 
 [ -f build/5.4/libshingle_core.a ] || SHINGLE_ONLY_54=1 bash scripts/setup.sh
 mkdir -p build/bench
-cc -std=c99 -O2 -Wall -Wextra -Icore bench/paper_scale.c build/5.4/libshingle_core.a \
-   -lz -lzstd -lutf8proc -llmdb -lxxhash -lpthread -lm -o build/bench/paper_scale
+cc -std=c99 -O2 -Wall -Wextra -Icore bench/paper_scale.c $SHINGLE_CORE_LINK \
+   -o build/bench/paper_scale
 df -h "$(dirname "$OUT")" | tail -1
 exec build/bench/paper_scale -n "$DOCS" "$@" "$OUT"

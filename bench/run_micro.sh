@@ -8,11 +8,13 @@
 # its load first: quote these figures with them (docs/benchmarks.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib/common.sh
+source bench/lib/common.sh
 SHINGLE_ONLY_54=1 bash scripts/setup.sh
 mkdir -p build/bench
 for b in canon_bench extsort_bench; do
-  cc -std=c99 -O2 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Icore "bench/$b.c" build/5.4/libshingle_core.a \
-     -lz -lzstd -lutf8proc -llmdb -lxxhash -lpthread -lm -o "build/bench/$b"
+  cc -std=c99 -O2 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Icore "bench/$b.c" $SHINGLE_CORE_LINK \
+     -o "build/bench/$b"
 done
 echo "machine: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "load: $(uptime | sed 's/.*load average: //')"

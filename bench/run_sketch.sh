@@ -7,6 +7,8 @@
 # the shipped build is, and linked against build/5.4/libshingle_core.a.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib/common.sh
+source bench/lib/common.sh
 
 CORPUS=${1:-/tmp/shingle-corpus}
 [ $# -gt 0 ] && shift
@@ -16,6 +18,6 @@ SHINGLE_ONLY_54=1 bash scripts/setup.sh
 
 mkdir -p build/bench
 cc -std=c99 -O2 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Icore \
-   bench/sketch_bench.c build/5.4/libshingle_core.a \
-   -lz -lzstd -lutf8proc -llmdb -lxxhash -lpthread -lm -o build/bench/sketch_bench
+   bench/sketch_bench.c $SHINGLE_CORE_LINK \
+   -o build/bench/sketch_bench
 build/bench/sketch_bench "$@" "$CORPUS"

@@ -23,6 +23,8 @@
 # by itself; the diff is the check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib/common.sh
+source bench/lib/common.sh
 ROOT=$(pwd)
 [ $# -ge 1 ] || { echo "usage: bench/same_results.sh OUT [CORPUS]" >&2; exit 2; }
 OUT=$(mkdir -p "$1" && cd "$1" && pwd)
@@ -127,8 +129,8 @@ run() { # run NAME CMD...: stdout and stderr normalized into OUT/NAME.out
 
 # ---- sketch digests -------------------------------------------------------------
 mkdir -p build/bench
-cc -std=c99 -O2 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Icore bench/sketch_bench.c build/5.4/libshingle_core.a \
-   -lz -lzstd -lutf8proc -llmdb -lxxhash -lpthread -lm -o build/bench/sketch_bench
+cc -std=c99 -O2 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Icore bench/sketch_bench.c $SHINGLE_CORE_LINK \
+   -o build/bench/sketch_bench
 build/bench/sketch_bench -r 1 -t 2 -W "$CORPUS" | grep -E '^(digests|text|html) ' | grep -E 'digests|files|rejected' \
   > "$OUT/sketches.txt" || true
 

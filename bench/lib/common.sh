@@ -5,6 +5,9 @@
 #                         DIR, with LUA_PATH and LUA_CPATH pointing at it:
 #                         others rebuilding build/5.4 or editing lua/ while a run
 #                         is going cannot change or crash it. Sets SHINGLE.
+#   $SHINGLE_CORE_LINK    what a C benchmark links to use the engine: build/5.4's
+#                         static library and the libraries it needs (CMakeLists.txt's
+#                         shingle_core), one list for every benchmark
 bench_machine() {
   echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores," \
        "$(free -g | awk '/^Mem:/{print $2}') GiB RAM, $(uname -sr); $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -19,3 +22,5 @@ bench_snapshot() {
   export LUA_PATH="$snap/lua/?.lua;$snap/lua/?/init.lua;;" LUA_CPATH="$snap/build/5.4/lib/?.so;;"
   SHINGLE=$snap/bin/shingle
 }
+
+SHINGLE_CORE_LINK="build/5.4/libshingle_core.a -lz -lzstd -lutf8proc -llmdb -lxxhash -lpthread -lm"
