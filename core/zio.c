@@ -286,19 +286,27 @@ static sh_status zs_new(int fd, const char *name, const void *mem, size_t n, sh_
     return SH_OK;
 }
 
-sh_status sh_zstream_open(const char *path, sh_zstream **out, sh_error *err)
+/* The file at path opened for reading (through EINTR); -1 with err set
+ * (SH_EIO, naming the file and the system's reason) when it cannot be. */
+static int open_read(const char *path, sh_error *err)
 {
     int fd;
-    sh_status st;
-    *out = NULL;
     do fd = open(path, O_RDONLY);
     while (fd < 0 && errno == EINTR);
     if (fd < 0) {
         int e = errno;
         sh_error_set(err, SH_EIO, 0, "cannot read %s: %s", path, strerror(e));
         if (err) err->sys_errno = e;
-        return SH_EIO;
     }
+    return fd;
+}
+
+sh_status sh_zstream_open(const char *path, sh_zstream **out, sh_error *err)
+{
+    int fd;
+    sh_status st;
+    *out = NULL;
+    if ((fd = open_read(path, err)) < 0) return SH_EIO;
     st = zs_new(fd, path, NULL, 0, out, err);
     if (st != SH_OK) { close(fd); return st; }
     return SH_OK;
@@ -557,14 +565,7 @@ sh_status sh_zio_read_file(const char *path, size_t max, sh_zbuf *out, sh_zkind 
     sh_zkind k = SH_Z_PLAIN;
     if (kind) *kind = SH_Z_PLAIN;
     out->len = 0;
-    do fd = open(path, O_RDONLY);
-    while (fd < 0 && errno == EINTR);
-    if (fd < 0) {
-        int e = errno;
-        sh_error_set(err, SH_EIO, 0, "cannot read %s: %s", path, strerror(e));
-        if (err) err->sys_errno = e;
-        return SH_EIO;
-    }
+    if ((fd = open_read(path, err)) < 0) return SH_EIO;
     /* plain files (the common case) are read straight into out; the first
      * bytes decide whether a decoder is needed */
     for (;;) {
@@ -616,4 +617,40 @@ sh_status sh_zio_read_file(const char *path, size_t max, sh_zbuf *out, sh_zkind 
         sh_zstream_close(zs);
         return st;
     }
+}
+
+sh_status sh_zio_head(const char *path, char *buf, size_t cap, size_t *n, sh_error *err)
+{
+    int fd;
+    ssize_t got;
+    sh_status st;
+    *n = 0;
+    if ((fd = open_read(path, err)) < 0) return SH_EIO;
+    do got = read(fd, buf, cap);
+    while (got < 0 && errno == EINTR);
+    if (got < 0) {
+        int e = errno;
+        close(fd);
+        sh_error_set(err, SH_EIO, 0, "cannot read %s: %s", path, strerror(e));
+        if (err) err->sys_errno = e;
+        return SH_EIO;
+    }
+    close(fd);
+    /* a plain file (the common case) costs one read; a compressed one is
+     * opened again as a stream and its first decompressed bytes taken */
+    if (sh_zio_kind(buf, (size_t)got) == SH_Z_GZIP || sh_zio_kind(buf, (size_t)got) == SH_Z_ZSTD) {
+        sh_zstream *zs;
+        const char *p;
+        size_t m = 0;
+        if ((st = sh_zstream_open(path, &zs, err)) != SH_OK) return st;
+        st = sh_zstream_peek(zs, cap, &p, &m, err);
+        if (st == SH_OK) {
+            memcpy(buf, p, m);
+            *n = m;
+        }
+        sh_zstream_close(zs);
+        return st;
+    }
+    *n = (size_t)got;
+    return SH_OK;
 }

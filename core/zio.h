@@ -55,6 +55,13 @@ sh_status sh_zio_decompress(const void *in, size_t n, size_t max, const char *na
  * *kind (if not NULL) tells what the file was. SH_EIO when it cannot be read. */
 sh_status sh_zio_read_file(const char *path, size_t max, sh_zbuf *out, sh_zkind *kind, sh_error *err);
 
+/* The first bytes of the file at path, decompressed when it is gzip or zstd:
+ * up to cap of them into buf, their count in *n (fewer at the end of the
+ * file). For sniffing what a file holds: a plain file costs one read(2).
+ * SH_EIO when it cannot be read; a compressed file that cannot be
+ * decompressed gives the decoder's error. */
+sh_status sh_zio_head(const char *path, char *buf, size_t cap, size_t *n, sh_error *err);
+
 /* ---- streams ---------------------------------------------------------------- */
 
 typedef struct sh_zstream sh_zstream;

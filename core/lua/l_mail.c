@@ -1,11 +1,8 @@
 /* shingle.core bindings for email (core/mail.h): recognising messages and
  * mbox archives by content, rendering a message as what it says, reading
  * the messages of an mbox (plain or compressed) in batches. */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "lshingle.h"
 #include "mail.h"
 #include "zio.h"
@@ -40,32 +37,13 @@ static int l_sniff_files(lua_State *L)
     lua_newtable(L);
     for (k = i; k <= j; k++) {
         const char *path, *name;
-        ssize_t got;
-        int fd;
+        size_t got;
+        sh_error err;
         sh_mail_kind kind = SH_MAIL_NONE;
         lua_rawgeti(L, 1, (int)k);
         path = lua_tostring(L, -1);
         if (!path) { lua_pop(L, 1); continue; }
-        do fd = open(path, O_RDONLY);
-        while (fd < 0 && errno == EINTR);
-        if (fd >= 0) {
-            got = read(fd, head, sizeof head);
-            close(fd);
-            if (got > 0) {
-                if (sh_zio_kind(head, (size_t)got) == SH_Z_GZIP || sh_zio_kind(head, (size_t)got) == SH_Z_ZSTD) {
-                    sh_zstream *zs;
-                    sh_error err;
-                    const char *p;
-                    size_t n;
-                    if (sh_zstream_open(path, &zs, &err) == SH_OK) {
-                        if (sh_zstream_peek(zs, sizeof head, &p, &n, &err) == SH_OK) kind = sh_mail_sniff(p, n);
-                        sh_zstream_close(zs);
-                    }
-                } else {
-                    kind = sh_mail_sniff(head, (size_t)got);
-                }
-            }
-        }
+        if (sh_zio_head(path, head, sizeof head, &got, &err) == SH_OK) kind = sh_mail_sniff(head, got);
         lua_pop(L, 1);
         name = kind_name(kind);
         if (name) {

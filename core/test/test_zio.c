@@ -266,6 +266,39 @@ static void test_peek_then_read_the_same_bytes(void)
     free(z.p);
 }
 
+/* The first bytes of a file, decompressed: what sniffing a file sees. */
+static void test_head_of_plain_and_compressed_files(void)
+{
+    bytes plain = { 0 }, g = { 0 }, z = { 0 };
+    char head[4096];
+    size_t n;
+    sh_error err;
+    const char *path;
+    int i;
+    for (i = 0; i < 200; i++) put(&plain, text, sizeof text - 1);
+    deflate_to(&g, plain.p, plain.n, 31);
+    zstd_to(&z, plain.p, plain.n);
+    path = tmpfile_with(&plain);
+    CHECK(sh_zio_head(path, head, sizeof head, &n, &err) == SH_OK && n == sizeof head && memcmp(head, plain.p, n) == 0);
+    unlink(path);
+    path = tmpfile_with(&g);
+    CHECK(sh_zio_head(path, head, sizeof head, &n, &err) == SH_OK && n == sizeof head && memcmp(head, plain.p, n) == 0);
+    unlink(path);
+    path = tmpfile_with(&z);
+    CHECK(sh_zio_head(path, head, 100, &n, &err) == SH_OK && n == 100 && memcmp(head, plain.p, n) == 0);
+    unlink(path);
+    /* shorter than cap: the whole file */
+    plain.n = 10;
+    path = tmpfile_with(&plain);
+    CHECK(sh_zio_head(path, head, sizeof head, &n, &err) == SH_OK && n == 10 && memcmp(head, text, 10) == 0);
+    unlink(path);
+    CHECK(sh_zio_head("/nonexistent/x", head, sizeof head, &n, &err) == SH_EIO && n == 0);
+    CHECK(strstr(err.msg, "cannot read /nonexistent/x") != NULL);
+    free(plain.p);
+    free(g.p);
+    free(z.p);
+}
+
 int main(void)
 {
     RUN(test_kinds_by_magic);
@@ -273,6 +306,7 @@ int main(void)
     RUN(test_damaged_data_is_refused_naming_the_place);
     RUN(test_a_compression_bomb_stops_at_the_limit);
     RUN(test_read_file_plain_gzip_zstd);
+    RUN(test_head_of_plain_and_compressed_files);
     RUN(test_stream_lines);
     RUN(test_an_endless_line_is_abandoned);
     RUN(test_peek_then_read_the_same_bytes);
