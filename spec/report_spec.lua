@@ -3,8 +3,7 @@
 -- sections present, numbers equal to the run's own files, every SVG and the
 -- page's main content well-formed XML, hostile documents shown as text.
 local support = require "support"
-local read = support.read
-local tmpdir, write = support.tmpdir, support.write
+local tmpdir, read, write, run = support.tmpdir, support.read, support.write, support.run
 local plot = require "shingle.plot"
 local html = require "shingle.html"
 local report = require "shingle.report"
@@ -12,9 +11,6 @@ local fixtures = require "report_fixtures"
 local cjson = require "cjson"
 
 local root = tmpdir()
-
-
-local run = require("support").run
 
 local xml_n = 0
 --- Whether s parses as XML (xmllint from libxml2-utils); the message if not.
