@@ -301,6 +301,22 @@ static int open_read(const char *path, sh_error *err)
     return fd;
 }
 
+/* read(2) through EINTR; on failure the file is closed and err set (SH_EIO,
+ * naming it), and -1 returned. */
+static ssize_t read_or_close(int fd, void *buf, size_t n, const char *path, sh_error *err)
+{
+    ssize_t got;
+    do got = read(fd, buf, n);
+    while (got < 0 && errno == EINTR);
+    if (got < 0) {
+        int e = errno;
+        close(fd);
+        sh_error_set(err, SH_EIO, 0, "cannot read %s: %s", path, strerror(e));
+        if (err) err->sys_errno = e;
+    }
+    return got;
+}
+
 sh_status sh_zstream_open(const char *path, sh_zstream **out, sh_error *err)
 {
     int fd;
@@ -581,15 +597,7 @@ sh_status sh_zio_read_file(const char *path, size_t max, sh_zbuf *out, sh_zkind 
         /* until the kind is known, read no more than a decoder's input buffer holds */
         want = out->cap - n;
         if (!decided && want > IN_SIZE - n) want = IN_SIZE - n;
-        do got = read(fd, out->p + n, want);
-        while (got < 0 && errno == EINTR);
-        if (got < 0) {
-            int e = errno;
-            close(fd);
-            sh_error_set(err, SH_EIO, 0, "cannot read %s: %s", path, strerror(e));
-            if (err) err->sys_errno = e;
-            return SH_EIO;
-        }
+        if ((got = read_or_close(fd, out->p + n, want, path, err)) < 0) return SH_EIO;
         n += (size_t)got;
         if (!decided && (n >= 6 || got == 0)) {
             decided = 1;
@@ -626,15 +634,7 @@ sh_status sh_zio_head(const char *path, char *buf, size_t cap, size_t *n, sh_err
     sh_status st;
     *n = 0;
     if ((fd = open_read(path, err)) < 0) return SH_EIO;
-    do got = read(fd, buf, cap);
-    while (got < 0 && errno == EINTR);
-    if (got < 0) {
-        int e = errno;
-        close(fd);
-        sh_error_set(err, SH_EIO, 0, "cannot read %s: %s", path, strerror(e));
-        if (err) err->sys_errno = e;
-        return SH_EIO;
-    }
+    if ((got = read_or_close(fd, buf, cap, path, err)) < 0) return SH_EIO;
     close(fd);
     /* a plain file (the common case) costs one read; a compressed one is
      * opened again as a stream and its first decompressed bytes taken */
