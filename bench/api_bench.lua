@@ -21,7 +21,8 @@
 -- no vector code) and the run stops if the two differ: the fast paths give
 -- bit-identical sketches on the whole corpus.
 local here = arg[0]:match("^(.*)/bench/[^/]*$") or "."
-package.path = here .. "/lua/?.lua;" .. here .. "/lua/?/init.lua;" .. package.path
+package.path = here .. "/lua/?.lua;" .. here .. "/lua/?/init.lua;" .. here .. "/bench/lib/?.lua;" .. package.path
+local machine = require "machine" -- bench/lib/machine.lua
 package.cpath = here .. "/build/5.4/lib/?.so;" .. package.cpath
 local shingle = require "shingle"
 local core = require "shingle.core"
@@ -103,26 +104,11 @@ local function median(t)
   return n % 2 == 1 and c[(n + 1) // 2] or (c[n // 2] + c[n // 2 + 1]) / 2
 end
 
-local function loadavg()
-  local f = io.open("/proc/loadavg")
-  local s = f and f:read("l") or "unknown"
-  if f then f:close() end
-  return s
-end
-
-local function cpu_model()
-  for line in io.lines("/proc/cpuinfo") do
-    local m = line:match("^model name%s*:%s*(.*)")
-    if m then return m end
-  end
-  return "unknown"
-end
-
 print(("date:    %s"):format(os.date("!%Y-%m-%d %H:%M:%S UTC")))
-print(("cpu:     %s, %s cores online; %s"):format(cpu_model(), sh_out("nproc"):gsub("%s+$", ""), _VERSION))
+print(("cpu:     %s, %s cores online; %s"):format(machine.cpu(), sh_out("nproc"):gsub("%s+$", ""), _VERSION))
 print(("commit:  %s"):format(sh_out("git -C " .. q(here) .. " rev-parse --short HEAD 2>/dev/null"):gsub("%s+$", "")))
 print(("simd:    %s"):format(core.simd and core.simd() or "n/a"))
-print(("load average at start: %s"):format(loadavg()))
+print(("load average at start: %s"):format(machine.load()))
 
 local tmp = sh_out("mktemp -d"):gsub("%s+$", "")
 local results = {}
@@ -169,4 +155,4 @@ print(("\nmedians of %d runs; MB = 10^6 bytes of input; per core = per CPU secon
 print("| set  | sketch             | per core | wall MB/s | / wc -w | digest |")
 print("| ---- | ------------------ | -------: | --------: | ------: | ------ |")
 for _, line in ipairs(results) do print(line) end
-print(("load average at end: %s"):format(loadavg()))
+print(("load average at end: %s"):format(machine.load()))

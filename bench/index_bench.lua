@@ -25,7 +25,7 @@ local function sh(cmd)
   if not ok then error("failed: " .. cmd) end
 end
 
-local machine = require "machine" -- bench/lib/machine.lua
+local machine = require("machine").line -- bench/lib/machine.lua
 
 local function median(t)
   table.sort(t)

@@ -14,6 +14,7 @@
 -- Also: a Lua rule set's shingle iterator against the C shingler's, per shingle.
 local here = arg[0]:match("^(.*)/bench/[^/]*$") or "."
 package.path = here .. "/lua/?.lua;" .. here .. "/lua/?/init.lua;" .. here .. "/bench/lib/?.lua;" .. package.path
+local machine = require "machine" -- bench/lib/machine.lua
 package.cpath = here .. "/build/5.4/lib/?.so;" .. package.cpath
 local shingle = require "shingle"
 local core = require "shingle.core"
@@ -125,23 +126,8 @@ local function measure(cfg, docs, bytes, threads, main)
   return bytes / 1e6 / median(cpu), bytes / 1e6 / median(wall), where
 end
 
-local function cpu_model()
-  for line in io.lines("/proc/cpuinfo") do
-    local m = line:match("^model name%s*:%s*(.*)")
-    if m then return m end
-  end
-  return "unknown"
-end
-
-local function loadavg()
-  local f = io.open("/proc/loadavg")
-  local s = f and f:read("l") or "unknown"
-  if f then f:close() end
-  return s
-end
-
-print(("# rule sets and extractors, %s, %s, %s; load %s"):format(os.date("!%Y-%m-%d %H:%M UTC"), cpu_model(),
-  core.simd(), loadavg()))
+print(("# rule sets and extractors, %s, %s, %s; load %s"):format(os.date("!%Y-%m-%d %H:%M UTC"), machine.cpu(),
+  core.simd(), machine.load()))
 local text, tbytes = text_docs()
 local code, cbytes = code_docs()
 local fasta, fbytes = fasta_docs()
@@ -222,4 +208,4 @@ end
 print(("\nshingle iterator, µs per shingle: C shingler %.3f, a rule set with a Lua step %.3f"):format(
   per_shingle(c_sh), per_shingle(lua_sh)))
 os.remove(tweet_file)
-print("# load at end: " .. loadavg())
+print("# load at end: " .. machine.load())

@@ -55,7 +55,7 @@ local function exists(p)
   return false
 end
 
-local machine = require "machine" -- bench/lib/machine.lua
+local machine = require("machine").line -- bench/lib/machine.lua
 
 local function uptime() return (read_cmd("uptime"):gsub("^%s+", ""):gsub("\n", "")) end
 
