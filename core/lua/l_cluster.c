@@ -49,11 +49,8 @@ static int pool_new(lua_State *L)
     sig_k = shl_opt_int(L, 3, "sig_k", 0);
     luaL_argcheck(L, threads >= 1 && threads <= 256, 3, "threads must be 1 to 256");
     luaL_argcheck(L, sig_k >= 0 && sig_k <= 4096, 3, "sig_k must be 0 to 4096");
-    u = (shl_pool *)shl_newuserdata(L, sizeof *u);
-    memset(u, 0, sizeof *u);
+    u = (shl_pool *)shl_newhandle(L, sizeof *u, SHL_POOL);
     u->ref_text = u->ref_html = LUA_NOREF;
-    luaL_getmetatable(L, SHL_POOL);
-    lua_setmetatable(L, -2);
     u->cfg.text = &t->sh;
     u->cfg.html = &h->sh;
     u->cfg.params = t->sp;
@@ -203,12 +200,9 @@ static int p1_new(lua_State *L)
 {
     const char *dir = luaL_checkstring(L, 1);
     shl_pool *pool = check_pool(L, 2);
-    shl_p1 *u = (shl_p1 *)shl_newuserdata(L, sizeof *u);
+    shl_p1 *u = (shl_p1 *)shl_newhandle(L, sizeof *u, SHL_P1);
     sh_sketch_params id;
     sh_error err;
-    memset(u, 0, sizeof *u);
-    luaL_getmetatable(L, SHL_P1);
-    lua_setmetatable(L, -2);
     sh_sketch_identity(pool->cfg.text, &pool->cfg.params, 0, &id);
     if (sh_p1_open(&u->p1, dir, &pool->cfg, &id, &err) != SH_OK) return shl_fail(L, &err);
     u->open = 1;

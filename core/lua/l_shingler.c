@@ -49,11 +49,8 @@ static int shingler_new(lua_State *L)
     m = shl_opt_int(L, 1, "m", 25);
     luaL_argcheck(L, s >= 1 && s <= 1000000, 1, "sketch size s must be 1 to 1000000");
     luaL_argcheck(L, m >= 1 && (uint64_t)m <= SH_SKETCH_MAX_M, 1, "modulus m must be 1 to 2^32");
-    u = (shl_shingler *)shl_newuserdata(L, sizeof *u);
-    memset(u, 0, sizeof *u);
+    u = (shl_shingler *)shl_newhandle(L, sizeof *u, SHL_SHINGLER);
     u->closed = 1; /* nothing to free until init succeeds */
-    luaL_getmetatable(L, SHL_SHINGLER);
-    lua_setmetatable(L, -2);
     if (sh_shingler_init(&u->sh, &c, &err) != SH_OK) return shl_raise(L, &err);
     u->sp.kind = (uint8_t)shl_opt_enum(L, 1, "sketch", "min", kinds);
     luaL_argcheck(L, u->sp.kind != 0, 1, "option 'sketch' must be min, mod, minmod, class or full");

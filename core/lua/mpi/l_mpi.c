@@ -72,11 +72,8 @@ static int m_world(lua_State *L)
     lua_getfield(L, LUA_REGISTRYINDEX, SHL_WORLD ".instance");
     if (!lua_isnil(L, -1)) return 1;
     lua_pop(L, 1);
-    w = (world *)shl_newuserdata(L, sizeof *w);
-    memset(w, 0, sizeof *w);
+    w = (world *)shl_newhandle(L, sizeof *w, SHL_WORLD);
     w->finalized = 1;
-    luaL_getmetatable(L, SHL_WORLD);
-    lua_setmetatable(L, -2);
     if (sh_mpi_open(&w->mpi, &err) != SH_OK) return shl_fail(L, &err);
     w->finalized = 0;
     sh_mpi_transport(&t, w->mpi);
@@ -339,11 +336,8 @@ static int w_dist(lua_State *L)
     memset(&cfg, 0, sizeof cfg);
     cfg.memory = (size_t)shl_opt_num(L, 3, "memory", 256.0 * 1024 * 1024);
     cfg.temp_dir = shl_opt_str(L, 3, "temp_dir", NULL);
-    d = (dist *)shl_newuserdata(L, sizeof *d);
-    memset(d, 0, sizeof *d);
+    d = (dist *)shl_newhandle(L, sizeof *d, SHL_DIST);
     d->ref_world = LUA_NOREF;
-    luaL_getmetatable(L, SHL_DIST);
-    lua_setmetatable(L, -2);
     if (sh_dist_open(&d->d, &w->comm, dir, &cfg, &err) != SH_OK) return shl_fail(L, &err);
     d->open = 1;
     lua_pushvalue(L, 1);
