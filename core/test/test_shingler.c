@@ -193,27 +193,42 @@ static void min_s_is_the_s_smallest_of_the_full_set(void)
 {
     static const size_t words[] = { 0, 1, 5, 48, 49, 50, 51, 52, 198, 200, 209, 210, 211, 1000, 6000 };
     static const uint32_t sizes[] = { 1, 2, 50, 200 };
-    sh_shingler *s = make(10, 64, 0, SH_TOKENS_RABIN, SH_OPTION_B);
+    static const sh_option options[] = { SH_OPTION_B, SH_OPTION_A };
     uint64_t st = 11;
-    size_t a, b, bad = 0;
+    size_t a, b, o, bad = 0;
     sh_work w;
     memset(&w, 0, sizeof w);
-    for (a = 0; a < sizeof words / sizeof *words; a++) {
-        char *text = random_text(words[a], 100000, &st);
-        sh_sketch *full = build(s, text, SH_SKETCH_FULL, 0, 0, 0, &w);
-        CHECK(full != NULL);
-        for (b = 0; full && b < sizeof sizes / sizeof *sizes; b++) {
-            sh_sketch *min = build(s, text, SH_SKETCH_MIN, sizes[b], 0, 0, &w);
-            size_t want = full->n < sizes[b] ? full->n : sizes[b];
-            if (!min || min->n != want || memcmp(min->v, full->v, want * 8) != 0) {
-                bad++;
-                fprintf(stderr, "  %zu words, s = %u: %zu values, want the %zu smallest of %zu\n", words[a],
-                        (unsigned)sizes[b], min ? min->n : 0, want, full->n);
+    /* option B has its own one-pass path (min_sketch); option A, and a full
+     * sketch narrowed by sh_sketch_select, take the general one */
+    for (o = 0; o < sizeof options / sizeof *options; o++) {
+        sh_shingler *s = make(10, 64, 0, SH_TOKENS_RABIN, options[o]);
+        for (a = 0; a < sizeof words / sizeof *words; a++) {
+            char *text = random_text(words[a], o ? 50 : 100000, &st); /* option A: repeated shingles */
+            sh_sketch *full = build(s, text, SH_SKETCH_FULL, 0, 0, 0, &w);
+            CHECK(full != NULL);
+            for (b = 0; full && b < sizeof sizes / sizeof *sizes; b++) {
+                sh_sketch *min = build(s, text, SH_SKETCH_MIN, sizes[b], 0, 0, &w), *sel = NULL;
+                sh_sketch_params p;
+                sh_error err;
+                size_t want = full->n < sizes[b] ? full->n : sizes[b];
+                memset(&p, 0, sizeof p);
+                p.kind = SH_SKETCH_MIN; p.s = sizes[b];
+                if (!min || min->n != want || memcmp(min->v, full->v, want * 8) != 0) {
+                    bad++;
+                    fprintf(stderr, "  option %c, %zu words, s = %u: %zu values, want the %zu smallest of %zu\n",
+                            o ? 'A' : 'B', words[a], (unsigned)sizes[b], min ? min->n : 0, want, full->n);
+                }
+                if (sh_sketch_select(full, &p, &sel, &err) != SH_OK || sel->n != want || memcmp(sel->v, full->v, want * 8) != 0) {
+                    bad++;
+                    fprintf(stderr, "  option %c, %zu words: the full set narrowed to MIN_%u has %zu values, want %zu\n",
+                            o ? 'A' : 'B', words[a], (unsigned)sizes[b], sel ? sel->n : 0, want);
+                }
+                free(sel);
+                free(min);
             }
-            free(min);
+            free(full);
+            free(text);
         }
-        free(full);
-        free(text);
     }
     CHECK_EQ_U64(bad, 0);
     sh_work_free(&w);
