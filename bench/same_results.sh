@@ -90,7 +90,7 @@ normalize() {
   python3 -c '
 import json, re, sys
 # timing fields, the signature of the inputs in phase1.json (it covers their mtimes),
-# and docs.jsonl's CRC-32 (cjson writes keys in a per-process order; the lines
+# and the CRC-32 of docs.jsonl (cjson writes keys in a per-process order; the lines
 # themselves are compared with sorted keys)
 timing = re.compile(r"^(t_.*|times|phases|seconds|outdir|elapsed|.*_seconds|time|wall|cpu|signature|crc32)$")
 paths = [(p, n) for p, n in zip(sys.argv[1::2], sys.argv[2::2])]
