@@ -82,7 +82,15 @@ static char *run(lua_State *L, int argc, char **argv, char **err, counter *c, lo
     /* armed only inside the protected call: outside one, a failure is a panic */
     c->count = 0;
     c->fail_at = fail_at;
+    /* The incremental collector is stopped while allocations fail: a
+     * finalizer it would run then cannot be called (Lua 5.4 needs memory to
+     * call a __gc; it drops the call with a warning) and the object's C
+     * memory would be lost by Lua, not by us. Emergency collections still
+     * run (they call no finalizers); garbage is finalized at lua_close, with
+     * a working allocator, where LeakSanitizer then sees what we leaked. */
+    lua_gc(L, LUA_GCSTOP);
     rc = lua_pcall(L, argc, 1, 0);
+    lua_gc(L, LUA_GCRESTART);
     c->fail_at = 0;
     if (rc != LUA_OK) {
         const char *m = lua_tostring(L, -1);
