@@ -88,9 +88,9 @@ static char *run(lua_State *L, int argc, char **argv, char **err, counter *c, lo
      * memory would be lost by Lua, not by us. Emergency collections still
      * run (they call no finalizers); garbage is finalized at lua_close, with
      * a working allocator, where LeakSanitizer then sees what we leaked. */
-    lua_gc(L, LUA_GCSTOP);
+    lua_gc(L, LUA_GCSTOP, 0); /* the third argument: Lua 5.3 takes one */
     rc = lua_pcall(L, argc, 1, 0);
-    lua_gc(L, LUA_GCRESTART);
+    lua_gc(L, LUA_GCRESTART, 0);
     c->fail_at = 0;
     if (rc != LUA_OK) {
         const char *m = lua_tostring(L, -1);
