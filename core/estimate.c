@@ -84,6 +84,35 @@ static void mod_counts(const uint64_t *a, size_t na, const uint64_t *b, size_t n
     *ka = ca; *kb = cb; *both = cab;
 }
 
+/* mod_counts when every value of the larger list a counts (its sketch's own
+ * modulus is the common one: a MOD_m sketch holds multiples of m only): each
+ * value of b is looked up in a by bisection, O(nb log na) instead of O(na +
+ * nb), the same counts. A large query against the index's small sketches
+ * ("On the fly resemblance") is the case it is for. */
+static void mod_counts_lookup(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64_t m,
+                              size_t *ka, size_t *kb, size_t *both)
+{
+    size_t j, lo = 0, cb = 0, cab = 0;
+    for (j = 0; j < nb; j++) {
+        size_t hi = na;
+        if (b[j] % m != 0) continue;
+        cb++;
+        /* b is sorted: the next one lies at or after lo */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (a[mid] < b[j]) lo = mid + 1; else hi = mid;
+        }
+        if (lo < na && a[lo] == b[j]) cab++;
+    }
+    *ka = na; *kb = cb; *both = cab;
+}
+
+/* Whether every value of a MOD (or FULL) sketch x counts at the common modulus m. */
+static int all_count(const sh_sketch *x, uint64_t m)
+{
+    return m == 1 || (x->p.kind == SH_SKETCH_MOD && x->p.m == m);
+}
+
 sh_status sh_sketch_estimate(const sh_sketch *a, const sh_sketch *b, sh_estimate *e, sh_error *err)
 {
     sh_status st = sh_sketch_compatible(a, b, err);
@@ -109,7 +138,12 @@ sh_status sh_sketch_estimate(const sh_sketch *a, const sh_sketch *b, sh_estimate
         size_t ka, kb, both, uni;
         if (a->p.kind == SH_SKETCH_MOD) m = common_modulus(a->p.m, b->p.m);
         if (a->p.kind == SH_SKETCH_CLASS) m = 1ULL << (a->p.cls > b->p.cls ? a->p.cls : b->p.cls);
-        mod_counts(a->v, a->n, b->v, b->n, m, &ka, &kb, &both);
+        if (a->p.kind != SH_SKETCH_CLASS && a->n >= 16 * b->n && all_count(a, m))
+            mod_counts_lookup(a->v, a->n, b->v, b->n, m, &ka, &kb, &both);
+        else if (a->p.kind != SH_SKETCH_CLASS && b->n >= 16 * a->n && all_count(b, m))
+            mod_counts_lookup(b->v, b->n, a->v, a->n, m, &kb, &ka, &both);
+        else
+            mod_counts(a->v, a->n, b->v, b->n, m, &ka, &kb, &both);
         uni = ka + kb - both;
         e->both = both;
         e->sample = uni;

@@ -6,6 +6,7 @@
 #include "sort.h"
 
 #include <errno.h>
+#include <math.h>
 #include <lmdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,8 @@ struct sh_index_adder {
     size_t cand_cap;
     sh_sketch *sa, *sb;        /* estimator scratch */
     size_t sk_cap;
+    uint64_t *pairs;           /* a batch's candidate pairs, new << 32 | earlier */
+    size_t pairs_cap;
 };
 
 
@@ -474,14 +477,14 @@ static sh_status grow_scratch(sh_index_adder *a, size_t n, sh_error *err)
 
 /* Candidate documents sharing sketch values with sk: each distinct doc once
  * (ids below `below` only, so a pair within one batch is decided once). */
-static int candidates_of(MDB_txn *t, sh_index *ix, const sh_sketch *sk, uint32_t below, uint32_t max_df,
+static int candidates_of(MDB_txn *t, sh_index *ix, const sh_sketch *sk, size_t nv, uint32_t below, uint32_t max_df,
                          uint32_t **cand, size_t *cap, size_t *n_out)
 {
     MDB_cursor *cur;
     size_t n = 0, i;
     int rc = mdb_cursor_open(t, ix->db[D_POST], &cur);
     if (rc) return rc;
-    for (i = 0; i < sk->n; i++) {
+    for (i = 0; i < nv && i < sk->n; i++) {
         unsigned char kb[8];
         MDB_val k = { 8, kb }, v;
         size_t cnt = 0;
@@ -574,6 +577,120 @@ static int url_in_sweep(MDB_txn *t, sh_index *ix, uint32_t sweep, const sh_index
     return -1;
 }
 
+/* Decide one candidate pair (new document id, earlier document cid) on the
+ * estimates of their sketches and merge their clusters when it passes. */
+static int link_candidate(sh_index_adder *a, const sh_index_doc *d, uint32_t id, uint32_t cid, sh_status *s, sh_error *err)
+{
+    MDB_val v;
+    sh_estimate e;
+    sh_ixdoc h;
+    int rc;
+    (void)id;
+    a->st.candidates++;
+    if ((rc = get_doc(a->txn, a->ix, cid, &v)) != 0) return rc;
+    if ((*s = doc_head(a->ix, cid, &v, &h, err)) != SH_OK) return 0;
+    if ((*s = grow_scratch(a, h.n_values > d->sketch->n ? h.n_values : d->sketch->n, err)) != SH_OK) return 0;
+    if ((*s = sketch_from(a->ix, &a->p, cid, &v, a->sb, err)) != SH_OK) return 0;
+    if ((*s = sh_sketch_estimate(d->sketch, a->sb, &e, err)) != SH_OK) return 0;
+    if (!sh_policy_passes(a->policy, a->threshold, &e)) return 0;
+    a->st.linked++;
+    return merge(a, cid, id);
+}
+
+/* Room for n more pairs; 0 when the batch would hold more than MAX_PAIRS. */
+#define MAX_PAIRS ((size_t)1 << 25)   /* 256 MiB of pairs; past it, one document at a time */
+static int room_for_pairs(sh_index_adder *a, size_t np, size_t n)
+{
+    size_t nc;
+    uint64_t *q;
+    if (np + n <= a->pairs_cap) return 1;
+    if (np + n > MAX_PAIRS) return 0;
+    nc = a->pairs_cap ? a->pairs_cap : 4096;
+    while (nc < np + n) nc *= 2;
+    q = (uint64_t *)realloc(a->pairs, nc * sizeof *q);
+    if (!q) return 0;
+    a->pairs = q;
+    a->pairs_cap = nc;
+    return 1;
+}
+
+/* Put the batch's postings recs (m records of value BE64, doc BE32, sorted)
+ * through one cursor, and gather in a->pairs every pair (new document <<
+ * 32 | earlier document) of a searching new document (searches[id - base])
+ * with a document that had the value before it, for values held by at most
+ * max_df documents in all: sorted and distinct, the pairs candidates_of
+ * would give document by document ("On the fly resemblance"), in the same
+ * order. *np = SIZE_MAX when they would not fit in memory (the caller then
+ * searches one document at a time). */
+static int post_batch(sh_index_adder *a, const unsigned char *recs, size_t m, uint32_t base, const unsigned char *searches,
+                      size_t *np)
+{
+    MDB_cursor *cur;
+    uint32_t *old = NULL;
+    size_t old_cap = 0, j0 = 0, n = 0;
+    int rc = mdb_cursor_open(a->txn, a->ix->db[D_POST], &cur), overflow = 0;
+    if (rc) return rc;
+    while (j0 < m && rc == 0) {
+        size_t j1 = j0 + 1, no = 0, cnt = 0, j, x;
+        MDB_val k = { 8, (void *)(uintptr_t)(recs + 12 * j0) }, v;
+        while (j1 < m && memcmp(recs + 12 * j1, recs + 12 * j0, 8) == 0) j1++;
+        /* the documents that had this value before the batch */
+        rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
+        if (rc == 0) {
+            mdb_cursor_count(cur, &cnt);
+            if (!overflow && (!a->max_df || cnt + (j1 - j0) <= a->max_df)) {
+                rc = mdb_cursor_get(cur, &k, &v, MDB_GET_MULTIPLE);
+                while (rc == 0) {
+                    size_t q = v.mv_size / 4;
+                    if (no + q > old_cap) {
+                        size_t nc = old_cap ? old_cap : 256;
+                        uint32_t *r;
+                        while (nc < no + q) nc *= 2;
+                        if (!(r = (uint32_t *)realloc(old, nc * 4))) { rc = ENOMEM; break; }
+                        old = r;
+                        old_cap = nc;
+                    }
+                    for (j = 0; j < q; j++) old[no++] = sh_load_be32((const char *)v.mv_data + 4 * j);
+                    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_MULTIPLE);
+                }
+                if (rc == MDB_NOTFOUND) rc = 0;
+            }
+        } else if (rc == MDB_NOTFOUND) {
+            rc = 0;
+        }
+        if (rc) break;
+        /* pairs: each searching new document with the earlier holders */
+        if (!overflow && (!a->max_df || cnt + (j1 - j0) <= a->max_df)) {
+            for (x = j0; x < j1 && !overflow; x++) {
+                uint32_t id = sh_load_be32(recs + 12 * x + 8);
+                size_t earlier = no + (x - j0);
+                if (!searches[id - base] || earlier == 0) continue;
+                if (!room_for_pairs(a, n, earlier)) { overflow = 1; break; }
+                for (j = 0; j < no; j++) a->pairs[n++] = (uint64_t)id << 32 | old[j];
+                for (j = j0; j < x; j++) a->pairs[n++] = (uint64_t)id << 32 | sh_load_be32(recs + 12 * j + 8);
+            }
+        }
+        /* then the batch's own postings of this value (ids above every earlier one) */
+        for (x = j0; x < j1 && rc == 0; x++) {
+            MDB_val kk = { 8, (void *)(uintptr_t)(recs + 12 * j0) }, d = { 4, (void *)(uintptr_t)(recs + 12 * x + 8) };
+            rc = mdb_cursor_put(cur, &kk, &d, 0);
+        }
+        j0 = j1;
+    }
+    mdb_cursor_close(cur);
+    free(old);
+    if (rc) return rc;
+    if (overflow) { *np = SIZE_MAX; return 0; }
+    if (n > 1) {
+        size_t i, k = 0;
+        sh_sort_u64(a->pairs, n);
+        for (i = 0; i < n; i++) if (i == 0 || a->pairs[i] != a->pairs[i - 1]) a->pairs[k++] = a->pairs[i];
+        n = k;
+    }
+    *np = n;
+    return 0;
+}
+
 sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, uint32_t *ids, sh_error *err)
 {
     sh_index *ix = a->ix;
@@ -582,6 +699,7 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
     int rc = 0;
     uint32_t *other = (uint32_t *)malloc((n ? n : 1) * sizeof *other);
     unsigned char *dups = (unsigned char *)malloc(n ? n : 1);
+    size_t np = 0, p;
     sh_status s = SH_OK;
     if (!other || !dups) { free(other); free(dups); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
     /* 1. records, URLs, fingerprints, sweep membership, clusters of one */
@@ -650,32 +768,51 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
         a->next++;
     }
     if (rc) { s = lmdb_err(err, ix, "add documents", rc); goto out; }
-    /* 2. postings, sorted by value then doc: the B-tree is filled in order */
+    /* 2. postings, sorted by value then doc and put through one cursor (a key
+     * on the leaf page the cursor is on needs no search from the root); the
+     * same walk gathers every new document's candidates */
     {
-        size_t total = 0, m = 0, j;
-        unsigned char *recs, *aux;
-        for (i = 0; i < n; i++) if (dups[i] != SKIPPED) total += docs[i].sketch->n;
+        size_t total = 0, m = 0, j, base_i = n;
+        uint32_t base = 0;
+        unsigned char *recs, *aux, *searches;
+        for (i = 0; i < n; i++)
+            if (dups[i] != SKIPPED) {
+                total += docs[i].sketch->n;
+                if (base_i == n) { base_i = i; base = ids[i]; }
+            }
         recs = (unsigned char *)malloc(12 * total + 12);
         aux = (unsigned char *)malloc(12 * total + 12);
-        if (!recs || !aux) { free(recs); free(aux); s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto out; }
-        for (i = 0; i < n; i++)
-            for (j = 0; dups[i] != SKIPPED && j < docs[i].sketch->n; j++) {
+        searches = (unsigned char *)calloc(n + 1, 1);
+        if (!recs || !aux || !searches) {
+            free(recs); free(aux); free(searches);
+            s = sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+            goto out;
+        }
+        for (i = 0; i < n; i++) {
+            if (dups[i] == SKIPPED) continue;
+            /* ids of the added documents are consecutive from base */
+            searches[ids[i] - base] = dups[i] == SH_DUP_NONE;
+            for (j = 0; j < docs[i].sketch->n; j++) {
                 sh_store_be64(recs + 12 * m, docs[i].sketch->v[j]);
                 sh_store_be32(recs + 12 * m + 8, ids[i]);
                 m++;
             }
+        }
         sh_radix_sort(recs, aux, m, 12, 12);
         free(aux);
-        for (j = 0; j < m && rc == 0; j++) rc = put_dup(t, ix->db[D_POST], recs + 12 * j, 8, sh_load_be32(recs + 12 * j + 8));
+        rc = post_batch(a, recs, m, base, searches, &np);
         free(recs);
+        free(searches);
         if (rc) { s = lmdb_err(err, ix, "add postings", rc); goto out; }
     }
     /* 3. identical documents join their earlier copy; the rest are linked to
-     * every earlier document they share sketch values with that passes the policy */
-    for (i = 0; i < n && rc == 0; i++) {
+     * every earlier document they share sketch values with that passes the
+     * policy, in the order of ids: documents, then candidates */
+    for (i = 0, p = 0; i < n && rc == 0; i++) {
         const sh_index_doc *d = &docs[i];
         uint32_t id = ids[i];
         size_t nc = 0, c;
+        const uint32_t *cand;
         if (dups[i] == SKIPPED) continue;
         if (dups[i] != SH_DUP_NONE) {
             /* identical sketches decide every pair alike: the copy needs no search of its own */
@@ -683,23 +820,16 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
             rc = merge(a, other[i], id);
             continue;
         }
-        if ((rc = candidates_of(t, ix, d->sketch, id, a->max_df, &a->cand, &a->cand_cap, &nc)) != 0) break;
-        for (c = 0; c < nc && rc == 0; c++) {
-            MDB_val v;
-            sh_estimate e;
-            sh_ixdoc h;
-            uint32_t cid = a->cand[c];
-            a->st.candidates++;
-            if ((rc = get_doc(t, ix, cid, &v)) != 0) break;
-            if ((s = doc_head(ix, cid, &v, &h, err)) != SH_OK) goto out;
-            if ((s = grow_scratch(a, h.n_values > d->sketch->n ? h.n_values : d->sketch->n, err)) != SH_OK) goto out;
-            if ((s = sketch_from(ix, &a->p, cid, &v, a->sb, err)) != SH_OK) goto out;
-            if ((s = sh_sketch_estimate(d->sketch, a->sb, &e, err)) != SH_OK) goto out;
-            if (sh_policy_passes(a->policy, a->threshold, &e)) {
-                a->st.linked++;
-                rc = merge(a, cid, id);
-            }
+        if (np == SIZE_MAX) {
+            /* too many pairs to hold for the batch: one document at a time */
+            if ((rc = candidates_of(t, ix, d->sketch, d->sketch->n, id, a->max_df, &a->cand, &a->cand_cap, &nc)) != 0) break;
+            cand = a->cand;
+            for (c = 0; c < nc && rc == 0 && s == SH_OK; c++) rc = link_candidate(a, d, id, cand[c], &s, err);
+        } else {
+            for (; p < np && (uint32_t)(a->pairs[p] >> 32) == id && rc == 0 && s == SH_OK; p++)
+                rc = link_candidate(a, d, id, (uint32_t)a->pairs[p], &s, err);
         }
+        if (s != SH_OK) goto out;
     }
     if (rc) { s = lmdb_err(err, ix, "link documents", rc); goto out; }
     {
@@ -794,6 +924,7 @@ void sh_index_abort(sh_index_adder *a)
     a->txn = NULL;
     if (failed) shrink(a->ix);
     free(a->cand);
+    free(a->pairs);
     free(a->sa);
     free(a->sb);
     free(a);
@@ -820,6 +951,34 @@ static int cmp_containment(const void *x, const void *y)
     return cmp_resemblance(x, y);
 }
 
+/* How many of the query's values to look up. A document passes resemblance
+ * (or both) >= t only if it shares at least a fraction t of the values of
+ * the query's sample that count: both >= t (ka + kb - both) >= t ka. When
+ * every value of the query counts against every stored sketch (a FULL
+ * sketch, or MOD at the index's own modulus, which each smaller modulus of
+ * the chain divides), its values are fingerprints in random order with
+ * respect to the text, so its K smallest values are a random K-subset of
+ * them, and a document passing the policy shares none of them with
+ * probability at most (1 - t)^K. K is chosen for at most 1e-12 and at least
+ * SH_INDEX_QUERY_LOOKUPS (256: 2^-256 at t = 0.5); a large document's query
+ * (a 500 KB page has ~3,000 MOD_25 values) then costs K lookups instead of
+ * one per value. Containment of a small document in the query has no such
+ * bound: those policies look up every value. */
+static int query_bounded(const sh_sketch *q, const sh_sketch_params *p, sh_policy policy, double t)
+{
+    return (policy == SH_POLICY_RESEMBLANCE || policy == SH_POLICY_BOTH) && t > 0.0 && t <= 1.0 &&
+           (q->p.kind == SH_SKETCH_FULL || (q->p.kind == SH_SKETCH_MOD && p->kind == SH_SKETCH_MOD && q->p.m == p->m));
+}
+
+static size_t query_lookups(const sh_sketch *q, const sh_sketch_params *p, sh_policy policy, double t)
+{
+    double k;
+    if (!query_bounded(q, p, policy, t)) return q->n;
+    k = t >= 1.0 ? 1.0 : ceil(log(1e-12) / log1p(-t));
+    if (k < SH_INDEX_QUERY_LOOKUPS) k = SH_INDEX_QUERY_LOOKUPS;
+    return k >= (double)q->n ? q->n : (size_t)k;
+}
+
 /* "On the fly resemblance": the paper's algorithm over the postings. */
 sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, sh_policy policy, int by_containment,
                            uint32_t top, uint32_t max_df, sh_index_hit **hits, size_t *n, sh_error *err)
@@ -828,7 +987,7 @@ sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, s
     sh_sketch_params p;
     sh_policy pol;
     double thr;
-    int present, rc;
+    int present, rc, bounded;
     uint32_t *cand = NULL;
     size_t cap = 0, nc = 0, c, nh = 0;
     sh_index_hit *h = NULL;
@@ -851,7 +1010,11 @@ sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, s
             goto done;
         }
     }
-    if ((rc = candidates_of(t, ix, q, UINT32_MAX, max_df, &cand, &cap, &nc)) != 0) { s = lmdb_err(err, ix, "search", rc); goto done; }
+    bounded = query_bounded(q, &p, policy, threshold);
+    if ((rc = candidates_of(t, ix, q, query_lookups(q, &p, policy, threshold), UINT32_MAX, max_df, &cand, &cap, &nc)) != 0) {
+        s = lmdb_err(err, ix, "search", rc);
+        goto done;
+    }
     h = (sh_index_hit *)malloc((nc ? nc : 1) * sizeof *h);
     if (!h) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
     for (c = 0; c < nc; c++) {
@@ -860,6 +1023,9 @@ sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, s
         sh_estimate e;
         if ((rc = get_doc(t, ix, cand[c], &v)) != 0) { s = lmdb_err(err, ix, "read document", rc); goto done; }
         if ((s = doc_head(ix, cand[c], &v, &d, err)) != SH_OK) goto done;
+        /* with every query value counting, the estimate is at most
+         * kb / ka <= n_values / q->n: a much smaller document cannot pass */
+        if (bounded && (double)d.n_values < threshold * (double)q->n * (1.0 - 1e-9)) continue;
         if (!sb || sb->n < d.n_values) {
             free(sb);
             sb = (sh_sketch *)malloc(sizeof *sb + 8 * ((size_t)d.n_values + 64));

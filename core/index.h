@@ -103,12 +103,16 @@ typedef struct sh_index_hit {
     double r, cab, cba;     /* estimated resemblance, containment of the query in doc, of doc in the query */
 } sh_index_hit;
 
-/* On-the-fly resemblance: look up each value of q in the postings, count the
- * shared values per document, estimate resemblance and containment against
- * the stored sketches, keep those that pass policy at threshold (resemblance,
- * the larger containment, either or both), best first by resemblance or, when
- * by_containment, by the larger containment; at most top (0: all). *hits is
- * malloc'ed. */
+/* On-the-fly resemblance: look up each value of q in the postings (for the
+ * resemblance and both policies, only the smallest K of a large query's
+ * values, K >= SH_INDEX_QUERY_LOOKUPS, enough that a document passing the
+ * policy is missed with probability below 1e-12: index.c query_lookups),
+ * skipping values held by more than max_df documents (0: none skipped),
+ * estimate resemblance and containment against the stored sketches, keep
+ * those that pass policy at threshold (resemblance, the larger containment,
+ * either or both), best first by resemblance or, when by_containment, by the
+ * larger containment; at most top (0: all). *hits is malloc'ed. */
+#define SH_INDEX_QUERY_LOOKUPS 256
 sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, sh_policy policy, int by_containment,
                            uint32_t top, uint32_t max_df, sh_index_hit **hits, size_t *n, sh_error *err);
 

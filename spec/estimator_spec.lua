@@ -2,6 +2,7 @@
 -- statistically: over many pairs of sets with a known resemblance, the
 -- estimates are unbiased and spread as the binomial bound of section 4.2 says.
 local shingle = require "shingle"
+local support = require "support"
 
 -- A pair of feature sets with |A n B| = inter, |A - B| = da, |B - A| = db,
 -- in a namespace of their own so each trial sees a fresh permutation.
@@ -211,5 +212,66 @@ describe("estimates against exact computation on texts", function()
       -- P(|error| >= 0.15) is below 1e-6 for s = 200
       assert.is_true(math.abs(est - exact) < 0.15, ("exact %.3f estimated %.3f"):format(exact, est))
     end
+  end)
+end)
+
+describe("MOD_m estimates of a large sketch against a small one", function()
+  -- a value modulo m, for an integer (5.3+, two's complement) or an 8-byte
+  -- big-endian string (LuaJIT)
+  local function umod(v, m)
+    if type(v) == "string" then
+      local r = 0
+      for i = 1, 8 do r = (r * 256 + v:byte(i)) % m end
+      return r
+    end
+    if v >= 0 then return v % m end
+    local two63 = (math.maxinteger % m + 1) % m
+    return (v % m + 2 * two63) % m
+  end
+  -- the counts of core/estimate.c mod_counts, from the values: every value
+  -- of either sketch that is a multiple of the common (larger) modulus
+  local function reference(a, b)
+    local m = math.max(a:params().m, b:params().m)
+    local inb, ka, kb, both = {}, 0, 0, 0
+    for _, v in ipairs(b:values()) do if umod(v, m) == 0 then inb[v] = true; kb = kb + 1 end end
+    for _, v in ipairs(a:values()) do
+      if umod(v, m) == 0 then ka = ka + 1; if inb[v] then both = both + 1 end end
+    end
+    return both, ka + kb - both, ka, kb
+  end
+
+  it("gives the counts of the plain merge (the bisection path, and the other order)", function()
+    local sh = shingle.new{ sketch = "mod", m = 25, floor = 8 }
+    local rand = support.rng(7)
+    local big = support.words(rand, 60000, 5000)
+    local bigsk = sh:sketch(table.concat(big, " "))
+    assert.is_true(#bigsk > 1500)
+    local checked = 0
+    for _, n in ipairs({ 20, 40, 60, 120, 400, 1500, 3000 }) do
+      for _, from in ipairs({ 1, 30000, 59000 - n }) do
+        -- a piece of the big text, with some words changed, and a fresh text
+        local piece = {}
+        for i = from, from + n - 1 do piece[#piece + 1] = rand(20) == 1 and ("x" .. rand(1000)) or big[i] end
+        for _, t in ipairs({ table.concat(piece, " "), table.concat(support.words(rand, n, 5000), " ") }) do
+          local small = sh:sketch(t)
+          if #small > 0 then
+            local both, uni, ka, kb = reference(bigsk, small)
+            local e1, e2 = bigsk:estimate(small), small:estimate(bigsk)
+            assert.are.equal(both, e1.both)
+            assert.are.equal(uni, e1.sample)
+            local function q(x, y) return y > 0 and x / y or 0.0 end
+            assert.are.equal(q(both, uni), e1.resemblance)
+            assert.are.equal(q(both, ka), e1.containment)
+            assert.are.equal(q(both, kb), e1.contained)
+            assert.are.equal(both, e2.both)
+            assert.are.equal(e1.resemblance, e2.resemblance)
+            assert.are.equal(e1.containment, e2.contained)
+            checked = checked + 1
+            if both > 0 then checked = checked + 1000 end
+          end
+        end
+      end
+    end
+    assert.is_true(checked > 10000, "some pairs share values")
   end)
 end)
