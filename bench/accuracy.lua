@@ -33,7 +33,7 @@ local here = arg[0]:match("^(.*)/bench/[^/]*$") or "."
 
 -- the runs: name, arguments after the common ones
 local RUNS = {
-  -- the defaults: MOD_25 with a floor of 8, exact verification of candidates at threshold - 0.2
+  -- the defaults: MOD_25 with a floor of 20, exact verification of candidates at threshold - 0.2
   { "defaults", {} },
   -- every method as it comes, without and with exact verification
   { "shingles mod25", { "--method", "shingles", "--verify", "none" } },

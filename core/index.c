@@ -478,10 +478,10 @@ static sh_status grow_scratch(sh_index_adder *a, size_t n, sh_error *err)
 /* Candidate documents sharing sketch values with sk: each distinct doc once
  * (ids below `below` only, so a pair within one batch is decided once). */
 static int candidates_of(MDB_txn *t, sh_index *ix, const sh_sketch *sk, size_t nv, uint32_t below, uint32_t max_df,
-                         uint32_t **cand, size_t *cap, size_t *n_out)
+                         uint32_t min_shared, uint32_t **cand, size_t *cap, size_t *n_out)
 {
     MDB_cursor *cur;
-    size_t n = 0, i;
+    size_t n = 0, i, skipped = 0;
     int rc = mdb_cursor_open(t, ix->db[D_POST], &cur);
     if (rc) return rc;
     for (i = 0; i < nv && i < sk->n; i++) {
@@ -492,7 +492,7 @@ static int candidates_of(MDB_txn *t, sh_index *ix, const sh_sketch *sk, size_t n
         rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
         if (rc == MDB_NOTFOUND) continue;
         if (rc) break;
-        if (max_df && mdb_cursor_count(cur, &cnt) == 0 && cnt > max_df) continue;
+        if (max_df && mdb_cursor_count(cur, &cnt) == 0 && cnt > max_df) { skipped++; continue; }
         rc = mdb_cursor_get(cur, &k, &v, MDB_GET_MULTIPLE);
         while (rc == 0) {
             size_t j, m = v.mv_size / 4;
@@ -516,14 +516,20 @@ static int candidates_of(MDB_txn *t, sh_index *ix, const sh_sketch *sk, size_t n
     }
     mdb_cursor_close(cur);
     if (rc && rc != MDB_NOTFOUND) return rc;
-    /* distinct: sort and squeeze */
-    if (n > 1) {
-        uint64_t *tmp = (uint64_t *)malloc(n * 8);
-        size_t k = 0;
+    /* distinct: sort and squeeze, keeping those that share at least
+     * min_shared of the values looked up (a bound that holds only when none
+     * was skipped as common) */
+    if (skipped) min_shared = 1;
+    if (n > 1 || min_shared > 1) {
+        uint64_t *tmp = (uint64_t *)malloc((n ? n : 1) * 8);
+        size_t k = 0, run;
         if (!tmp) return ENOMEM;
         for (i = 0; i < n; i++) tmp[i] = (*cand)[i];
         sh_sort_u64(tmp, n);
-        for (i = 0; i < n; i++) if (i == 0 || tmp[i] != tmp[i - 1]) (*cand)[k++] = (uint32_t)tmp[i];
+        for (i = 0; i < n; i += run) {
+            for (run = 1; i + run < n && tmp[i + run] == tmp[i]; run++) {}
+            if (run >= min_shared) (*cand)[k++] = (uint32_t)tmp[i];
+        }
         n = k;
         free(tmp);
     }
@@ -822,7 +828,7 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
         }
         if (np == SIZE_MAX) {
             /* too many pairs to hold for the batch: one document at a time */
-            if ((rc = candidates_of(t, ix, d->sketch, d->sketch->n, id, a->max_df, &a->cand, &a->cand_cap, &nc)) != 0) break;
+            if ((rc = candidates_of(t, ix, d->sketch, d->sketch->n, id, a->max_df, 1, &a->cand, &a->cand_cap, &nc)) != 0) break;
             cand = a->cand;
             for (c = 0; c < nc && rc == 0 && s == SH_OK; c++) rc = link_candidate(a, d, id, cand[c], &s, err);
         } else {
@@ -979,6 +985,22 @@ static size_t query_lookups(const sh_sketch *q, const sh_sketch_params *p, sh_po
     return k >= (double)q->n ? q->n : (size_t)k;
 }
 
+/* The fewest of nv looked-up values (of the query's n, all counting) that a
+ * document passing resemblance >= t shares. With every value looked up it
+ * shares both >= t ka = t n of them, exactly (both is the count of shared
+ * values, every one counting). With the nv smallest, the count is
+ * hypergeometric with mean >= t nv, below (1 - d) t nv with probability at
+ * most exp(-d^2 t nv / 2) (Chernoff; Hoeffding's bound for sampling without
+ * replacement): d is chosen for 1e-12. Candidates sharing fewer, mostly
+ * documents meeting the query on a few common values, are not fetched. */
+static uint32_t query_min_shared(size_t nv, size_t n, double t)
+{
+    double need;
+    if (nv >= n) need = ceil(t * (double)n * (1.0 - 1e-9));
+    else need = floor((1.0 - sqrt(2.0 * log(1e12) / (t * (double)nv))) * t * (double)nv);
+    return need < 1.0 ? 1 : (uint32_t)need;
+}
+
 /* "On the fly resemblance": the paper's algorithm over the postings. */
 sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, sh_policy policy, int by_containment,
                            uint32_t top, uint32_t max_df, sh_index_hit **hits, size_t *n, sh_error *err)
@@ -988,6 +1010,7 @@ sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, s
     sh_policy pol;
     double thr;
     int present, rc, bounded;
+    size_t nv;
     uint32_t *cand = NULL;
     size_t cap = 0, nc = 0, c, nh = 0;
     sh_index_hit *h = NULL;
@@ -1011,7 +1034,9 @@ sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, s
         }
     }
     bounded = query_bounded(q, &p, policy, threshold);
-    if ((rc = candidates_of(t, ix, q, query_lookups(q, &p, policy, threshold), UINT32_MAX, max_df, &cand, &cap, &nc)) != 0) {
+    nv = query_lookups(q, &p, policy, threshold);
+    if ((rc = candidates_of(t, ix, q, nv, UINT32_MAX, max_df, bounded ? query_min_shared(nv, q->n, threshold) : 1, &cand, &cap,
+                            &nc)) != 0) {
         s = lmdb_err(err, ix, "search", rc);
         goto done;
     }

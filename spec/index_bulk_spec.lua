@@ -99,9 +99,53 @@ describe("index bulk add", function()
         local ha = assert(ia:similar(d.text, { html = false }))
         local hb = assert(ib:similar(d.text, { html = false }))
         assert.are.same(hb, ha)
+        -- candidates sharing too few values are not fetched (query_min_shared):
+        -- the same hits as a search that fetches every candidate (policy either)
+        local all = assert(ia:similar(d.text, { html = false, top = 0, policy = "either" }))
+        local want = {}
+        for _, h in ipairs(all) do if h.resemblance >= 0.5 then want[#want + 1] = h end end
+        assert.are.same(want, assert(ia:similar(d.text, { html = false, top = 0 })))
       end
       ia:close()
       ib:close()
     end)
   end
+
+  it("answers a large query as a search of every value does (smallest values only, core/index.c query_lookups)", function()
+    local rand = support.rng(29)
+    local ix = assert(index.open(dir .. "/large"))
+    local docs, queries = {}, {}
+    local function text(n) return support.words(rand, n, 20000) end
+    for i = 1, 24 do
+      -- large documents (MOD_25 sketches of ~300 to ~1,000 values) and pieces of them
+      local w = text(8000 + rand(16000))
+      docs[#docs + 1] = { url = ("http://l.example/%d"):format(i), text = table.concat(w, " ") }
+      for k, frac in ipairs({ 0.45, 0.55, 0.8 }) do
+        docs[#docs + 1] = { url = ("http://l.example/%d/%d"):format(i, k), text = table.concat(w, " ", 1, math.floor(#w * frac)) }
+      end
+      local e = {}
+      for j, word in ipairs(w) do e[j] = rand(60) == 1 and ("q" .. rand(1000)) or word end
+      queries[#queries + 1] = table.concat(e, " ")
+    end
+    assert(ix:add_documents(docs, { sweep = "s1" }))
+    local found = 0
+    for _, q in ipairs(queries) do
+      assert.is_true(#ix:shinglers():sketch(q) > 256)
+      for _, policy in ipairs({ "resemblance", "both" }) do
+        local hits = assert(ix:similar(q, { html = false, top = 0, policy = policy }))
+        -- the reference: policy either looks up every value; keep what the policy passes
+        local all = assert(ix:similar(q, { html = false, top = 0, policy = "either" }))
+        local want = {}
+        for _, h in ipairs(all) do
+          if h.resemblance >= 0.5 and (policy == "resemblance" or math.max(h.containment, h.contained) >= 0.5) then
+            want[#want + 1] = h
+          end
+        end
+        assert.are.same(want, hits)
+        found = found + #hits
+      end
+    end
+    assert.is_true(found >= 2 * #queries, "the queries found their documents")
+    ix:close()
+  end)
 end)

@@ -17,8 +17,9 @@ M.defaults = {
   sketch = "min",       -- min | mod | minmod | class | full
   s = 200,              -- MIN_s size ("100 samples seems reasonable and 200 more than enough")
   m = 25,               -- MOD_m modulus (the clustering run used 25)
-  floor = 8,            -- MOD_m: a shorter document uses a smaller modulus of m's chain
+  floor = 20,           -- MOD_m: a shorter document uses a smaller modulus of m's chain
                         -- (25, 5, 1) so its sample still holds about this many values; 0: plain MOD_m
+                        -- (20: pair recall >= 0.99 at resemblance >= 0.5, docs/accuracy.md)
   option = "B",         -- B: the set of shingles; A: the labelled bag
   tokens = "rabin",     -- rabin: tokens hashed to 64-bit ids; pad8: the paper's padded words
   html = false,         -- strip HTML tags, comments, script and style; decode entities

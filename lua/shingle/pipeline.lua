@@ -20,7 +20,7 @@ M.__index = M
 
 M.defaults = {
   -- shingling and sketches: the paper's clustering run used w = 10 and MOD_25
-  w = 10, sketch = "mod", m = 25, floor = 8, s = 200, k = 64, option = "B", seed = nil,
+  w = 10, sketch = "mod", m = 25, floor = 20, s = 200, k = 64, option = "B", seed = nil,
   fold = false, punctuation = false, numbers = true, invalid = "latin1",
   -- resources
   threads = nil, memory = 1024 ^ 3, temp_dir = nil, batch = 512, max_bytes = 64 * 1024 ^ 2,

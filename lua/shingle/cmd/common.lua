@@ -3,7 +3,7 @@
 --
 -- The shingler's defaults on the command line are shingle.pipeline's (the
 -- Lua API that `shingle cluster` calls, and the paper's clustering run):
--- w = 10, MOD_25 sketches (--sketch mod) with floor 8, 64-bit fingerprints,
+-- w = 10, MOD_25 sketches (--sketch mod) with floor 20, 64-bit fingerprints,
 -- invalid UTF-8 read as Latin-1. Every command that shingles (cluster,
 -- compare, explain, index add) takes them from there, so two commands
 -- sketch a document alike unless told otherwise. (shingle.new{} in Lua
