@@ -2,6 +2,7 @@
 
 #include "byteorder.h"
 #include "ixcheck.h"
+#include "run.h"
 #include "extsort.h"
 #include "sort.h"
 
@@ -847,6 +848,71 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
 out:
     free(other);
     free(dups);
+    return s;
+}
+
+/* Documents of a run added at a time: the batch of sh_index_add. */
+#define RUN_BATCH 16384
+
+sh_status sh_index_add_run(sh_index_adder *a, const char *dir, const char *const *urls, const size_t *url_lens, uint32_t n,
+                           size_t *added, sh_error *err)
+{
+    sh_run r;
+    sh_index_doc *docs = NULL;
+    uint32_t *ids = NULL;
+    unsigned char *buf = NULL;
+    size_t cap = 0;
+    uint32_t i = 0;
+    sh_status s;
+    *added = 0;
+    if ((s = sh_run_open(&r, dir, 1, 0, 0, err)) != SH_OK) return s;
+    if (n != r.n) {
+        s = sh_error_set(err, SH_EINVAL, 0, "%s holds %u documents, not the %u given", dir, r.n, n);
+        goto out;
+    }
+    docs = (sh_index_doc *)malloc(RUN_BATCH * sizeof *docs);
+    ids = (uint32_t *)malloc(RUN_BATCH * sizeof *ids);
+    if (!docs || !ids) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto out; }
+    while (i < n) {
+        size_t k = 0, bytes = 0, off = 0, j;
+        uint32_t end = i;
+        /* the next batch: its documents and the room their sketches take */
+        for (; end < n && k < RUN_BATCH; end++)
+            if (urls[end] && r.d[end].status == 0) {
+                bytes += sizeof(sh_sketch) + 8 * (size_t)r.d[end].sketch_n;
+                k++;
+            }
+        if (bytes > cap) {
+            unsigned char *q = (unsigned char *)realloc(buf, bytes);
+            if (!q) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto out; }
+            buf = q;
+            cap = bytes;
+        }
+        for (k = 0; i < end; i++) {
+            sh_sketch *sk;
+            if (!urls[i] || r.d[i].status != 0) continue;
+            sk = (sh_sketch *)(void *)(buf + off);
+            off += sizeof(sh_sketch) + 8 * (size_t)r.d[i].sketch_n;
+            if (!sh_run_view(&r, i, sk, 0, err)) { s = err ? err->code : SH_EIO; goto out; }
+            /* as a sketch made for the index has them: s and m only for the kinds that use them */
+            if (sk->p.kind != SH_SKETCH_MIN && sk->p.kind != SH_SKETCH_MINMOD) sk->p.s = 0;
+            if (sk->p.kind != SH_SKETCH_MOD && sk->p.kind != SH_SKETCH_MINMOD) sk->p.m = 0;
+            docs[k].url = urls[i];
+            docs[k].url_len = url_lens[i];
+            docs[k].raw_fp = r.d[i].raw_fp;
+            docs[k].canon_fp = r.d[i].canon_fp;
+            docs[k].sketch = sk;
+            k++;
+        }
+        if ((s = sh_index_add(a, docs, k, ids, err)) != SH_OK) goto out;
+        for (j = 0; j < k; j++) *added += ids[j] != SH_INDEX_REFUSED;
+    }
+    s = SH_OK;
+out:
+    sh_run_close(&r);
+    free(docs);
+    free(ids);
+    free(buf);
     return s;
 }
 

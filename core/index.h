@@ -80,6 +80,17 @@ sh_status sh_index_begin(sh_index *ix, const char *sweep, const sh_sketch_params
 sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, uint32_t *ids, sh_error *err);
 /* Commit the sweep: it becomes visible to readers all at once. */
 sh_status sh_index_commit(sh_index_adder *a, sh_index_add_stats *st, sh_error *err);
+
+/* Add the documents of a finished cluster run in dir (its docs.bin and
+ * sketches.bin: core/cluster.h) as sh_index_add would add them sketched
+ * again, in the order of their ids, without sketching them again (`shingle
+ * cluster --index`): document i (0-based) with urls[i] (url_lens[i] bytes)
+ * when urls[i] is not NULL and the run sketched it; n must be the run's
+ * number of documents. Its sketches must be made with the index's shingler
+ * (SH_EMISMATCH otherwise, as for sh_index_add). *added counts the
+ * documents added. */
+sh_status sh_index_add_run(sh_index_adder *a, const char *dir, const char *const *urls, const size_t *url_lens, uint32_t n,
+                           size_t *added, sh_error *err);
 /* Store a user value under key in the index's meta table, within the add's
  * transaction (keys starting with "user." only: the rest is the index's own). */
 sh_status sh_index_meta_put(sh_index_adder *a, const char *key, const void *data, size_t n, sh_error *err);

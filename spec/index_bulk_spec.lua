@@ -148,4 +148,33 @@ describe("index bulk add", function()
     assert.is_true(found >= 2 * #queries, "the queries found their documents")
     ix:close()
   end)
+
+  it("from `shingle cluster --index` (the run's sketches, not sketched again) equals `shingle index add`", function()
+    if not have_mdb_dump() then error("mdb_dump (Debian's lmdb-utils, installed by scripts/setup.sh) is needed") end
+    local LUA = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
+    local input = dir .. "/docs"
+    os.execute("mkdir -p '" .. input .. "'")
+    -- files of the corpus (some with the same bytes, one HTML, one empty that is skipped)
+    for i, d in ipairs(docs) do support.write(("%s/d%03d.txt"):format(input, i), d.text) end
+    support.write(input .. "/page.html", "<html><body><p>" .. docs[1].text .. "</p></body></html>")
+    support.write(input .. "/empty.txt", "")
+    local a_ix, b_ix, out = dir .. "/cl_ix", dir .. "/add_ix", dir .. "/cl_out"
+    local o1, c1 = support.run(("%s bin/shingle cluster -q '%s' -o '%s' --index '%s' --sweep s1"):format(LUA, input, out, a_ix))
+    assert.are.equal(0, c1, o1)
+    local o2, c2 = support.run(("%s bin/shingle index add '%s' '%s' --sweep s1"):format(LUA, b_ix, input))
+    assert.are.equal(0, c2, o2)
+    local n1, n2 = tonumber(o1:match("added (%d+) documents")), tonumber(o2:match("added (%d+) documents"))
+    assert.is_true(n1 > #docs, o1)
+    assert.are.equal(n2, n1)
+    local a, b = dump(a_ix), dump(b_ix)
+    for _, t in ipairs(TABLES) do assert.are.equal(b[t], a[t], "table " .. t .. " differs") end
+    -- and a second sweep on top, both ways
+    local o3, c3 = support.run(("%s bin/shingle cluster -q '%s' -o '%s' --index '%s' --sweep s2"):format(LUA, input,
+      out .. "2", a_ix))
+    assert.are.equal(0, c3, o3)
+    local o4, c4 = support.run(("%s bin/shingle index add '%s' '%s' --sweep s2"):format(LUA, b_ix, input))
+    assert.are.equal(0, c4, o4)
+    a, b = dump(a_ix), dump(b_ix)
+    for _, t in ipairs(TABLES) do assert.are.equal(b[t], a[t], "table " .. t .. " differs after a second sweep") end
+  end)
 end)

@@ -161,6 +161,42 @@ static int adder_add(lua_State *L)
     return 1;
 }
 
+/* adder:add_run(dir, urls, n) -> count added: the documents 1..n of the
+ * finished cluster run in dir that urls (a table by id) names, with the
+ * sketches the run made (sh_index_add_run), or nil, err (the add is then
+ * abandoned). */
+static int adder_add_run(lua_State *L)
+{
+    shl_adder *a = check_adder(L);
+    const char *dir = luaL_checkstring(L, 2);
+    lua_Integer n = luaL_checkinteger(L, 4);
+    const char **urls;
+    size_t *lens, added = 0;
+    lua_Integer i;
+    sh_error err;
+    luaL_checktype(L, 3, LUA_TTABLE);
+    luaL_argcheck(L, n >= 0 && n <= (lua_Integer)UINT32_MAX, 4, "a count of documents");
+    urls = (const char **)lua_newuserdata(L, (size_t)(n ? n : 1) * (sizeof *urls + sizeof *lens));
+    lens = (size_t *)(void *)(urls + (n ? n : 1));
+    for (i = 0; i < n; i++) {
+        lua_rawgeti(L, 3, (int)(i + 1));
+        if (lua_type(L, -1) == LUA_TSTRING) {
+            urls[i] = lua_tolstring(L, -1, &lens[i]); /* the table keeps it */
+        } else {
+            urls[i] = NULL;
+            lens[i] = 0;
+        }
+        lua_pop(L, 1);
+    }
+    if (sh_index_add_run(a->a, dir, urls, lens, (uint32_t)n, &added, &err) != SH_OK) {
+        sh_index_abort(a->a);
+        adder_release(L, a);
+        return shl_fail(L, &err);
+    }
+    lua_pushinteger(L, (lua_Integer)added);
+    return 1;
+}
+
 /* adder:set(key, value): a user value ("user.*") stored with this add */
 static int adder_set(lua_State *L)
 {
@@ -396,7 +432,7 @@ void shl_open_index(lua_State *L)
         { "sweeps", ix_sweeps }, { "count", ix_count },
         { "read_begin", ix_read_begin }, { "read_end", ix_read_end }, { "handle", ix_handle }, { "get", ix_get }, { "close", ix_close }, { NULL, NULL }
     };
-    static const luaL_Reg am[] = { { "add", adder_add }, { "set", adder_set }, { "commit", adder_commit }, { "abort", adder_abort }, { NULL, NULL } };
+    static const luaL_Reg am[] = { { "add", adder_add }, { "add_run", adder_add_run }, { "set", adder_set }, { "commit", adder_commit }, { "abort", adder_abort }, { NULL, NULL } };
     static const luaL_Reg funcs[] = { { "index", ix_open }, { NULL, NULL } };
     shl_newclass(L, SHL_INDEX, ixm, NULL, ix_close);
     shl_newclass(L, SHL_ADDER, am, NULL, adder_abort);

@@ -192,6 +192,33 @@ function Index:add(inputs, opts)
   return stats
 end
 
+--- Add the documents of a finished cluster run (its directory dir) as one
+-- sweep, with the sketches the run made instead of sketching them again
+-- (`shingle cluster --index`): document i of the run with the URL urls[i],
+-- for i = 1..n (n: the run's documents; a document without a URL, or one
+-- the run could not sketch, is left out). The run must be made with the
+-- index's shingler (the options are checked as for add). opts: sweep, and
+-- for a new index the shingler options, policy, threshold, max_df. Returns
+-- stats as add does, or nil, err.
+function Index:add_run(dir, urls, n, opts)
+  opts = opts or {}
+  local adder, sk, abandon = begin_add(self, opts, 2)
+  if not adder then return nil, sk end
+  local _ = sk
+  local added, err = adder:add_run(dir, urls, n)
+  if not added then abandon() return nil, err end
+  if added == 0 then
+    abandon()
+    return nil, ("no documents to add from the run %s"):format(dir)
+  end
+  local st, cerr = adder:commit()
+  if not st then return nil, cerr end
+  local stats = { skipped = n - added, errors = {} }
+  for k, v in pairs(st) do stats[k] = v end
+  stats.documents = st.added
+  return stats
+end
+
 --- Add documents held in memory, { { url = u, text = s [, html = bool] }, ... },
 -- to a sweep in one write transaction (what a server does with the documents
 -- posted to it in a short while). opts: sweep (required), threads, and for a

@@ -198,7 +198,8 @@ end
 -- inputs, shingle.dist). opts.on_batch(docs, src, first_id): called with
 -- every batch before it is sketched (the documents get ids first_id,
 -- first_id + 1, ...), for a caller that wants to know where each document
--- came from (shingle dedup).
+-- came from (shingle dedup). p.on_batch, when set, is the same hook for a
+-- whole run (p:run): `shingle cluster --index` keeps the URLs by id.
 function M:sketch(inputs, opts)
   local c = self.cfg
   local t0 = core.now()
@@ -211,7 +212,7 @@ function M:sketch(inputs, opts)
     warn = function(msg) self.log("shingle: " .. msg) end,
     on_source = function(src) if src.total then bar.total = (bar.total or 0) + src.total end end }
   local function problem(msg) return r:problem("documents", msg) end
-  local on_batch = opts and opts.on_batch
+  local on_batch = opts and opts.on_batch or self.on_batch
   local ok, rerr = r:each(inputs, function(docs, src)
     if on_batch then on_batch(docs, src, w.documents + 1) end
     local n, aerr = w:add(docs, problem)

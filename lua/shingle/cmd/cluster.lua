@@ -73,6 +73,15 @@ function M.run(a)
   if not ok then return common.fail(2, tostring(p)) end
   if a.mpi then return M.run_mpi(a, cfg) end
   if a.mpi_collect or a.mpi_timeout then io.stderr:write("shingle: --mpi-collect and --mpi-timeout go with --mpi\n") return 2 end
+  -- --index: keep each document's URL by id, so the index takes the
+  -- sketches the run makes instead of sketching every document again
+  local urls, nurls = {}, 0
+  if a.index then
+    p.on_batch = function(docs, _, first)
+      for i, d in ipairs(docs) do urls[first + i - 1] = d.url ~= nil and tostring(d.url) or nil end
+      nurls = first + #docs - 1
+    end
+  end
   local sum, rerr = p:run(a.inputs)
   if not sum then return common.fail(1, rerr) end
   common.print_cluster_summary(p, sum)
@@ -82,7 +91,13 @@ function M.run(a)
     if not ix then return common.fail(1, ierr) end
     local o = { sweep = a.sweep or os.date("!%Y-%m-%d"), max_df = 0 }
     for _, k in ipairs(index_keys) do o[k] = cfg[k] end
-    local st, aerr = ix:add(a.inputs, o)
+    local st, aerr
+    if nurls > 0 and nurls == p.stats.documents then
+      st, aerr = ix:add_run(cfg.outdir, urls, nurls, o)
+    else
+      -- phase 1 was not run here (--resume reused it): sketch the inputs
+      st, aerr = ix:add(a.inputs, o)
+    end
     if not st then return common.fail(1, aerr) end
     io.stdout:write(("\nindex %s: added %d documents\n"):format(a.index, st.documents))
   end
