@@ -72,14 +72,56 @@ static void min_merge(const uint64_t *a, size_t na, const uint64_t *b, size_t nb
 }
 
 /* Sizes of X' = MOD_m(X), Y' = MOD_m(Y) and of X' n Y' for sorted sets X, Y */
+/* x % m == 0 without a division (a division per value was most of the
+ * cost of verifying a pair from its full sets): m = 2^k d with d odd; x is a
+ * multiple of m when its low k bits are 0 and (x >> k) inv(d) mod 2^64 is at
+ * most (2^64 - 1) / d (Granlund and Montgomery, "Division by invariant
+ * integers using multiplication", section 9). */
+typedef struct divisor { unsigned k; uint64_t low, inv, lim; } divisor;
+
+static divisor divisor_of(uint64_t m)
+{
+    divisor v;
+    uint64_t d = m, inv;
+    int i;
+    v.k = 0;
+    if (!d) d = 1; /* no modulus (never passed: sketches checked compatible): every value */
+    while (!(d & 1)) { d >>= 1; v.k++; }
+    inv = d; /* Newton's iteration: inv d = 1 mod 2^(3 * 2^i) */
+    for (i = 0; i < 5; i++) inv *= 2 - d * inv;
+    v.low = v.k ? (((uint64_t)1 << v.k) - 1) : 0;
+    v.inv = inv;
+    v.lim = UINT64_MAX / d;
+    return v;
+}
+
+static int divides(const divisor *v, uint64_t x)
+{
+    return (x & v->low) == 0 && (x >> v->k) * v->inv <= v->lim;
+}
+
 static void mod_counts(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64_t m,
                        size_t *ka, size_t *kb, size_t *both)
 {
     size_t i = 0, j = 0, ca = 0, cb = 0, cab = 0;
-    while (i < na || j < nb) {
-        if (j >= nb || (i < na && a[i] < b[j])) { ca += a[i] % m == 0; i++; }
-        else if (i >= na || b[j] < a[i]) { cb += b[j] % m == 0; j++; }
-        else { int k = a[i] % m == 0; ca += k; cb += k; cab += k; i++; j++; }
+    if (m == 1) {
+        /* every value counts (full sets, plain MOD_1): the intersection only */
+        while (i < na && j < nb) {
+            uint64_t x = a[i], y = b[j];
+            cab += x == y;
+            i += x <= y;
+            j += y <= x;
+        }
+        *ka = na; *kb = nb; *both = cab;
+        return;
+    }
+    {
+        divisor v = divisor_of(m);
+        while (i < na || j < nb) {
+            if (j >= nb || (i < na && a[i] < b[j])) { ca += divides(&v, a[i]); i++; }
+            else if (i >= na || b[j] < a[i]) { cb += divides(&v, b[j]); j++; }
+            else { int k = divides(&v, a[i]); ca += k; cb += k; cab += k; i++; j++; }
+        }
     }
     *ka = ca; *kb = cb; *both = cab;
 }
@@ -93,9 +135,10 @@ static void mod_counts_lookup(const uint64_t *a, size_t na, const uint64_t *b, s
                               size_t *ka, size_t *kb, size_t *both)
 {
     size_t j, lo = 0, cb = 0, cab = 0;
+    divisor v = divisor_of(m);
     for (j = 0; j < nb; j++) {
         size_t hi = na;
-        if (b[j] % m != 0) continue;
+        if (!divides(&v, b[j])) continue;
         cb++;
         /* b is sorted: the next one lies at or after lo */
         while (lo < hi) {

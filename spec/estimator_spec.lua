@@ -274,4 +274,22 @@ describe("MOD_m estimates of a large sketch against a small one", function()
     end
     assert.is_true(checked > 10000, "some pairs share values")
   end)
+
+  it("counts the multiples of any modulus as the % operator does (the divisibility test without division)", function()
+    local rand = support.rng(11)
+    for _, m in ipairs({ 1, 2, 7, 24, 25, 64, 1000003 }) do
+      local sh = shingle.new{ sketch = "mod", m = m, floor = 0 }
+      local base = support.words(rand, 4000, 3000)
+      local a = sh:sketch(table.concat(base, " "))
+      for _, n in ipairs({ 300, 2000, 4000 }) do
+        local piece = {}
+        for i = 1, n do piece[i] = rand(10) == 1 and ("y" .. rand(500)) or base[i] end
+        local b = sh:sketch(table.concat(piece, " "))
+        local both, uni = reference(a, b)
+        local e = a:estimate(b)
+        assert.are.equal(both, e.both, "m = " .. m)
+        assert.are.equal(uni, e.sample, "m = " .. m)
+      end
+    end
+  end)
 end)
