@@ -922,6 +922,7 @@ sh_status sh_index_commit(sh_index_adder *a, sh_index_add_stats *st, sh_error *e
     unsigned char nb[4], sv[8];
     MDB_val k = { strlen(a->sweep_name), a->sweep_name }, v = { 8, sv };
     int rc;
+    sh_status s = SH_OK;
     sh_store_be32(nb, a->next);
     sh_store_be32(sv, a->sweep);
     sh_store_be32(sv + 4, a->sweep_count);
@@ -932,10 +933,12 @@ sh_status sh_index_commit(sh_index_adder *a, sh_index_add_stats *st, sh_error *e
     rc = mdb_txn_commit(a->txn);
     a->txn = NULL;
     if (st) *st = a->st;
+    /* the message first: it looks at the room left on the disk (a full disk
+     * says so), which cutting the file back gives again */
+    if (rc) s = lmdb_err(err, ix, "commit", rc);
     if (rc) shrink(ix); /* a failed commit is rolled back; its pages may be in the file */
     sh_index_abort(a);
-    if (rc) return lmdb_err(err, ix, "commit", rc);
-    return SH_OK;
+    return s;
 }
 
 sh_status sh_index_meta_put(sh_index_adder *a, const char *key, const void *data, size_t n, sh_error *err)
