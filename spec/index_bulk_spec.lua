@@ -7,7 +7,8 @@ local index = require "shingle.index"
 local support = require "support"
 
 local function have_mdb_dump()
-  return os.execute("command -v mdb_dump > /dev/null 2>&1") == true
+  local r = os.execute("command -v mdb_dump > /dev/null 2>&1")
+  return r == true or r == 0 -- LuaJIT returns the status
 end
 
 -- families of near-duplicates (each member a few edits from the first),
