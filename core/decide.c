@@ -51,7 +51,14 @@ sh_status sh_decider_pair(sh_decider *x, uint32_t a, uint32_t b, sh_error *err)
     if (x->c->verify) {
         if (!x->c->accept && !sh_policy_passes(x->c->policy, x->c->candidate, &e)) return SH_OK;
         x->st->candidates++;
-        if ((s = sh_run_exact(&x->r, a, b, x->fa, x->fb, &xe, err)) != SH_OK) return s;
+        /* the pairs come sorted by a: its full set is read once for all of them */
+        if (x->fa_doc != a + 1) {
+            x->fa_doc = 0;
+            if (!sh_run_view(&x->r, a, x->fa, 1, err)) return err ? err->code : SH_EIO;
+            x->fa_doc = a + 1;
+        }
+        if (!sh_run_view(&x->r, b, x->fb, 1, err)) return err ? err->code : SH_EIO;
+        if ((s = sh_sketch_estimate(x->fa, x->fb, &xe, err)) != SH_OK) return s;
         l.xr = (float)xe.resemblance; l.xcab = (float)xe.contain_ab; l.xcba = (float)xe.contain_ba;
     } else {
         x->st->candidates++;

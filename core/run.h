@@ -54,6 +54,8 @@ void sh_run_add_disk(sh_pairs_stats *st, sh_extsort *s);
 typedef struct sh_decider {
     sh_run r;
     sh_sketch *sa, *sb, *fa, *fb;   /* estimator scratch */
+    uint32_t fa_doc;                /* 1 + the document whose full set fa holds (0: none): pairs come
+                                     * sorted by their first document, whose set is read once */
     sh_unionfind *uf;
     sh_recwriter links;
     const sh_decide_config *c;
