@@ -570,6 +570,12 @@ static size_t utf8_decode(const unsigned char *p, size_t avail, utf8proc_int32_t
     return 4;
 }
 
+size_t sh_utf8_seq(const char *p, size_t avail)
+{
+    utf8proc_int32_t cp;
+    return avail ? utf8_decode((const unsigned char *)p, avail, &cp) : 0;
+}
+
 sh_status sh_utf8_check(const char *in, size_t n, sh_error *err)
 {
     const unsigned char *p = (const unsigned char *)in;

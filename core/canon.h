@@ -104,5 +104,8 @@ void sh_tokens_begin(sh_tokens *t);
 sh_status sh_tokens_reserve(sh_tokens *t, size_t ntok, size_t text, sh_error *err);
 sh_status sh_tokens_push(sh_tokens *t, const void *bytes, size_t len, size_t src_off, size_t src_len, sh_error *err);
 sh_status sh_tokens_end(sh_tokens *t, sh_error *err);
+/* The length (2 to 4) of the well-formed UTF-8 sequence of a non-ASCII
+ * scalar value starting at p[0] and complete within avail bytes, or 0. */
+size_t sh_utf8_seq(const char *p, size_t avail);
 
 #endif

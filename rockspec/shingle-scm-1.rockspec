@@ -39,7 +39,7 @@ build = {
             "core/simd.c", "core/sketch.c", "core/sketchfile.c", "core/sort.c", "core/transport_threads.c",
             "core/tweet.c", "core/unionfind.c", "core/warc.c", "core/webgraph.c", "core/zio.c", "core/lua/l_aux.c",
             "core/lua/l_cluster.c", "core/lua/l_collections.c", "core/lua/l_core.c", "core/lua/l_guard.c",
-            "core/lua/l_index.c", "core/lua/l_io.c", "core/lua/l_ixcheck.c", "core/lua/l_jsonl.c",
+            "core/lua/l_index.c", "core/lua/l_io.c", "core/lua/l_ixcheck.c", "core/lua/l_json.c", "core/lua/l_jsonl.c",
             "core/lua/l_lsh.c", "core/lua/l_mail.c", "core/lua/l_outdir.c", "core/lua/l_proc.c",
             "core/lua/l_runopts.c", "core/lua/l_shingler.c", "core/lua/l_sketch.c", "core/lua/l_sketchfile.c",
             "core/lua/l_util.c", "core/lua/l_worker.c", "core/lua/l_zio.c",
@@ -93,6 +93,7 @@ build = {
       ["shingle.sketches"] = "lua/shingle/sketches.lua",
       ["shingle.util"] = "lua/shingle/util.lua",
       ["shingle.worker"] = "lua/shingle/worker.lua",
+      ["shingle.writer"] = "lua/shingle/writer.lua",
    },
    install = {
       bin = { shingle = "bin/shingle" },

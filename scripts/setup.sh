@@ -13,7 +13,8 @@ PACKAGES=(build-essential cmake pkg-config zlib1g-dev libzstd-dev zstd libutf8pr
           clang libclang-rt-14-dev # the libFuzzer targets (scripts/fuzz.sh)
           libxml2-doc   # libxml2-doc: the HTML manual mirrored by spec/collections_spec.lua
           rsyslog-doc   # the 318-page manual of the collections test bed (spec/mirrors.lua)
-          libxml2-utils) # xmllint: spec/report_spec.lua parses the reports' SVG
+          libxml2-utils # xmllint: spec/report_spec.lua parses the reports' SVG
+          locales)      # localedef: spec/writer_spec.lua writes numbers under a locale whose decimal point is ","
 # headless Chromium for the reports in a real browser (scripts/browser/check.sh);
 # SHINGLE_NO_BROWSER=1 (scripts/demo.sh) leaves it and Node.js out
 [ "${SHINGLE_NO_BROWSER:-0}" = 1 ] || PACKAGES+=(chromium)

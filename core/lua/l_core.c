@@ -27,6 +27,7 @@ int luaopen_shingle_core(lua_State *L)
     shl_open_mail(L);
     shl_open_sketchfile(L);
     shl_open_lsh(L);
+    shl_open_json(L);
     lua_pushliteral(L, SH_VERSION_STRING);
     lua_setfield(L, -2, "_VERSION");
     return 1;

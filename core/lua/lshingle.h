@@ -134,5 +134,6 @@ void shl_open_sketchfile(lua_State *L);  /* sketch files: core.sketch_writer, sk
 void shl_open_lsh(lua_State *L);         /* the in-memory LSH index: core.lsh_index, lsh_shape */
 /* The stream under a core.zopen userdata (raises if closed). */
 struct sh_zstream *shl_checkzstream(lua_State *L, int i);
+void shl_open_json(lua_State *L);     /* JSON text for the output writer */
 
 #endif
