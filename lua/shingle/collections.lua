@@ -13,6 +13,7 @@ local core = require "shingle.core"
 local input = require "shingle.input"
 local progress = require "shingle.progress"
 local util = require "shingle.util"
+local writer = require "shingle.writer"
 
 local M = {}
 M.__index = M
@@ -275,18 +276,14 @@ function M:trivial()
   return self.stats.trivial
 end
 
--- A JSON string as the report writes it: cjson's escapes, but "/" left as it
--- is (cjson writes "\/"; a URL reads better without): "\/" in cjson's output
--- only ever stands for "/", an encoded backslash being "\\".
-local function json_string(s)
-  return (require("cjson").encode(s):gsub("\\/", "/"))
-end
-
-local function json_fields(fields)
-  local out = {}
-  for i, f in ipairs(fields) do out[i] = json_string(f[1]) .. ":" .. f[2] end
-  return "{" .. table.concat(out, ",") .. "}"
-end
+-- The key order of each output (shingle.writer; docs/collections.md).
+M.order = {
+  collections = { "cluster", "cardinality", "size", "collections", "root", "prefix", "site", "kept", "whole_site",
+    "pages", "bytes", "avoid_bytes", "urls" },
+  avoid = { "prefix", "site", "whole_site", "root", "mirror_of", "pages", "bytes", "cluster", "cardinality", "size" },
+  rollup = { "rank", "url", "kind", "cluster", "collection", "site", "replicas", "cardinality", "hidden", "replica_roots" },
+  summary = { "similarity", "extended", "single_site", "start", "graph", "trivial", "grow", "avoid", "phases" },
+}
 
 --- collections.jsonl: one similar cluster a line, { cluster, cardinality,
 -- size, collections = { { root, prefix, site, kept, whole_site, pages,
@@ -298,7 +295,7 @@ function M.write_collections(dir)
   local view, err = core.coll_view(dir)
   if not view then return nil, err end
   local colls = view:collections()
-  local ok, werr = util.atomic_write(dir .. "/collections.jsonl", function(f)
+  local ok, werr = writer.write_file(dir .. "/collections.jsonl", "jsonl", { order = M.order.collections }, function(w)
     local i = 1
     while i <= #colls do
       local id, j = colls[i].cluster, i
@@ -307,18 +304,15 @@ function M.write_collections(dir)
       for _, m in ipairs(view:members(id)) do
         local list = urls[m.collection] or {}
         urls[m.collection] = list
-        list[#list + 1] = json_string(m.url)
+        list[#list + 1] = m.url
       end
-      local parts = {}
+      local list = {}
       for k = i, j do
         local c = colls[k]
-        parts[#parts + 1] = json_fields({ { "root", json_string(c.root_url) }, { "prefix", json_string(c.prefix) },
-          { "site", json_string(c.site) }, { "kept", tostring(c.kept) }, { "whole_site", tostring(c.whole_site) },
-          { "pages", ("%d"):format(c.pages) }, { "bytes", ("%d"):format(c.bytes) },
-          { "avoid_bytes", ("%d"):format(c.avoid_bytes) }, { "urls", "[" .. table.concat(urls[c.index] or {}, ",") .. "]" } })
+        list[#list + 1] = { root = c.root_url, prefix = c.prefix, site = c.site, kept = c.kept, whole_site = c.whole_site,
+          pages = c.pages, bytes = c.bytes, avoid_bytes = c.avoid_bytes, urls = urls[c.index] or writer.array() }
       end
-      f:write(json_fields({ { "cluster", ("%d"):format(id) }, { "cardinality", ("%d"):format(j - i + 1) },
-        { "size", ("%d"):format(colls[i].cluster_size) }, { "collections", "[" .. table.concat(parts, ",") .. "]" } }), "\n")
+      w:write({ cluster = id, cardinality = j - i + 1, size = colls[i].cluster_size, collections = list })
       i = j + 1
     end
   end)
@@ -445,16 +439,15 @@ end
 
 --- summary.json and avoid.jsonl.
 function M:report()
-  local cjson = require "cjson"
   local entries, total = M.avoid_list(self.dir, { min_size = self.cfg.avoid_min_size })
   if not entries then return nil, total end
   self.stats.avoid = total
-  local ok, err = util.atomic_write(self.dir .. "/avoid.jsonl", function(f)
-    for _, e in ipairs(entries) do f:write(cjson.encode(e), "\n") end
+  local ok, err = writer.write_file(self.dir .. "/avoid.jsonl", "jsonl", { order = M.order.avoid }, function(w)
+    for _, e in ipairs(entries) do w:write(e) end
   end)
   if not ok then return nil, err end
   local sum = self:summary()
-  ok, err = util.atomic_write(self.dir .. "/summary.json", function(f) f:write(cjson.encode(sum), "\n") end)
+  ok, err = writer.write_json(self.dir .. "/summary.json", sum, M.order.summary)
   if not ok then return nil, err end
   return sum
 end

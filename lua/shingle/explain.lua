@@ -7,6 +7,10 @@ local sketcher = require "shingle.sketcher"
 
 local M = {}
 
+-- The key order of explain's JSON (shingle.writer).
+M.order = { "estimate", "exact", "passages", "resemblance", "containment", "contained", "both", "sample",
+  "a_first", "a_last", "b_first", "b_last" }
+
 --- explain(a, b [, opts]) -> { estimate, exact, passages = { { a_first, a_last, b_first, b_last } } }
 -- opts: the shingler options (w, sketch, s, m, ...; invalid defaults to
 -- latin1), canon, html (true or false; nil: shingle.input's rule, each

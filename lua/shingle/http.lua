@@ -17,6 +17,7 @@
 -- workers). Answers and errors are JSON: { "error": message } with a status
 -- that fits. The endpoints are described in docs/serve.md.
 local cjson = require "cjson.safe"
+local writer = require "shingle.writer"
 local core = require "shingle.core"
 local index = require "shingle.index"
 local input = require "shingle.input"
@@ -131,47 +132,13 @@ end
 
 -- ---- answers ---------------------------------------------------------------
 
-local array_mt = {}
---- Mark t as a JSON array (an empty Lua table is otherwise an object).
-function M.array(t) return setmetatable(t or {}, array_mt) end
+--- Mark t as a JSON array (an empty table is one anyway; writer.object marks an empty object).
+M.array = writer.array
 
--- JSON as cjson writes it (numbers and strings through cjson itself, so the
--- answers equal the command line's --json output), with empty arrays as []
--- and object keys sorted.
-local function encode(v, out)
-  local t = type(v)
-  if t ~= "table" then
-    out[#out + 1] = assert(cjson.encode(v))
-    return
-  end
-  if getmetatable(v) == array_mt or v[1] ~= nil then
-    out[#out + 1] = "["
-    for i = 1, #v do
-      if i > 1 then out[#out + 1] = "," end
-      encode(v[i], out)
-    end
-    out[#out + 1] = "]"
-    return
-  end
-  local keys = {}
-  for k in pairs(v) do keys[#keys + 1] = tostring(k) end
-  table.sort(keys)
-  out[#out + 1] = "{"
-  for i, k in ipairs(keys) do
-    if i > 1 then out[#out + 1] = "," end
-    out[#out + 1] = assert(cjson.encode(k))
-    out[#out + 1] = ":"
-    local x = v[k]
-    if x == nil then x = v[tonumber(k)] end
-    encode(x, out)
-  end
-  out[#out + 1] = "}"
-end
-
+--- JSON as every output of shingle writes it (shingle.writer: the answers
+-- equal the command line's --json output), keys sorted.
 function M.encode(v)
-  local out = {}
-  encode(v, out)
-  return table.concat(out)
+  return writer.json(v)
 end
 
 local function count(svc, endpoint, status)
@@ -582,7 +549,7 @@ function M.stats(name)
     return 200, {
       index = { path = svc.conf.index, documents = n, sweeps = M.array(sweeps), parameters = ix.config,
         bytes = size, readonly = svc.conf.readonly },
-      requests = { total = total, endpoints = by, scope = svc.dict and "all workers" or "this worker" },
+      requests = { total = total, endpoints = writer.object(by), scope = svc.dict and "all workers" or "this worker" },
       writes = { transactions = tallied(svc, "writes transactions"), documents = tallied(svc, "writes documents") },
       limits = { max_body = svc.conf.max_body, max_top = svc.conf.max_top, batch_delay = svc.conf.batch_delay,
         batch_max = svc.conf.batch_max, max_df = svc.conf.max_df or (svc.ix and svc.ix:query_max_df()) },

@@ -14,6 +14,12 @@ local input = require "shingle.input"
 local cjson = require "cjson"
 
 local M = {}
+
+-- The key order of the queries' JSON (shingle.writer): hits, clusters and
+-- their members, lost and found, changes between sweeps.
+M.order = { "id", "url", "sweep", "cluster", "of", "relation", "size", "resemblance", "containment", "contained",
+  "members", "from", "to", "identical", "small_change", "large_change", "moved_within_server", "moved_between_servers",
+  "born", "died", "histogram", "changed", "moves", "within_server", "gone" }
 local Index = {}
 Index.__index = Index
 

@@ -14,6 +14,7 @@ local core = require "shingle.core"
 local input = require "shingle.input"
 local progress = require "shingle.progress"
 local util = require "shingle.util"
+local writer = require "shingle.writer"
 
 local M = {}
 M.__index = M
@@ -133,9 +134,19 @@ function M:phase1()
     jsonl = { bytes = 0, lines = 0, crc32 = 0 } }, Phase1)
 end
 
+-- The key order of each output (shingle.writer; docs/formats-runs.md).
+M.order = {
+  docs = { "id", "url", "date", "skipped" },
+  clusters = { "cluster", "size", "members", "id", "url", "date", "relation", "copy_of" },
+  pairs = { "a", "b", "url_a", "url_b", "resemblance", "containment_ab", "containment_ba", "exact" },
+  summary = { "documents", "sketched", "skipped", "exact_duplicates", "lexical_duplicates", "shingle_duplicates",
+    "clusters", "documents_in_clusters", "clusters_of_identical_documents_only", "mixed_clusters",
+    "pairs_considered", "pairs_linked", "common_shingles_dropped", "method", "policy", "threshold", "verify",
+    "candidate", "phases", "mpi" },
+}
+
 --- Sketch and append a batch: the number of documents so far, or nil, err.
 function Phase1:add(docs, problem)
-  local cjson = require "cjson"
   local n, derr = self.sk:write(self.w, docs)
   if not n then return nil, derr end
   for i, d in ipairs(docs) do
@@ -151,7 +162,8 @@ function Phase1:add(docs, problem)
         url == nil and d.url ~= nil and "url" or "date", type(url == nil and d.url ~= nil and d.url or d.date))
       return nil, terr
     end
-    local line = cjson.encode({ id = self.documents, url = url, date = date, skipped = e and true or nil }) .. "\n"
+    local line = writer.json({ id = self.documents, url = url, date = date, skipped = e and true or nil }, M.order.docs)
+      .. "\n"
     local j = self.jsonl
     j.bytes, j.lines, j.crc32 = j.bytes + #line, j.lines + 1, core.crc32(line, j.crc32)
     local wok, werr = self.meta:write(line)
@@ -368,7 +380,6 @@ end
 
 --- Write clusters.jsonl, pairs.jsonl and summary.json.
 function M:report()
-  local cjson = require "cjson"
   local t0 = core.now()
   local reps, dups = core.read_docs(self.dir)
   if not reps then return nil, dups end
@@ -382,7 +393,7 @@ function M:report()
   for _, l in ipairs(links) do wanted[l[1]] = true; wanted[l[2]] = true end
   local urls, dates = self:documents(wanted)
   if not urls then return nil, dates end
-  local ok, err = util.atomic_write(self.dir .. "/clusters.jsonl", function(f)
+  local ok, err = writer.write_file(self.dir .. "/clusters.jsonl", "jsonl", { order = M.order.clusters }, function(w)
     local i, n = 1, #cl
     while i <= n do
       local j = i
@@ -395,17 +406,17 @@ function M:report()
           relation = rep == d and "similar" or relation[dups[d]],
           copy_of = rep ~= d and rep or nil }
       end
-      f:write(cjson.encode({ cluster = cl[i], size = j - i + 1, members = members }), "\n")
+      w:write({ cluster = cl[i], size = j - i + 1, members = members })
       i = j + 1
     end
   end)
   if not ok then return nil, err end
-  ok, err = util.atomic_write(self.dir .. "/pairs.jsonl", function(f)
+  ok, err = writer.write_file(self.dir .. "/pairs.jsonl", "jsonl", { order = M.order.pairs }, function(w)
     for _, l in ipairs(links) do
       local rec = { a = l[1], b = l[2], url_a = urls[l[1]], url_b = urls[l[2]],
         resemblance = r4(l[3]), containment_ab = r4(l[4]), containment_ba = r4(l[5]) }
       if l[6] then rec.exact = { resemblance = r4(l[6]), containment_ab = r4(l[7]), containment_ba = r4(l[8]) } end
-      f:write(cjson.encode(rec), "\n")
+      w:write(rec)
     end
   end)
   if not ok then return nil, err end
@@ -446,9 +457,8 @@ function M:summary()
 end
 
 function M:write_summary()
-  local cjson = require "cjson"
   local sum = self:summary()
-  local ok, err = util.atomic_write(self.dir .. "/summary.json", function(f) f:write(cjson.encode(sum), "\n") end)
+  local ok, err = writer.write_json(self.dir .. "/summary.json", sum, M.order.summary)
   if not ok then return nil, err end
   return sum
 end
@@ -460,14 +470,13 @@ end
 
 --- Saved configuration, so `recluster` can redo phase 4 from the files.
 function M:save_config()
-  local cjson = require "cjson"
   local c = {}
   for k, v in pairs(self.cfg) do
     -- rule sets and extractors given as Lua values cannot be saved; names can
     if type(v) ~= "function" and not (type(v) == "table" and (k == "canon" or k == "extractor")) then c[k] = v end
   end
   local rec = { config = c, stats = self.stats, times = self.times }
-  return util.atomic_write(self.dir .. "/run.json", function(f) f:write(cjson.encode(rec), "\n") end)
+  return writer.write_json(self.dir .. "/run.json", rec, { "config", "stats", "times" })
 end
 
 function M.load(dir, over)
@@ -555,10 +564,8 @@ function M:sketch_or_resume(inputs)
   local st, err = self:sketch(inputs)
   if not st then return nil, err end
   if sig then
-    local ok, werr = util.atomic_write(path, function(f)
-      f:write(cjson.encode({ signature = sig, documents = st.documents, sketched = st.sketched, skipped = st.skipped,
-        docs_jsonl = st.docs_jsonl }), "\n")
-    end)
+    local ok, werr = writer.write_json(path, { signature = sig, documents = st.documents, sketched = st.sketched,
+      skipped = st.skipped, docs_jsonl = st.docs_jsonl }, { "signature", "documents", "sketched", "skipped", "docs_jsonl" })
     if not ok then return nil, werr end
   end
   return st

@@ -18,8 +18,8 @@ function M.run(a)
   local entries, total = collections.avoid_list(a.dir, { min_size = a.min_size, min_cardinality = a.min_cardinality })
   if not entries then return common.fail(1, total) end
   if a.json then
-    local cjson = require "cjson"
-    for _, e in ipairs(entries) do io.stdout:write(cjson.encode(e), "\n") end
+    local writer = require "shingle.writer"
+    for _, e in ipairs(entries) do io.stdout:write(writer.json(e, collections.order.avoid), "\n") end
     return 0
   end
   for _, e in ipairs(entries) do

@@ -6,6 +6,9 @@ local sketcher = require "shingle.sketcher"
 
 local M = {}
 
+-- the key order of --json
+M.order = { "a", "b", "resemblance", "containment_ab", "containment_ba", "exact" }
+
 function M.configure(parser)
   local c = parser:command("compare", "Resemblance and containment of every pair of documents.")
   c:argument("files", "Documents (text or HTML; HTML is recognised by extension or --html)."):args("2+")
@@ -31,7 +34,7 @@ function M.run(a)
     docs[i] = { path = path, sketch = s, full = x }
   end
   local out = io.stdout
-  local json = a.json and require "cjson"
+  local json = a.json and require "shingle.writer"
   if not json then
     out:write(("%-28s %-28s %7s %7s %7s%s\n"):format("A", "B", "r", "c(A,B)", "c(B,A)",
       a.exact and "  exact r  c(A,B)  c(B,A)" or ""))
@@ -43,9 +46,9 @@ function M.run(a)
       if math.max(e.resemblance, e.containment, e.contained) >= a.threshold then
         local x = a.exact and A.full:estimate(B.full)
         if json then
-          out:write(json.encode({ a = A.path, b = B.path, resemblance = e.resemblance,
+          out:write(json.json({ a = A.path, b = B.path, resemblance = e.resemblance,
             containment_ab = e.containment, containment_ba = e.contained,
-            exact = x and { resemblance = x.resemblance, containment_ab = x.containment, containment_ba = x.contained } or nil }), "\n")
+            exact = x and { resemblance = x.resemblance, containment_ab = x.containment, containment_ba = x.contained } or nil }, M.order), "\n")
         else
           out:write(("%-28s %-28s %7.3f %7.3f %7.3f"):format(common.short(A.path, 28), common.short(B.path, 28),
             e.resemblance, e.containment, e.contained))

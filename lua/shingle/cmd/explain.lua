@@ -24,7 +24,7 @@ function M.run(a)
   o.html, o.names = common.forced_html(a), { a.a, a.b }
   local e, xerr = explain.explain(ta, tb, o)
   if not e then return common.fail(1, xerr) end
-  if a.json then io.stdout:write(require("cjson").encode(e), "\n") return 0 end
+  if a.json then io.stdout:write(require("shingle.writer").json(e, explain.order), "\n") return 0 end
   io.stdout:write(explain.render(e, ta, not a.no_color and core.isatty(1)))
   return 0
 end

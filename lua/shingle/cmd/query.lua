@@ -1,7 +1,7 @@
 --- The index queries: similar, cluster-of, lost, changes.
 local index = require "shingle.index"
 local common = require "shingle.cmd.common"
-local cjson = require "cjson"
+local writer = require "shingle.writer"
 
 local M = { names = { "similar", "cluster-of", "lost", "changes" } }
 
@@ -80,14 +80,14 @@ function M.run(a)
         tostring(a.threshold)))
     end
     for _, h in ipairs(hits) do
-      if a.json then out:write(cjson.encode(h), "\n")
+      if a.json then out:write(writer.json(h, index.order), "\n")
       else out:write(("%.3f  c %.3f/%.3f  %-12s %s\n"):format(h.resemblance, h.containment, h.contained, h.sweep, h.url)) end
     end
     return 0
   elseif a.command == "cluster-of" then
     local cl, err = ix:cluster_of(a.url)
     if not cl then return common.fail(1, err) end
-    if a.json then out:write(cjson.encode(cl), "\n") return 0 end
+    if a.json then out:write(writer.json(cl, index.order), "\n") return 0 end
     for _, c in ipairs(cl) do
       out:write(("cluster %d (%d documents), for the version of sweep %s\n"):format(c.cluster, #c.members, c.sweep))
       for _, m in ipairs(c.members) do out:write(("  %-12s %-8s %s\n"):format(m.sweep, m.relation, m.url)) end
@@ -96,7 +96,7 @@ function M.run(a)
   elseif a.command == "lost" then
     local found, err = ix:lost(a.url)
     if not found then return common.fail(1, err) end
-    if a.json then out:write(cjson.encode(found), "\n") return 0 end
+    if a.json then out:write(writer.json(found, index.order), "\n") return 0 end
     if #found == 0 then out:write("no other document in its cluster\n") return 0 end
     out:write(("most recent: %s (sweep %s)\n"):format(found[1].url, found[1].sweep))
     for k = 2, #found do out:write(("  also %s (sweep %s)\n"):format(found[k].url, found[k].sweep)) end
@@ -104,7 +104,7 @@ function M.run(a)
   else
     local r, err = ix:changes(a.from, a.to, { small = a.small })
     if not r then return common.fail(1, err) end
-    if a.json then out:write(cjson.encode(r), "\n") return 0 end
+    if a.json then out:write(writer.json(r, index.order), "\n") return 0 end
     out:write(("changes from %s to %s\n"):format(r.from, r.to))
     for _, k in ipairs({ "identical", "small_change", "large_change", "moved_within_server", "moved_between_servers", "born", "died" }) do
       out:write(("  %-24s %d\n"):format((k:gsub("_", " ")), r[k]))

@@ -25,10 +25,10 @@ function M.run(a)
   if f ~= io.stdin then f:close() end
   local entries, rerr = collections.rollup(a.dir, urls)
   if not entries then return common.fail(1, rerr) end
-  local cjson = require "cjson"
+  local writer = require "shingle.writer"
   for i, e in ipairs(entries) do
     if a.json then
-      io.stdout:write(cjson.encode(e), "\n")
+      io.stdout:write(writer.json(e, collections.order.rollup), "\n")
     else
       local extra = ""
       if e.kind == "collection" then
