@@ -17,6 +17,7 @@ local core = require "shingle.core"
 local input = require "shingle.input"
 local pipeline = require "shingle.pipeline"
 local util = require "shingle.util"
+local writer = require "shingle.writer"
 
 local M = {}
 M.__index = M
@@ -25,6 +26,12 @@ M.defaults = {
   keep = "first",      -- first (input order) | longest (most tokens) | newest (latest date)
   files = "list",      -- files of directories: list (kept.txt) | copy | link (hard) | symlink
   threshold = 0.8,     -- a stricter default than clustering's 0.5: near-duplicates, not relatives
+}
+-- The key order of removed.jsonl and summary.json (shingle.writer).
+M.order = {
+  removed = { "removed", "kept", "id", "kept_id", "relation", "resemblance", "containment", "contained", "exact" },
+  summary = { "documents", "skipped", "kept", "removed", "removed_by_relation", "clusters", "keep", "policy",
+    "threshold", "verify", "outputs" },
 }
 local keeps = { first = true, longest = true, newest = true }
 local file_modes = { list = true, copy = true, link = true, symlink = true }
@@ -213,9 +220,8 @@ function M:run_staged(inputs)
   for k, id in ipairs(removed) do as[k], bs[k] = id, kept_of[id] end
   local scores, serr = core.pair_estimates(p.dir, as, bs)
   if not scores then return nil, serr end
-  local cjson = require "cjson"
   local function r4(x) return x and math.floor(x * 10000 + 0.5) / 10000 end
-  ok, err = util.atomic_write(self.dir .. "/removed.jsonl", function(f)
+  ok, err = writer.write_file(self.dir .. "/removed.jsonl", "jsonl", { order = M.order.removed }, function(w)
     for k, id in ipairs(removed) do
       local s = scores[k]
       local rec = { removed = urls[id], kept = urls[kept_of[id]], id = id, kept_id = kept_of[id],
@@ -225,7 +231,7 @@ function M:run_staged(inputs)
         rec.exact = { resemblance = r4(s.exact.resemblance), containment = r4(s.exact.containment),
           contained = r4(s.exact.contained) }
       end
-      f:write(cjson.encode(rec), "\n")
+      w:write(rec)
     end
   end)
   if not ok then return nil, err end
@@ -238,9 +244,9 @@ function M:run_staged(inputs)
   local kept = 0
   for id = 1, #statuses do if statuses[id] == 0 and not kept_of[id] then kept = kept + 1 end end
   self.summary = { documents = st.documents, skipped = st.skipped, kept = kept,
-    removed = #removed, removed_by_relation = by_relation, clusters = st.clusters and st.clusters.clusters or 0,
-    keep = self.keep, policy = p.cfg.policy, threshold = p.cfg.threshold, verify = p.cfg.verify, outputs = outs }
-  ok, err = util.atomic_write(self.dir .. "/summary.json", function(f) f:write(cjson.encode(self.summary), "\n") end)
+    removed = #removed, removed_by_relation = writer.object(by_relation), clusters = st.clusters and st.clusters.clusters or 0,
+    keep = self.keep, policy = p.cfg.policy, threshold = p.cfg.threshold, verify = p.cfg.verify, outputs = writer.object(outs) }
+  ok, err = writer.write_json(self.dir .. "/summary.json", self.summary, M.order.summary)
   if not ok then return nil, err end
   return self.summary
 end

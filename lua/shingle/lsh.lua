@@ -202,9 +202,8 @@ end
 --- Save the whole index (configuration and every key and sketch) as a sketch
 -- file: the count, or nil, err.
 function Index:save(path)
-  local cjson = require "cjson"
   local c = self.cfg
-  local meta = cjson.encode({ lsh = { threshold = c.threshold, bands = c.bands, rows = c.rows, budget = c.budget,
+  local meta = require("shingle.writer").json({ lsh = { threshold = c.threshold, bands = c.bands, rows = c.rows, budget = c.budget,
     weights = c.weights, containment = c.containment, cbands = c.cbands,
     seed = c.seed and core.tohex(c.seed) or nil, version = 1 } })
   local w, err = core.sketch_writer(path, meta)
