@@ -53,7 +53,15 @@ function M.new(cfg)
     error(("unknown method '%s'; use shingles, supershingle, lsh or greedy"):format(tostring(c.method)), 2)
   end
   c.threads = c.threads or core.cpus()
-  c.candidate = c.candidate or (c.verify and math.max(0, c.threshold - 0.2) or c.threshold)
+  -- values derived from others (the candidate bound from the threshold, the
+  -- LSH shape from the threshold) are not saved in run.json: recluster at
+  -- another threshold derives them again, as a fresh run would
+  self.derived = {}
+  if c.candidate == nil then
+    self.derived.candidate = true
+    -- (rounded: 0.8 - 0.2 is 0.6000000000000001 in binary)
+    c.candidate = c.verify and math.max(0, math.floor((c.threshold - 0.2) * 1e9 + 0.5) / 1e9) or c.threshold
+  end
   if c.method == "supershingle" and not c.meta and c.threshold < 0.8 then
     -- P(2 of 6 super shingles of 14) = 0.0007 at r = 0.7, 0.026 at 0.8: below that they miss almost everything
     self.warning = ("super shingles (6 x 14, 2 of 6) find pairs of resemblance below about 0.8 only by chance; "
@@ -81,7 +89,9 @@ function M:signature_length()
   local c = self.cfg
   if c.method == "supershingle" and not c.meta then return 84 end
   if c.method == "lsh" then
-    if not (c.bands and c.rows) then c.bands, c.rows = M.lsh_shape(c.threshold, 128) end
+    -- bands and rows derived from the threshold use the first b x r of 128
+    -- min-hashes: recluster at another threshold finds the ones it needs
+    if not (c.bands and c.rows) then return 128 end
     return c.bands * c.rows
   end
   return 0
@@ -142,7 +152,7 @@ M.order = {
   summary = { "documents", "sketched", "skipped", "exact_duplicates", "lexical_duplicates", "shingle_duplicates",
     "clusters", "documents_in_clusters", "clusters_of_identical_documents_only", "mixed_clusters",
     "pairs_considered", "pairs_linked", "common_shingles_dropped", "method", "policy", "threshold", "verify",
-    "candidate", "phases", "mpi" },
+    "candidate", "reclustered", "phases", "mpi" },
 }
 
 --- Sketch and append a batch: the number of documents so far, or nil, err.
@@ -311,7 +321,10 @@ function M:decide(opts)
   elseif c.method == "greedy" then
     st, err = core.greedy(self.dir, o)
   else
-    if c.method == "lsh" and not (c.bands and c.rows) then c.bands, c.rows = M.lsh_shape(c.threshold, 128) end
+    if c.method == "lsh" and not (c.bands and c.rows) then
+      c.bands, c.rows = M.lsh_shape(c.threshold, 128)
+      self.derived.bands, self.derived.rows = true, true
+    end
     o.bands, o.rows = c.bands, c.rows
     st, ps = core[c.method](self.dir, o)
     if not st then err = ps; ps = nil end
@@ -451,6 +464,8 @@ function M:summary()
     pairs_considered = st.pairs, pairs_linked = st.linked,
     common_shingles_dropped = s.pairs and s.pairs.common_dropped,
     method = self.cfg.method, policy = self.cfg.policy, threshold = self.cfg.threshold, verify = self.cfg.verify,
+    candidate = self.cfg.verify and self.cfg.method == "shingles" and self.cfg.candidate or nil,
+    reclustered = self.reclustered,
     phases = self.times,
     mpi = self.mpi, -- a distributed run's ranks and what each exchanged (shingle.dist)
   }
@@ -473,9 +488,17 @@ function M:save_config()
   local c = {}
   for k, v in pairs(self.cfg) do
     -- rule sets and extractors given as Lua values cannot be saved; names can
-    if type(v) ~= "function" and not (type(v) == "table" and (k == "canon" or k == "extractor")) then c[k] = v end
+    if type(v) ~= "function" and not (type(v) == "table" and (k == "canon" or k == "extractor"))
+      and not self.derived[k] then
+      c[k] = v
+    end
   end
-  local rec = { config = c, stats = self.stats, times = self.times }
+  -- the times of every phase the files come from: a recluster's own over
+  -- those of the run it started from
+  local times = {}
+  for k, v in pairs(self.run_times or {}) do times[k] = v end
+  for k, v in pairs(self.times) do times[k] = v end
+  local rec = { config = c, stats = self.stats, times = writer.object(times) }
   return writer.write_json(self.dir .. "/run.json", rec, { "config", "stats", "times" })
 end
 
@@ -503,8 +526,11 @@ function M.load(dir, over)
   local p = M.new(c)
   p.stats = rec.stats or p.stats
   p.stats.clusters = nil
-  p.times = rec.times or {}
-  p.times.cluster_formation, p.times.report = nil, nil
+  -- the phases this command runs are its figures; the earlier ones stay in
+  -- run.json (save_config) but are not reported again as if just measured
+  p.run_times = type(rec.times) == "table" and rec.times or {}
+  p.times = {}
+  p.reclustered = true
   return p
 end
 

@@ -70,7 +70,7 @@ function M.run(a)
   local cfg, err = M.config(a)
   if not cfg then return common.fail(2, err) end
   local ok, p = pcall(pipeline.new, cfg)
-  if not ok then return common.fail(2, tostring(p)) end
+  if not ok then io.stderr:write("shingle: ", common.api_message(p), "\n") return 2 end
   if a.mpi then return M.run_mpi(a, cfg) end
   if a.mpi_collect or a.mpi_timeout then io.stderr:write("shingle: --mpi-collect and --mpi-timeout go with --mpi\n") return 2 end
   -- --index: keep each document's URL by id, so the index takes the
@@ -83,7 +83,7 @@ function M.run(a)
     end
   end
   local sum, rerr = p:run(a.inputs)
-  if not sum then return common.fail(1, rerr) end
+  if not sum then return common.fail(rerr, a.command) end
   common.print_cluster_summary(p, sum)
   if a.index then
     local index = require "shingle.index"

@@ -90,9 +90,9 @@ function M.run(a)
   local cfg, err = M.config(a)
   if not cfg then return common.fail(2, err) end
   local ok, c = pcall(collections.new, cfg)
-  if not ok then return common.fail(2, tostring(c)) end
+  if not ok then io.stderr:write("shingle: ", common.api_message(c), "\n") return 2 end
   local sum, rerr = c:run(a.inputs)
-  if not sum then return common.fail(1, rerr) end
+  if not sum then return common.fail(rerr, a.command) end
   M.print_summary(c)
   return 0
 end

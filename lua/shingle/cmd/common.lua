@@ -37,6 +37,44 @@ function M.parse_seed(s)
     core.int64 and "" or " (2^53 under LuaJIT)")
 end
 
+-- The command-line names of the Lua API's options, for its messages.
+M.cli_names = {
+  w = "-w/--width", sketch = "--sketch", m = "-m/--modulus", s = "-s/--size", floor = "--floor", k = "-k/--degree",
+  seed = "--seed", option = "--option", invalid = "--invalid", fold = "--fold", punctuation = "--punctuation",
+  numbers = "--no-numbers", policy = "--policy", threshold = "-t/--threshold", verify = "--verify",
+  candidate = "--candidate", max_df = "--max-df", threads = "--threads", memory = "--memory", temp_dir = "--temp-dir",
+  max_bytes = "--max-bytes", method = "--method", bands = "--bands", rows = "--rows", canon = "--rules",
+  extractor = "--extractor", format = "--format", keep = "--keep", files = "--files",
+}
+
+--- A message of the Lua API (an error it raised on a bad option) as the
+-- command line says it: no "file.lua:12: " position, and each option by
+-- the name the user typed ("option 'w' is 0" -> "-w/--width is 0").
+function M.api_message(err)
+  local msg = tostring(err):gsub("^[^\n:]-%.lua:%d+: ", "")
+  msg = msg:gsub("option '([%w_]+)'", function(k) return M.cli_names[k] end)
+  return msg
+end
+
+--- Whether an error the Lua API raised is about the options it was given
+-- (misuse: the command line reports it as a usage error, exit 2).
+function M.is_usage_error(err)
+  local msg = M.api_message(err)
+  return msg:find("^unknown [%w ]*option") or msg:find("^%-[%w/-]+ is ") or msg:find("^%-[%w/-]+ must ")
+    or msg:find("^%-%-[%w-]+ is ") or msg:find("^give either") or msg:find("^unknown method") ~= nil
+end
+
+--- Report a command's failure: a usage error (exit 2, pointing at the
+-- command's help) when it is about an option, else exit 1.
+function M.fail(err, command)
+  if M.is_usage_error(err) then
+    io.stderr:write("shingle: ", M.api_message(err), "\n", ("Run 'shingle %s --help' for usage.\n"):format(command))
+    return 2
+  end
+  io.stderr:write("shingle: ", tostring(err), "\n")
+  return 1
+end
+
 --- Declare the shingler's options, with shingle.pipeline's defaults.
 -- opts.defaults = false: no defaults (the command's Lua API decides: an
 -- index keeps the parameters it was made with, collections have their
@@ -157,19 +195,40 @@ end
 --- Declare the options of phase 4. opts.index: only --policy and
 -- --threshold, without defaults (they apply to a new index only);
 -- opts.threshold: another default threshold (shingle dedup's 0.8).
+-- opts.index: for a new index (no defaults shown: the index's own);
+-- opts.keep: for recluster (no defaults: an option not given keeps the run's
+-- value); opts.threshold: another default threshold (dedup's).
 function M.decision_options(c, opts)
   opts = opts or {}
-  local d = opts.index and {} or pipeline_defaults
+  local d = (opts.index or opts.keep) and {} or pipeline_defaults
   local pre = opts.index and "A new index: " or ""
-  c:option("--policy", pre .. "Link a pair when its resemblance, containment (either direction), either or both reach the threshold.",
-    default(d.policy)):choices({ "resemblance", "containment", "either", "both" })
-  c:option("-t --threshold", pre .. (opts.threshold and "Threshold for the policy." or "Threshold for the policy (the paper: 0.5)."),
-    default(opts.threshold or d.threshold)):convert(tonumber)
+  local post = opts.keep and " Default: the run's." or ""
+  c:option("--policy", pre .. "Link a pair when its resemblance, containment (either direction), either or both reach the threshold."
+    .. post, default(d.policy)):choices({ "resemblance", "containment", "either", "both" })
+  c:option("-t --threshold", pre .. (opts.threshold and "Threshold for the policy." or "Threshold for the policy (the paper: 0.5).")
+    .. post, default(opts.threshold or d.threshold)):convert(tonumber)
   if opts.index then return end
-  c:option("--verify", "exact: recompute every candidate pair from full shingle sets (default); none: decide on estimates.")
+  c:option("--verify", (opts.keep and "exact: recompute every candidate pair from full shingle sets; none: decide on estimates."
+    or "exact: recompute every candidate pair from full shingle sets (default); none: decide on estimates.") .. post)
     :choices({ "none", "exact" })
-  c:option("--candidate", "With --verify exact: the estimated score a pair needs to be verified (default: threshold - 0.2).")
+  c:option("--candidate", "With --verify exact: the estimated score a pair needs to be verified (default: threshold - 0.2"
+    .. (opts.keep and ", or the value the run was given)." or ")."))
     :convert(tonumber)
+end
+
+--- The decision a run used, for the summary: "policy P, threshold T,
+-- verify exact (candidates from C)".
+function M.describe_decision(sum)
+  local v = sum.verify and "verify exact" or "verify none"
+  if sum.verify and sum.candidate then v = v .. (" (candidates from %s)"):format(M.num(sum.candidate)) end
+  return ("%s%s, threshold %s, %s"):format(sum.method and sum.method ~= "shingles" and ("method " .. sum.method .. ", ") or "",
+    "policy " .. tostring(sum.policy), M.num(sum.threshold), v)
+end
+
+--- A number as a person writes it: 0.7, not 0.69999999999999996.
+function M.num(x)
+  if x == nil then return "?" end
+  return (("%.6g"):format(x))
 end
 
 --- Print the summary and phase table of a cluster run.
@@ -180,7 +239,8 @@ function M.print_cluster_summary(p, sum, out)
     sum.exact_duplicates or 0, sum.lexical_duplicates or 0, sum.shingle_duplicates or 0))
   out:write(("clusters %d with %d documents: %d of identical documents only, %d mixed\n"):format(
     sum.clusters or 0, sum.documents_in_clusters or 0, sum.clusters_of_identical_documents_only or 0, sum.mixed_clusters or 0))
-  out:write(("pairs considered %d, linked %d\n\n"):format(sum.pairs_considered or 0, sum.pairs_linked or 0))
+  out:write(("pairs considered %d, linked %d\n"):format(sum.pairs_considered or 0, sum.pairs_linked or 0))
+  out:write(("decided by %s%s\n\n"):format(M.describe_decision(sum), sum.reclustered and " (reclustered)" or ""))
   out:write(p:phase_table(), "\n")
 end
 

@@ -43,9 +43,9 @@ function M.run(a)
   local cfg, err = M.config(a)
   if not cfg then io.stderr:write("shingle: ", err, "\n") return 2 end
   local ok, d = pcall(dedup.new, cfg)
-  if not ok then io.stderr:write("shingle: ", tostring(d), "\n") return 2 end
+  if not ok then io.stderr:write("shingle: ", common.api_message(d), "\n") return 2 end
   local sum, rerr = d:run(a.inputs)
-  if not sum then io.stderr:write("shingle: ", rerr, "\n") return 1 end
+  if not sum then return common.fail(rerr, a.command) end
   local rel = sum.removed_by_relation
   io.stdout:write(("documents %d (skipped %d): kept %d, removed %d (%d exact, %d lexically equal, %d shingle-equal, "
     .. "%d similar) in %d clusters\n"):format(sum.documents, sum.skipped, sum.kept, sum.removed, rel.exact or 0,

@@ -8,7 +8,8 @@ local M = {}
 function M.configure(parser)
   local c = parser:command("recluster", "Redo the final phase of a cluster run with another policy or threshold.")
   c:argument("dir", "The output directory of a `shingle cluster` run.")
-  common.decision_options(c)
+  -- no defaults: an option not given keeps the run's value
+  common.decision_options(c, { keep = true })
   c:flag("-q --quiet", "No progress or warnings on stderr.")
 end
 
@@ -16,9 +17,9 @@ function M.run(a)
   local over = { policy = a.policy, threshold = a.threshold, quiet = a.quiet, candidate = a.candidate }
   if a.verify == "exact" then over.verify = true elseif a.verify == "none" then over.verify = false end
   local p, err = pipeline.load(a.dir, over)
-  if not p then return common.fail(1, err) end
+  if not p then return common.fail(err, "recluster") end
   local ok, derr = p:rerun()
-  if not ok then return common.fail(1, derr) end
+  if not ok then return common.fail(derr, "recluster") end
   common.print_cluster_summary(p, p:summary())
   return 0
 end

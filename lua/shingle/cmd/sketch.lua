@@ -60,7 +60,7 @@ function M.run(a)
   end
   cfg.warn = function(msg) if not a.quiet then io.stderr:write("shingle: ", msg, "\n") end end
   local ok, st, serr = pcall(require("shingle.sketches").sketch, a.inputs, a.output, cfg)
-  if not ok then io.stderr:write("shingle: ", tostring(st), "\n") return 2 end
+  if not ok then io.stderr:write("shingle: ", common.api_message(st), "\n") return 2 end
   if not st then io.stderr:write("shingle: ", serr, "\n") return 1 end
   io.stdout:write(("%s: %d sketches of %d documents (%d skipped)\n"):format(a.output, st.sketched, st.documents, st.skipped))
   return 0
