@@ -41,9 +41,10 @@ sh_status sh_sketch_compatible(const sh_sketch *a, const sh_sketch *b, sh_error 
     DIFF(k, "fingerprint degrees k", "%u", unsigned);
     DIFF(option, "shingling options (0 = B, set; 1 = A, labelled bag)", "%u", unsigned);
     DIFF(tokens, "token modes (0 = rabin, 1 = pad8)", "%u", unsigned);
+    /* the seed first: it draws the polynomials, which then differ too */
+    DIFF(seed, "seeds", "%llu", unsigned long long);
     DIFF(poly, "polynomials", "0x%llx", unsigned long long);
     DIFF(idpoly, "token-id polynomials", "0x%llx", unsigned long long);
-    DIFF(seed, "seeds", "%llu", unsigned long long);
     DIFF(rules, "canonicalization rules", "0x%016llx", unsigned long long);
     /* MIN_s of MOD_m does not commute with a coarser modulus: it needs equal m */
     if (a->p.kind == SH_SKETCH_MINMOD && a->p.m != b->p.m)

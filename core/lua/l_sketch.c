@@ -26,13 +26,33 @@ void shl_pushsketch(lua_State *L, const sh_sketch *a)
 
 static const char *kind_names[] = { "?", "min", "mod", "minmod", "class", "full" };
 
+/* Raise err, a failed comparison of a and b. When the rules differ, the
+ * message says which of their parts differ (fold, invalid, the rule set or
+ * the extractor with its parameters) rather than two fingerprints: the
+ * function shingle.options keeps in the registry under "shingle.rules_diff"
+ * knows the description of every rules fingerprint it made. */
+static int compare_failed(lua_State *L, const sh_sketch *a, const sh_sketch *b, const sh_error *err)
+{
+    if (err->code == SH_EMISMATCH && a->p.rules != b->p.rules && a->p.w == b->p.w && a->p.k == b->p.k &&
+        a->p.seed == b->p.seed && a->p.poly == b->p.poly && a->p.kind == b->p.kind) {
+        lua_getfield(L, LUA_REGISTRYINDEX, "shingle.rules_diff");
+        if (lua_isfunction(L, -1)) {
+            shl_pushu64(L, a->p.rules);
+            shl_pushu64(L, b->p.rules);
+            if (lua_pcall(L, 2, 1, 0) == 0 && lua_isstring(L, -1)) return lua_error(L);
+        }
+        lua_pop(L, 1);
+    }
+    return shl_raise(L, err);
+}
+
 /* a:estimate(b) -> { resemblance, containment (a in b), contained (b in a), both, sample } */
 static int sk_estimate(lua_State *L)
 {
     sh_sketch *a = shl_checksketch(L, 1), *b = shl_checksketch(L, 2);
     sh_estimate e;
     sh_error err;
-    if (sh_sketch_estimate(a, b, &e, &err) != SH_OK) return shl_raise(L, &err);
+    if (sh_sketch_estimate(a, b, &e, &err) != SH_OK) return compare_failed(L, a, b, &err);
     lua_createtable(L, 0, 5);
     lua_pushnumber(L, e.resemblance); lua_setfield(L, -2, "resemblance");
     lua_pushnumber(L, e.contain_ab); lua_setfield(L, -2, "containment");
@@ -44,9 +64,10 @@ static int sk_estimate(lua_State *L)
 
 static int sk_resemblance(lua_State *L)
 {
+    sh_sketch *a = shl_checksketch(L, 1), *b = shl_checksketch(L, 2);
     sh_estimate e;
     sh_error err;
-    if (sh_sketch_estimate(shl_checksketch(L, 1), shl_checksketch(L, 2), &e, &err) != SH_OK) return shl_raise(L, &err);
+    if (sh_sketch_estimate(a, b, &e, &err) != SH_OK) return compare_failed(L, a, b, &err);
     lua_pushnumber(L, e.resemblance);
     return 1;
 }
@@ -54,9 +75,10 @@ static int sk_resemblance(lua_State *L)
 /* a:containment(b): the estimated containment of a in b */
 static int sk_containment(lua_State *L)
 {
+    sh_sketch *a = shl_checksketch(L, 1), *b = shl_checksketch(L, 2);
     sh_estimate e;
     sh_error err;
-    if (sh_sketch_estimate(shl_checksketch(L, 1), shl_checksketch(L, 2), &e, &err) != SH_OK) return shl_raise(L, &err);
+    if (sh_sketch_estimate(a, b, &e, &err) != SH_OK) return compare_failed(L, a, b, &err);
     lua_pushnumber(L, e.contain_ab);
     return 1;
 }

@@ -54,13 +54,41 @@ local keys = require("shingle.util").sorted_keys
 -- its plain-text copy give comparable sketches.
 local canon_fields = { "lowercase", "numbers", "punctuation", "fold", "invalid" }
 
+-- The description of every rules fingerprint made in this process, so that
+-- a comparison refused for other rules says which part differs (the
+-- binding calls registry["shingle.rules_diff"], core/lua/l_sketch.c).
+local described = {}
+
+--- The message for sketches of rules a and b (fingerprints): the parts of
+-- their descriptions that differ, or nil when one is not known here.
+function M.rules_diff(a, b)
+  local da, db = described[a], described[b]
+  if not (da and db) then return nil end
+  local pa, pb, diffs = {}, {}, {}
+  for k, v in da:gmatch("([^=;]+)=([^;]*)") do pa[k] = v end
+  for k, v in db:gmatch("([^=;]+)=([^;]*)") do pb[k] = v end
+  for _, k in ipairs({ "lowercase", "numbers", "punctuation", "fold", "invalid", "rules" }) do
+    if pa[k] ~= pb[k] then
+      local name = k == "rules" and "the rule set or extractor" or k
+      diffs[#diffs + 1] = ("%s: %s and %s"):format(name, pa[k] or "none", pb[k] or "none")
+    end
+  end
+  if #diffs == 0 then return nil end
+  return "cannot compare sketches made with different canonicalization rules (" .. table.concat(diffs, "; ")
+    .. "): sketch both documents with the same shingler"
+end
+debug.getregistry()["shingle.rules_diff"] = M.rules_diff
+
 --- The identity of the rules: a Rabin fingerprint of their description.
 function M.rules_id(o)
   local parts = {}
   for _, f in ipairs(canon_fields) do parts[#parts + 1] = f .. "=" .. tostring(o[f]) end
   if o.rules_name then parts[#parts + 1] = "rules=" .. o.rules_name end
+  local desc = table.concat(parts, ";")
   -- P64b of docs/vectors.md: fixed, so the identity never depends on the seed
-  return core.rabin(table.concat(parts, ";"), "\xca\xef\xbc\xde\x6b\x42\x38\xb1", 64)
+  local id = core.rabin(desc, "\xca\xef\xbc\xde\x6b\x42\x38\xb1", 64)
+  described[id] = desc
+  return id
 end
 
 --- Check opts against the known options and fill in defaults. level: the
