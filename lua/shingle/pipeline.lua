@@ -37,6 +37,9 @@ M.defaults = {
   format = "auto", fields = nil, html = nil, strict = false, quiet = false, log = nil,
   mail = true,    -- email messages and mbox archives recognised by content (core/mail.h)
   resume = false, -- skip phase 1 when a finished one over the same inputs and options is there
+  -- clusters and pairs also as clusters.csv/pairs.csv (csv, tsv or json;
+  -- the .jsonl files are always written: recluster, report and dedup read them)
+  output_format = "jsonl",
 }
 
 local methods = { shingles = true, supershingle = true, lsh = true, greedy = true }
@@ -46,9 +49,14 @@ local optional = { seed = true, threads = true, temp_dir = true, candidate = tru
 
 M.optional = optional
 
+local output_formats = { jsonl = true, json = true, csv = true, tsv = true }
+
 function M.new(cfg)
   local self = setmetatable({}, M)
   local c = util.merge_options(M.defaults, optional, cfg, "pipeline", 3)
+  if not output_formats[c.output_format] then
+    error(("option 'output_format' is %s; use jsonl, json, csv or tsv"):format(tostring(c.output_format)), 2)
+  end
   if not methods[c.method] then
     error(("unknown method '%s'; use shingles, supershingle, lsh or greedy"):format(tostring(c.method)), 2)
   end
@@ -391,6 +399,42 @@ function M:documents(wanted)
   return urls, dates
 end
 
+-- The columns of clusters and pairs as CSV or TSV: a cluster a row per
+-- member, a pair's exact values in columns of their own.
+M.columns = {
+  clusters = { "cluster", "size", "id", "url", "date", "relation", "copy_of" },
+  pairs = { "a", "b", "url_a", "url_b", "resemblance", "containment_ab", "containment_ba", "exact_resemblance",
+    "exact_containment_ab", "exact_containment_ba" },
+}
+M.rows = {
+  clusters = function(c)
+    local rows = {}
+    for i, m in ipairs(c.members) do
+      rows[i] = { cluster = c.cluster, size = c.size, id = m.id, url = m.url, date = m.date, relation = m.relation,
+        copy_of = m.copy_of }
+    end
+    return rows
+  end,
+  pairs = function(p)
+    local x = p.exact or {}
+    return { { a = p.a, b = p.b, url_a = p.url_a, url_b = p.url_b, resemblance = p.resemblance,
+      containment_ab = p.containment_ab, containment_ba = p.containment_ba, exact_resemblance = x.resemblance,
+      exact_containment_ab = x.containment_ab, exact_containment_ba = x.containment_ba } }
+  end,
+}
+
+--- The files an output is written to: NAME.jsonl, and NAME.csv (or .tsv,
+-- .json) as well with the option output_format.
+function M:outputs(name)
+  local specs = { { path = self.dir .. "/" .. name .. ".jsonl", format = "jsonl", shape = { order = M.order[name] } } }
+  local fmt = self.cfg.output_format
+  if fmt and fmt ~= "jsonl" then
+    specs[2] = { path = self.dir .. "/" .. writer.file_name(name, fmt), format = fmt,
+      shape = { order = M.order[name], columns = M.columns[name], rows = M.rows[name] } }
+  end
+  return specs
+end
+
 --- Write clusters.jsonl, pairs.jsonl and summary.json.
 function M:report()
   local t0 = core.now()
@@ -406,7 +450,7 @@ function M:report()
   for _, l in ipairs(links) do wanted[l[1]] = true; wanted[l[2]] = true end
   local urls, dates = self:documents(wanted)
   if not urls then return nil, dates end
-  local ok, err = writer.write_file(self.dir .. "/clusters.jsonl", "jsonl", { order = M.order.clusters }, function(w)
+  local ok, err = writer.write_files(self:outputs("clusters"), function(w)
     local i, n = 1, #cl
     while i <= n do
       local j = i
@@ -424,7 +468,7 @@ function M:report()
     end
   end)
   if not ok then return nil, err end
-  ok, err = writer.write_file(self.dir .. "/pairs.jsonl", "jsonl", { order = M.order.pairs }, function(w)
+  ok, err = writer.write_files(self:outputs("pairs"), function(w)
     for _, l in ipairs(links) do
       local rec = { a = l[1], b = l[2], url_a = urls[l[1]], url_b = urls[l[2]],
         resemblance = r4(l[3]), containment_ab = r4(l[4]), containment_ba = r4(l[5]) }

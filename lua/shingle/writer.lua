@@ -363,6 +363,63 @@ function M.write_file(path, fmt, shape, fn)
   end)
 end
 
+--- Write several files from one pass over the records: specs is a list of
+-- { path, format, shape }; fn(w) gets one writer whose w:write(rec) goes
+-- to each. Each file is written as PATH.tmp and renamed once all are
+-- complete (none is renamed when one fails): true, or nil and a message
+-- naming the file.
+function M.write_files(specs, fn)
+  local files, ws = {}, {}
+  local function discard()
+    for i, f in pairs(files) do
+      pcall(f.close, f)
+      os.remove(specs[i].path .. ".tmp")
+    end
+  end
+  for i, spec in ipairs(specs) do
+    local f, err = io.open(spec.path .. ".tmp", "wb")
+    if not f then
+      discard()
+      return nil, ("cannot write %s: %s"):format(spec.path, err)
+    end
+    files[i] = f
+    ws[i] = M.new(f, spec.format, spec.shape)
+  end
+  local at = 1 -- the file being written, for the message
+  local tee = { write = function(_, rec)
+    for i, w in ipairs(ws) do
+      at = i
+      w:write(rec)
+    end
+  end }
+  local ok, err = pcall(function()
+    fn(tee)
+    for i, w in ipairs(ws) do
+      at = i
+      w:finish()
+    end
+  end)
+  if ok then
+    for i, f in ipairs(files) do
+      local cok, cerr = f:close()
+      files[i] = nil
+      if not cok then
+        ok, err, at = false, cerr, i
+        break
+      end
+    end
+  end
+  if not ok then
+    discard()
+    return nil, ("cannot write %s: %s"):format(specs[at].path, tostring(err))
+  end
+  for _, spec in ipairs(specs) do
+    local rok, rerr = os.rename(spec.path .. ".tmp", spec.path)
+    if not rok then return nil, ("cannot rename %s.tmp: %s"):format(spec.path, rerr) end
+  end
+  return true
+end
+
 --- Write one value as a JSON file (a line), atomically: true, or nil, message.
 function M.write_json(path, v, order)
   local util = require "shingle.util"

@@ -11,15 +11,15 @@ function M.configure(parser)
   c:option("--min-size", "Only collections of at least this many pages (the paper's noise is smaller).", "10")
     :convert(tonumber)
   c:option("--min-cardinality", "Only clusters of at least this many collections.", "2"):convert(tonumber)
-  c:flag("--json", "JSON Lines, one mirror a line.")
+  common.output_options(c)
 end
 
 function M.run(a)
   local entries, total = collections.avoid_list(a.dir, { min_size = a.min_size, min_cardinality = a.min_cardinality })
   if not entries then return common.fail(1, total) end
-  if a.json then
-    local writer = require "shingle.writer"
-    for _, e in ipairs(entries) do io.stdout:write(writer.json(e, collections.order.avoid), "\n") end
+  local fmt = common.output_format(a)
+  if fmt then
+    common.write_records(fmt, entries, { order = collections.order.avoid, columns = collections.order.avoid })
     return 0
   end
   for _, e in ipairs(entries) do

@@ -10,6 +10,9 @@ function M.configure(parser)
   c:argument("inputs", "Directories, files, JSON Lines (.jsonl), WARC (.warc, .warc.gz), mbox archives, or - for "
     .. "standard input; any of them gzip or zstd compressed."):args("+")
   c:option("-o --output", "Output directory."):count(1)
+  c:option("--output-format", "Also write clusters and pairs as clusters.FORMAT and pairs.FORMAT: csv or tsv (a row a "
+    .. "cluster member, a row a pair) or json (one list); clusters.jsonl and pairs.jsonl are always written.", "jsonl")
+    :choices({ "jsonl", "json", "csv", "tsv" })
   common.input_options(c)
   c:option("--method", "shingles (the paper's phases), supershingle, lsh or greedy.", "shingles")
     :choices({ "shingles", "supershingle", "lsh", "greedy" })
@@ -22,8 +25,7 @@ function M.configure(parser)
   c:option("--rows", "LSH: rows per band."):convert(tonumber)
   c:flag("--meta", "Super shingles: Broder 1997's meta-sketch instead of 6 x 14 (2 of 6).")
   c:flag("--no-check", "Super shingles and LSH: link every candidate without checking it with the estimator.")
-  c:option("--rules", "Canonicalization rule set: html, text, code, tweet, or a Lua file returning one.")
-  c:option("--extractor", "Feature extractor for objects that are not text: midi, code, fasta (fasta:k=N), or a Lua file.")
+  common.feature_options(c)
   c:flag("--resume", "Skip phase 1 if a finished one over the same inputs and options is in the output directory.")
   c:flag("--mpi", "Run across the ranks of an MPI job: mpirun -np N shingle cluster ... --mpi (docs/scale-out.md).")
   c:flag("--mpi-collect", "With --mpi: also gather sketches.bin, shingles.bin and pairs.bin into the output directory, "
@@ -43,7 +45,7 @@ function M.config(a)
     outdir = a.output, method = a.method, max_df = a.max_df,
     policy = a.policy, threshold = a.threshold, verify = a.verify ~= "none", candidate = a.candidate,
     bands = a.bands, rows = a.rows, meta = a.meta, check = not a.no_check,
-    canon = a.rules, extractor = a.extractor, resume = a.resume,
+    canon = a.rules, extractor = a.extractor, resume = a.resume, output_format = a.output_format,
   }
   for _, part in ipairs({ res, common.input_config(a), common.shingler_config(a) }) do
     for k, v in pairs(part) do cfg[k] = v end

@@ -106,6 +106,40 @@ function M.shingler_options(c, opts)
   c:flag("--no-numbers", pre .. "Drop tokens made only of digits.")
 end
 
+--- Declare --rules and --extractor (opts.extractor = false: --rules only;
+-- opts.prefix: said before each help text).
+function M.feature_options(c, opts)
+  opts = opts or {}
+  local pre = opts.prefix or ""
+  c:option("--rules", pre .. "Canonicalization rule set: html, text, code, tweet, or a Lua file returning one.")
+  if opts.extractor ~= false then
+    c:option("--extractor", pre .. "Feature extractor for objects that are not text: midi, code, fasta (fasta:k=N), "
+      .. "or a Lua file.")
+  end
+end
+
+--- Declare the output options of a command that prints records: --json
+-- (JSON Lines) and --output-format (table, jsonl, json, csv, tsv).
+function M.output_options(c, json_help)
+  c:flag("--json", json_help or "JSON Lines output (the same as --output-format jsonl).")
+  c:option("--output-format", "table (for people), jsonl (a JSON object a line), json (one list), csv or tsv "
+    .. "(a header line, then a row a record).", "table"):choices({ "table", "jsonl", "json", "csv", "tsv" })
+end
+
+--- The writer format of --json / --output-format, or nil for the table.
+function M.output_format(a)
+  if a.output_format and a.output_format ~= "table" then return a.output_format end
+  if a.json then return "jsonl" end
+  return nil
+end
+
+--- Write records (a list) to stdout in a writer format with shape.
+function M.write_records(fmt, records, shape)
+  local w = require("shingle.writer").new(io.stdout, fmt, shape)
+  for _, r in ipairs(records) do w:write(r) end
+  w:finish()
+end
+
 --- The shingler configuration from parsed arguments (nil where an option
 -- was not given and has no default), with overrides.
 function M.shingler_config(a, over)

@@ -23,8 +23,7 @@ function M.configure(parser)
   common.resource_options(c)
   c:option("--max-df", "Drop shingles shared by more documents than this (the paper: 1000).", "1000"):convert(tonumber)
   common.decision_options(c, { threshold = dedup.defaults.threshold })
-  c:option("--rules", "Canonicalization rule set: html, text, code, tweet, or a Lua file returning one.")
-  c:option("--extractor", "Feature extractor for objects that are not text: midi, code, fasta (fasta:k=N), or a Lua file.")
+  common.feature_options(c)
 end
 
 --- The dedup configuration from parsed arguments, or nil, message.

@@ -10,6 +10,7 @@ function M.configure(parser)
   c:argument("a", "First document.")
   c:argument("b", "Second document.")
   common.shingler_options(c)
+  common.feature_options(c, { extractor = false })
   common.html_options(c)
   c:flag("--no-color", "No highlighting.")
   c:flag("--json", "JSON output.")
@@ -20,7 +21,7 @@ function M.run(a)
   if not ta then return common.fail(1, err) end
   local tb, err2 = common.read_document(a.b)
   if not tb then return common.fail(1, err2) end
-  local o = common.shingler_config(a)
+  local o = common.shingler_config(a, { canon = a.rules })
   o.html, o.names = common.forced_html(a), { a.a, a.b }
   local e, xerr = explain.explain(ta, tb, o)
   if not e then return common.fail(1, xerr) end

@@ -10,11 +10,14 @@ function M.configure(parser)
   c:argument("dir", "The output directory of a `shingle cluster` run.")
   -- no defaults: an option not given keeps the run's value
   common.decision_options(c, { keep = true })
+  c:option("--output-format", "Also write clusters and pairs in this format (csv, tsv, json; jsonl: only the .jsonl "
+    .. "files). Default: the run's."):choices({ "jsonl", "json", "csv", "tsv" })
   c:flag("-q --quiet", "No progress or warnings on stderr.")
 end
 
 function M.run(a)
-  local over = { policy = a.policy, threshold = a.threshold, quiet = a.quiet, candidate = a.candidate }
+  local over = { policy = a.policy, threshold = a.threshold, quiet = a.quiet, candidate = a.candidate,
+    output_format = a.output_format }
   if a.verify == "exact" then over.verify = true elseif a.verify == "none" then over.verify = false end
   local p, err = pipeline.load(a.dir, over)
   if not p then return common.fail(err, "recluster") end

@@ -10,7 +10,7 @@ function M.configure(parser)
   c:argument("dir", "The output directory of shingle collections.")
   c:argument("results", "A file of URLs in rank order, one a line (default: standard input)."):args("?")
   c:flag("--expand", "Also show the hidden results and the replica collections.")
-  c:flag("--json", "JSON Lines, one entry a line, hidden members included.")
+  common.output_options(c, "JSON Lines, one entry a line, hidden members included (the same as --output-format jsonl).")
 end
 
 function M.run(a)
@@ -25,24 +25,26 @@ function M.run(a)
   if f ~= io.stdin then f:close() end
   local entries, rerr = collections.rollup(a.dir, urls)
   if not entries then return common.fail(1, rerr) end
-  local writer = require "shingle.writer"
+  local fmt = common.output_format(a)
+  if fmt then
+    -- CSV and TSV: the hidden members and replica roots as JSON text in their cells
+    local cols = { "rank", "url", "kind", "cluster", "collection", "site", "replicas", "cardinality", "hidden", "replica_roots" }
+    common.write_records(fmt, entries, { order = collections.order.rollup, columns = cols })
+    return 0
+  end
   for i, e in ipairs(entries) do
-    if a.json then
-      io.stdout:write(writer.json(e, collections.order.rollup), "\n")
-    else
-      local extra = ""
-      if e.kind == "collection" then
-        extra = ("  [collection: %d more; replicas: %d more results, %d other copies]"):format(#e.hidden.collection,
-          #e.hidden.replicas, #(e.replica_roots or {}))
-      elseif e.kind == "replicas" then
-        extra = ("  [%d replicas; %d more results]"):format(e.replicas, #e.hidden.replicas)
-      end
-      io.stdout:write(("%3d. %s%s\n"):format(i, e.url, extra))
-      if a.expand then
-        for _, h in ipairs(e.hidden.collection) do io.stdout:write(("       same collection: #%d %s\n"):format(h.rank, h.url)) end
-        for _, h in ipairs(e.hidden.replicas) do io.stdout:write(("       replica: #%d %s\n"):format(h.rank, h.url)) end
-        for _, r in ipairs(e.replica_roots or {}) do io.stdout:write(("       copy at: %s\n"):format(r)) end
-      end
+    local extra = ""
+    if e.kind == "collection" then
+      extra = ("  [collection: %d more; replicas: %d more results, %d other copies]"):format(#e.hidden.collection,
+        #e.hidden.replicas, #(e.replica_roots or {}))
+    elseif e.kind == "replicas" then
+      extra = ("  [%d replicas; %d more results]"):format(e.replicas, #e.hidden.replicas)
+    end
+    io.stdout:write(("%3d. %s%s\n"):format(i, e.url, extra))
+    if a.expand then
+      for _, h in ipairs(e.hidden.collection) do io.stdout:write(("       same collection: #%d %s\n"):format(h.rank, h.url)) end
+      for _, h in ipairs(e.hidden.replicas) do io.stdout:write(("       replica: #%d %s\n"):format(h.rank, h.url)) end
+      for _, r in ipairs(e.replica_roots or {}) do io.stdout:write(("       copy at: %s\n"):format(r)) end
     end
   end
   return 0

@@ -14,8 +14,7 @@ function M.configure(parser)
   common.input_options(c)
   common.shingler_options(c)
   common.resource_options(c, { "threads", "max_bytes" })
-  c:option("--rules", "Canonicalization rule set: html, text, code, tweet, or a Lua file returning one.")
-  c:option("--extractor", "Feature extractor for objects that are not text: midi, code, fasta (fasta:k=N), or a Lua file.")
+  common.feature_options(c)
 end
 
 local function info(path)
