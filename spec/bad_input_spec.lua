@@ -2,7 +2,7 @@
 local shingle = require "shingle"
 
 describe("bad input", function()
-  local sh = shingle.new{ w = 3 }
+  local sh = shingle.new{ w = 3, invalid = "error" }
 
   it("returns nil and an error naming the byte for invalid UTF-8", function()
     local s, err, code = sh:sketch("good text \xff\xfe more")

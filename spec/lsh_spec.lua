@@ -35,7 +35,7 @@ describe("shingle.lsh", function()
     end)
 
     it("takes half a MIN_s sketch as its budget and weighs false negatives 9 to 1", function()
-      local ix = shingle.lsh{ threshold = 0.8, sketch = shingle.new{ s = 200 } }
+      local ix = shingle.lsh{ threshold = 0.8, sketch = shingle.new{ sketch = "min", s = 200 } }
       local p = ix:params()
       assert.are.equal(100, p.budget)
       assert.are.same({ shingle.lsh.shape(0.8, 100, { fp = 0.1, fn = 0.9 }) }, { p.bands, p.rows })
@@ -44,7 +44,7 @@ describe("shingle.lsh", function()
     end)
 
     it("takes bands and rows when given", function()
-      local ix = shingle.lsh{ threshold = 0.5, bands = 7, rows = 3, sketch = shingle.new{} }
+      local ix = shingle.lsh{ threshold = 0.5, bands = 7, rows = 3, sketch = shingle.new{ sketch = "min" } }
       assert.are.equal(7, ix:params().bands)
       assert.are.equal(3, ix:params().rows)
     end)
@@ -54,7 +54,7 @@ describe("shingle.lsh", function()
     local docs, sh, full, exact
     setup(function()
       docs = corpus(31, 40)
-      sh = shingle.new{ w = 5, s = 200 }
+      sh = shingle.new{ w = 5, sketch = "min", s = 200 }
       full = {}
       for i, d in ipairs(docs) do full[i] = sh:sketch(d.text, "full") end
     end)
@@ -132,7 +132,7 @@ describe("shingle.lsh", function()
       local sh = shingle.new{ w = 5, sketch = "mod", m = 8 }
       local ix = shingle.lsh{ threshold = 0.8, sketch = sh, containment = true }
       local bigs, fulls = {}, {}
-      local fsh = shingle.new{ w = 5 }
+      local fsh = shingle.new{ w = 5, sketch = "min" }
       for i = 1, 30 do
         bigs[i] = support.words(rand, 1000 + rand(3000), 30000)
         local text = table.concat(bigs[i], " ")
@@ -183,7 +183,7 @@ describe("shingle.lsh", function()
     end)
 
     it("refuses a containment query on an index made without it", function()
-      local ix = shingle.lsh{ sketch = shingle.new{} }
+      local ix = shingle.lsh{ sketch = shingle.new{ sketch = "min" } }
       ix:insert(1, "some words of a text")
       assert.has_error(function() ix:containing("some words") end,
         "this index has no containment bands: make it with containment = true")
@@ -192,7 +192,7 @@ describe("shingle.lsh", function()
 
   describe("keys, removal and replacement", function()
     it("replaces a key inserted again, and never returns a removed one", function()
-      local sh = shingle.new{ w = 3 }
+      local sh = shingle.new{ w = 3, sketch = "min" }
       local ix = shingle.lsh{ threshold = 0.5, sketch = sh }
       local a = "the quick brown fox jumps over the lazy dog near the river bank"
       ix:insert("x", a)
@@ -232,7 +232,7 @@ describe("shingle.lsh", function()
     it("saves the whole index and loads it with the same answers", function()
       local dir = tmpdir()
       local docs = corpus(77, 10)
-      local sh = shingle.new{ w = 5 }
+      local sh = shingle.new{ w = 5, sketch = "min" }
       local ix = shingle.lsh{ threshold = 0.7, sketch = sh, containment = true, seed = 12345 }
       for _, d in ipairs(docs) do ix:insert(d.key, d.text) end
       assert.are.equal(#docs, ix:save(dir .. "/ix.sks"))

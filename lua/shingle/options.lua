@@ -14,7 +14,7 @@ M.defaults = {
   seed = M.DEFAULT_SEED,
   poly = 0,             -- 0: draw an irreducible polynomial from the seed
   idpoly = 0,
-  sketch = "min",       -- min | mod | minmod | class | full
+  sketch = "mod",       -- min | mod | minmod | class | full
   s = 200,              -- MIN_s size ("100 samples seems reasonable and 200 more than enough")
   m = 25,               -- MOD_m modulus (the clustering run used 25)
   floor = 20,           -- MOD_m: a shorter document uses a smaller modulus of m's chain
@@ -27,7 +27,7 @@ M.defaults = {
   numbers = true,       -- keep tokens made only of digits
   punctuation = false,  -- keep punctuation characters as tokens
   fold = false,         -- Unicode NFKC + case fold + strip accents
-  invalid = "error",    -- invalid UTF-8: error | skip | latin1
+  invalid = "latin1",   -- invalid UTF-8: error | skip | latin1
   simd = "auto",        -- instruction set of the hot loops: auto | portable | sse2 | avx2 | avx512
                         -- (the same sketches at every level; auto: the best there is)
 }

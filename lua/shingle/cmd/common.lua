@@ -6,8 +6,8 @@
 -- w = 10, MOD_25 sketches (--sketch mod) with floor 20, 64-bit fingerprints,
 -- invalid UTF-8 read as Latin-1. Every command that shingles (cluster,
 -- compare, explain, index add) takes them from there, so two commands
--- sketch a document alike unless told otherwise. (shingle.new{} in Lua
--- defaults to MIN_200 sketches: a script compares pairs; docs/api.md.)
+-- sketch a document alike unless told otherwise; shingle.new{} in Lua has
+-- the same defaults (docs/api.md, "One set of options").
 local pipeline_defaults = require("shingle.pipeline").defaults
 
 local M = {}
@@ -111,7 +111,8 @@ end
 function M.feature_options(c, opts)
   opts = opts or {}
   local pre = opts.prefix or ""
-  c:option("--rules", pre .. "Canonicalization rule set: html, text, code, tweet, or a Lua file returning one.")
+  c:option("--rules --canon", pre .. "Canonicalization rule set: html, text, code, tweet, or a Lua file returning one "
+    .. "(canon in Lua).")
   if opts.extractor ~= false then
     c:option("--extractor", pre .. "Feature extractor for objects that are not text: midi, code, fasta (fasta:k=N), "
       .. "or a Lua file.")
