@@ -261,20 +261,20 @@ function M:sketch(inputs, opts)
   return self.stats
 end
 
--- A progress callback for the C steps: one bar per step name, finished by done().
+-- A progress callback for the C steps: one bar per step name; a step's bar
+-- is finished when the next step starts (so its time is its own), the last
+-- by finish().
 local function stepper(quiet)
-  local bars, order = {}, {}
+  local current, name
   local function update(step, done, total)
-    local b = bars[step]
-    if not b then
+    if step ~= name then
+      if current then current:done() end
       local units = { ["shingle merging"] = "docs", ["pair formation"] = "records", ["cluster formation"] = "pairs" }
-      b = progress.new(step, total > 0 and total or nil, units[step] or "records", quiet)
-      bars[step] = b
-      order[#order + 1] = b
+      current, name = progress.new(step, total > 0 and total or nil, units[step] or "records", quiet), step
     end
-    b:update(done, total > 0 and total or nil)
+    current:update(done, total > 0 and total or nil)
   end
-  local function finish() for _, b in ipairs(order) do b:done() end end
+  local function finish() if current then current:done() end end
   return update, finish
 end
 

@@ -309,7 +309,8 @@ end
 
 --- The log of a run: cfg.log if given, else standard error unless cfg.quiet.
 function M.logger(cfg)
-  return cfg.log or function(msg) if not cfg.quiet then io.stderr:write(msg, "\n") end end
+  -- through shingle.progress, so that a warning never lands inside a bar's line
+  return cfg.log or function(msg) if not cfg.quiet then require("shingle.progress").message(msg) end end
 end
 
 --- A phase table: one line per phase of names that has a time, and the

@@ -26,7 +26,9 @@ function M.run(a)
   local e, xerr = explain.explain(ta, tb, o)
   if not e then return common.fail(1, xerr) end
   if a.json then io.stdout:write(require("shingle.writer").json(e, explain.order), "\n") return 0 end
-  io.stdout:write(explain.render(e, ta, not a.no_color and core.isatty(1)))
+  -- colour only on a terminal, and never when NO_COLOR is set (no-color.org)
+  local no_color = a.no_color or (os.getenv("NO_COLOR") or "") ~= ""
+  io.stdout:write(explain.render(e, ta, not no_color and core.isatty(1)))
   return 0
 end
 
