@@ -117,7 +117,7 @@ local function begin_add(self, opts, level)
   if not adder then if fresh then self.config = nil end return nil, err end
   if fresh then adder:set("user.config", cjson.encode(c)) end
   local sk = require("shingle.sketcher").new(text, html, { threads = opts.threads, extractor = self.extractor,
-    max_shingles = opts.max_shingles, config = c })
+    max_shingles = opts.max_shingles, config = c, on_error = opts.on_error })
   local function abandon()
     adder:abort()
     if fresh then self.config, self.text, self.html = nil, nil, nil end
@@ -132,6 +132,7 @@ local function add_batch(adder, sk, docs, sweep)
   local res = sk:batch(docs)
   local out, batch, slot = {}, {}, {}
   for i, d in ipairs(res) do
+    if d.fatal then return nil, d.error end
     if d.error then
       out[i] = { error = d.error }
     else

@@ -40,6 +40,9 @@ M.defaults = {
   -- clusters and pairs also as clusters.csv/pairs.csv (csv, tsv or json;
   -- the .jsonl files are always written: recluster, report and dedup read them)
   output_format = "jsonl",
+  -- an extractor or a rule set's Lua step that raises on a document: stop
+  -- (the run fails naming it) or skip (the document is skipped and counted)
+  on_error = "stop",
 }
 
 local methods = { shingles = true, supershingle = true, lsh = true, greedy = true }
@@ -139,7 +142,7 @@ function M:phase1()
   if not sok then return nil, text end
   local sk = require("shingle.sketcher").new(text, html, { threads = c.threads, full = c.verify,
     sig_k = self:signature_length(), extractor = self.extractor, max_bytes = c.max_bytes, mail = c.mail,
-    max_shingles = c.max_shingles, config = c })
+    max_shingles = c.max_shingles, config = c, on_error = c.on_error })
   -- from here on the directory holds an unfinished run: run.json, written
   -- last, is what marks a finished one
   os.remove(self.dir .. "/run.json")
@@ -667,7 +670,14 @@ function M:staged(steps, opts)
   self.dir = o.dir
   local ok, serr = true, nil
   for _, step in ipairs(steps) do
-    ok, serr = step()
+    local pok
+    pok, ok, serr = pcall(step)
+    if not pok then
+      -- a raised error (a bug, or misuse) leaves nothing beside OUT either
+      self.dir = final
+      o:abort()
+      error(ok, 0)
+    end
     if not ok then break end
   end
   self.dir = final

@@ -108,7 +108,11 @@ function M.new(text, html, opts)
   if max_shingles == nil then max_shingles = M.MAX_SHINGLES end
   if max_shingles == false then max_shingles = 0 end
   local self = setmetatable({ text = text, html = html or text, extractor = ex,
-    full = opts.full, sig_k = opts.sig_k or 0, max_bytes = opts.max_bytes, max_shingles = max_shingles }, M)
+    full = opts.full, sig_k = opts.sig_k or 0, max_bytes = opts.max_bytes, max_shingles = max_shingles,
+    on_error = opts.on_error or "stop" }, M)
+  if self.on_error ~= "stop" and self.on_error ~= "skip" then
+    error(("option 'on_error' is %s; use stop or skip"):format(tostring(self.on_error)), 2)
+  end
   local popts = { threads = opts.threads or core.cpus(), full = opts.full, sig_k = opts.sig_k or 0,
     skip_binary = ex == nil, max_bytes = opts.max_bytes, mail = opts.mail ~= false and ex == nil,
     max_shingles = max_shingles }
@@ -139,22 +143,36 @@ local function read(d, max)
   return core.zread(d.path, max)
 end
 
---- Sketch docs ({ text | path, url, html }) in Lua, one by one.
+--- Sketch docs ({ text | path, url, html }) in Lua, one by one. Code of the
+-- user's that raises (an extractor, a rule set's Lua step) is a result
+-- { error = "extractor NAME failed on PATH: message", fatal = true } (fatal
+-- unless on_error = "skip": then the document is skipped and counted like
+-- any unreadable one), never an internal error.
 function M:lua_batch(docs)
   local c, compiled = shingle.unwrap(self.text)
   local ex = self.extractor
   local out = {}
   for i, d in ipairs(docs) do
+    local where = d.path or d.url or "document"
     local bytes, err = read(d, self.max_bytes)
-    local feats
+    local feats, raised
     if bytes then
-      if ex then feats, err = ex.extract(bytes, d.path or d.url)
-      else feats, err = rules.tokens(compiled, c, bytes) end
+      local ok, f, ferr
+      if ex then ok, f, ferr = pcall(ex.extract, bytes, d.path or d.url)
+      else ok, f, ferr = pcall(rules.tokens, compiled, c, bytes) end
+      if ok then feats, err = f, ferr
+      else
+        raised = true
+        err = ("%s %s failed on %s: %s"):format(ex and "extractor" or "rule set",
+          ex and ex.name or (compiled and compiled.signature or "?"), where, tostring(f))
+      end
     end
-    if not feats then
+    if raised then
+      out[i] = { error = err, fatal = self.on_error ~= "skip" }
+    elseif not feats then
       -- named once: an extractor's message may already start with the name
-      local name, msg = d.path or d.url or "document", tostring(err)
-      out[i] = { error = msg:sub(1, #name + 1) == name .. ":" and msg or name .. ": " .. msg }
+      local msg = tostring(err)
+      out[i] = { error = msg:sub(1, #where + 1) == where .. ":" and msg or where .. ": " .. msg }
     else
       local r, serr = c:sketch_doc(bytes, feats, { features = ex ~= nil and ex.kind == "set", full = self.full,
         sig_k = self.sig_k, max_shingles = self.max_shingles })
@@ -170,12 +188,16 @@ function M:batch(docs)
   return self.pool:sketch(docs)
 end
 
---- Append a batch to a phase-1 writer: ok count, { [i] = error message }.
+--- Append a batch to a phase-1 writer: ok count, { [i] = error message };
+-- nil, message when the user's code failed on a document (on_error = stop).
 function M:write(w, docs)
   if not self.lua then return w:add(self.pool, docs) end
   local res = self:lua_batch(docs)
   local errors = {}
-  for i, r in ipairs(res) do errors[i] = r.error end
+  for i, r in ipairs(res) do
+    if r.fatal then return nil, r.error end
+    errors[i] = r.error
+  end
   local n, err = w:add_sketches(res)
   if not n then return nil, err end
   return n, errors

@@ -143,7 +143,7 @@ function M.sketch(inputs, path, opts)
   local text, html, ex = sketcher.shinglers(cfg)
   local sk = sketcher.new(text, html, { threads = opts.threads or core.cpus(), extractor = ex, max_bytes = opts.max_bytes,
     max_shingles = opts.max_shingles,
-    mail = opts.mail })
+    mail = opts.mail, on_error = opts.on_error })
   local w, err = M.create(path, { meta = opts.meta })
   if not w then return nil, err end
   local stats = { documents = 0, sketched = 0, skipped = 0 }
@@ -157,6 +157,7 @@ function M.sketch(inputs, path, opts)
       -- rule sets with Lua steps and extractors sketch in Lua
       errors, n = {}, 0
       for i, res in ipairs(sk:lua_batch(docs)) do
+        if res.fatal then return nil, res.error end
         if res.error then errors[i] = res.error
         else
           local okw, werr = w:write(docs[i].url, res.sketch)

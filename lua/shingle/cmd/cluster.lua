@@ -45,7 +45,7 @@ function M.config(a)
     outdir = a.output, method = a.method, max_df = a.max_df,
     policy = a.policy, threshold = a.threshold, verify = a.verify ~= "none", candidate = a.candidate,
     bands = a.bands, rows = a.rows, meta = a.meta, check = not a.no_check,
-    canon = a.rules, extractor = a.extractor, resume = a.resume, output_format = a.output_format,
+    canon = a.rules, extractor = a.extractor, resume = a.resume, output_format = a.output_format, on_error = a.on_error,
   }
   for _, part in ipairs({ res, common.input_config(a), common.shingler_config(a) }) do
     for k, v in pairs(part) do cfg[k] = v end

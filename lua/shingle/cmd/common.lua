@@ -117,6 +117,11 @@ function M.feature_options(c, opts)
     c:option("--extractor", pre .. "Feature extractor for objects that are not text: midi, code, fasta (fasta:k=N), "
       .. "or a Lua file.")
   end
+  if opts.on_error ~= false then
+    c:option("--on-error", "When an extractor or a rule set's Lua code raises on a document: stop (naming the "
+      .. "extractor, the document and the message) or skip the document (counted with the skipped ones).", "stop")
+      :choices({ "stop", "skip" })
+  end
 end
 
 --- Declare the output options of a command that prints records: --json

@@ -31,7 +31,8 @@ function M.config(a)
   local res, err = common.resource_config(a)
   if not res then return nil, err end
   local cfg = { outdir = a.output, keep = a.keep, files = a.files, max_df = a.max_df, policy = a.policy,
-    threshold = a.threshold, verify = a.verify ~= "none", candidate = a.candidate, canon = a.rules, extractor = a.extractor }
+    threshold = a.threshold, verify = a.verify ~= "none", candidate = a.candidate, canon = a.rules, extractor = a.extractor,
+    on_error = a.on_error }
   for _, part in ipairs({ res, common.input_config(a), common.shingler_config(a) }) do
     for k, v in pairs(part) do cfg[k] = v end
   end

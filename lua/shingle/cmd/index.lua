@@ -83,7 +83,7 @@ function M.run(a)
   if not ix then return common.fail(1, err) end
   local bar = progress.new("indexing", nil, "docs", a.quiet)
   local o = { sweep = a.sweep, threads = a.threads, policy = a.policy, threshold = a.threshold, canon = a.rules,
-    extractor = a.extractor, progress = function(n) bar:update(n) end }
+    extractor = a.extractor, on_error = a.on_error, progress = function(n) bar:update(n) end }
   for _, part in ipairs({ common.input_config(a), common.shingler_config(a) }) do
     for k, v in pairs(part) do o[k] = v end
   end

@@ -53,7 +53,7 @@ function M.run(a)
   if not a.output then io.stderr:write("shingle: sketch needs -o FILE (or --info to describe sketch files)\n") return 2 end
   local res, err = common.resource_config(a)
   if not res then io.stderr:write("shingle: ", err, "\n") return 2 end
-  local cfg = common.shingler_config(a, { canon = a.rules, extractor = a.extractor })
+  local cfg = common.shingler_config(a, { canon = a.rules, extractor = a.extractor, on_error = a.on_error })
   for _, part in ipairs({ res, common.input_config(a) }) do
     for k, v in pairs(part) do cfg[k] = v end
   end

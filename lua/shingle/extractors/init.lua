@@ -56,9 +56,12 @@ function M.check(ex, where)
   return ex
 end
 
---- Sketch one object with a shingler: a sequence is shingled, a set is sketched as is.
+--- Sketch one object with a shingler: a sequence is shingled, a set is
+-- sketched as is. nil, message when the extractor returns nil, err or
+-- raises ("extractor NAME failed on PATH: message").
 function M.sketch(ex, sh, bytes, path, kind)
-  local feats, err = ex.extract(bytes, path)
+  local ok, feats, err = pcall(ex.extract, bytes, path)
+  if not ok then return nil, ("extractor %s failed on %s: %s"):format(ex.name, tostring(path), tostring(feats)) end
   if not feats then return nil, err end
   if ex.kind == "sequence" then return sh:sketch_tokens(feats, kind) end
   return sh:sketch_features(feats, kind)
