@@ -49,4 +49,27 @@ describe("command-line errors", function()
     assert.is_truthy(text:find("-s/--size is 0", 1, true), text)
     assert.is_truthy(text:find("Run 'shingle compare --help' for usage.", 1, true), text)
   end)
+
+  it("name a path once", function()
+    local function count(text, what)
+      local n, i = 0, 1
+      while true do
+        local _, j = text:find(what, i, true)
+        if not j then return n end
+        n, i = n + 1, j + 1
+      end
+    end
+    local cases = {
+      { "rollup " .. dir .. "/nodir " .. dir .. "/results.txt", dir .. "/results.txt" },
+      { "recluster " .. dir .. "/nodir", dir .. "/nodir" },
+      { "compare " .. dir .. "/missing.txt samples/docs/weather.txt", dir .. "/missing.txt" },
+      { "cluster " .. dir .. "/missing -o " .. dir .. "/o", dir .. "/missing" },
+      { "similar " .. dir .. "/nodb samples/docs/weather.txt", dir .. "/nodb" },
+    }
+    for _, c in ipairs(cases) do
+      local text, code = support.run(shingle_cmd .. c[1])
+      assert.are_not.equal(0, code, text)
+      assert.are.equal(1, count(text, c[2]), text)
+    end
+  end)
 end)

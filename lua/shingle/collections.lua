@@ -119,7 +119,7 @@ end
 function M.read_edges(path, fn, batch)
   local cjson = require "cjson"
   local f, err = io.open(path, "rb")
-  if not f then return nil, ("cannot read the edge list %s: %s"):format(path, err) end
+  if not f then return nil, ("cannot read the edge list %s: %s"):format(path, util.reason(err, path)) end
   local s, d, bad, lineno = {}, {}, 0, 0
   for line in f:lines() do
     lineno = lineno + 1

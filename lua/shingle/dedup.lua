@@ -88,7 +88,7 @@ local function spool_stdin(dir, max)
   local path = dir .. "/stdin." .. (format == "jsonl" and "jsonl" or format == "warc" and "warc" or
     format == "mbox" and "mbox" or "txt")
   local f, ferr = io.open(path, "wb")
-  if not f then return nil, ("cannot write %s: %s"):format(path, ferr) end
+  if not f then return nil, ("cannot write %s: %s"):format(path, util.reason(ferr, path)) end
   local total = 0
   while true do
     local chunk, cerr = zs:read(1048576)
@@ -256,7 +256,7 @@ local function basename(path) return (path:gsub("/+$", ""):match("([^/]+)$")) or
 -- copy a file's bytes [from, from + n) (or all) to an open file
 local function copy_range(path, out, from, n)
   local f, err = io.open(path, "rb")
-  if not f then return nil, ("cannot read %s: %s"):format(path, err) end
+  if not f then return nil, ("cannot read %s: %s"):format(path, util.reason(err, path)) end
   if from then f:seek("set", from) end
   local left = n
   while left == nil or left > 0 do
@@ -271,7 +271,7 @@ end
 
 local function copy_file(from, to)
   local out, err = io.open(to, "wb")
-  if not out then return nil, ("cannot write %s: %s"):format(to, err) end
+  if not out then return nil, ("cannot write %s: %s"):format(to, util.reason(err, to)) end
   local ok, cerr = copy_range(from, out)
   out:close()
   return ok, cerr

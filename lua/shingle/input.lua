@@ -160,14 +160,14 @@ function M.source(spec, opts)
     elseif format == "list" then
       paths = {}
       local f, err = io.open(spec, "r")
-      if not f then return nil, ("cannot read the list of paths %s: %s"):format(spec, err) end
+      if not f then return nil, ("cannot read the list of paths %s: %s"):format(spec, require("shingle.util").reason(err, spec)) end
       for line in f:lines() do
         if line:match("%S") then paths[#paths + 1] = line:match("^%s*(.-)%s*$") end
       end
       f:close()
     else
       local f, err = io.open(spec, "rb")
-      if not f then return nil, ("cannot read %s: %s"):format(spec, err) end
+      if not f then return nil, ("cannot read %s: %s"):format(spec, require("shingle.util").reason(err, spec)) end
       f:close()
       paths = { spec }
     end

@@ -150,7 +150,7 @@ function M:phase1()
   if not w then return nil, werr end
   local meta_path = self.dir .. "/docs.jsonl"
   local meta, merr = io.open(meta_path .. ".tmp", "wb")
-  if not meta then w:abort(); return nil, ("cannot write %s: %s"):format(meta_path, merr) end
+  if not meta then w:abort(); return nil, ("cannot write %s: %s"):format(meta_path, util.reason(merr, meta_path .. ".tmp")) end
   return setmetatable({ p = self, sk = sk, w = w, meta = meta, meta_path = meta_path, documents = 0, sketched = 0,
     jsonl = { bytes = 0, lines = 0, crc32 = 0 } }, Phase1)
 end
@@ -367,7 +367,7 @@ function M:documents(wanted)
   local urls, dates = {}, {}
   local path = self.dir .. "/docs.jsonl"
   local f, err = io.open(path, "rb")
-  if not f then return nil, ("cannot read %s: %s (run phase 1 first)"):format(path, err) end
+  if not f then return nil, ("cannot read %s: %s (run phase 1 first)"):format(path, util.reason(err, path)) end
   local function corrupt(what)
     if io.type(f) == "file" then f:close() end
     return nil, ("%s is truncated or corrupt (%s): run shingle cluster again"):format(path, what)
@@ -489,7 +489,8 @@ end
 function M:clusters()
   local cjson = require "cjson"
   local f, err = io.open(self.dir .. "/clusters.jsonl", "rb")
-  if not f then error(("cannot read %s/clusters.jsonl: %s (run report first)"):format(self.dir, err), 2) end
+  if not f then error(("cannot read %s/clusters.jsonl: %s (run report first)"):format(self.dir,
+    util.reason(err, self.dir .. "/clusters.jsonl")), 2) end
   return function()
     local line = f:read("*l")
     if not line then f:close() return nil end
@@ -559,7 +560,9 @@ function M.load(dir, over)
     if not ok then return nil, serr end
   end
   local f, err = io.open(dir .. "/run.json", "rb")
-  if not f then return nil, ("%s is not a finished cluster run (no run.json: %s)"):format(dir, err) end
+  if not f then
+    return nil, ("%s is not a finished cluster run (no run.json: %s)"):format(dir, util.reason(err, dir .. "/run.json"))
+  end
   local ok, rec = pcall(cjson.decode, f:read("*a"))
   f:close()
   if not ok or type(rec) ~= "table" or type(rec.config) ~= "table" then

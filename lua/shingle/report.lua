@@ -89,7 +89,9 @@ end
 -- Returns true, or nil, err (fn may return nil, err to stop).
 function M.each_line(path, fn, what)
   local f, err = io.open(path, "rb")
-  if not f then return nil, ("cannot read %s: %s%s"):format(path, err, what and (" (" .. what .. ")") or "") end
+  if not f then
+    return nil, ("cannot read %s: %s%s"):format(path, require("shingle.util").reason(err, path), what and (" (" .. what .. ")") or "")
+  end
   local offset, lineno = 0, 0
   for line in f:lines() do
     lineno = lineno + 1
@@ -136,7 +138,7 @@ end
 function M.read_at(path, recs, check)
   local cjson = require "cjson"
   local f, err = io.open(path, "rb")
-  if not f then return nil, ("cannot read %s: %s"):format(path, err) end
+  if not f then return nil, ("cannot read %s: %s"):format(path, require("shingle.util").reason(err, path)) end
   local out = {}
   for _, r in ipairs(recs) do
     f:seek("set", r.offset)
@@ -155,7 +157,9 @@ end
 --- Read a JSON file; nil, message naming it when it is missing or broken.
 function M.read_json(path, what)
   local f, err = io.open(path, "rb")
-  if not f then return nil, ("cannot read %s: %s%s"):format(path, err, what and (" (" .. what .. ")") or "") end
+  if not f then
+    return nil, ("cannot read %s: %s%s"):format(path, require("shingle.util").reason(err, path), what and (" (" .. what .. ")") or "")
+  end
   local s = f:read("*a")
   f:close()
   local ok, v = pcall(require("cjson").decode, s)

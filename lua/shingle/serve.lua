@@ -361,7 +361,7 @@ function M.prepare(opts)
   plan.conf_path = prefix .. "/nginx.conf"
   local tmp = plan.conf_path .. ".tmp"
   local f, ferr = io.open(tmp, "w")
-  if not f then return nil, ("cannot write %s: %s"):format(tmp, ferr) end
+  if not f then return nil, ("cannot write %s: %s"):format(tmp, require("shingle.util").reason(ferr, tmp)) end
   f:write(conf)
   f:close()
   local ok, rerr = os.rename(tmp, plan.conf_path)

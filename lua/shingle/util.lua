@@ -7,10 +7,19 @@ local M = {}
 --- Write path through fn(f) atomically: into path .. ".tmp", then renamed
 -- over path, so a reader sees the old file or the whole new one, never a
 -- part. Returns true, or nil and a message naming the file.
+--- The reason in an error of io.open or os.rename, without the path it
+-- starts with ("x.txt: No such file or directory" -> "No such file or
+-- directory"), for a message that names the path once.
+function M.reason(err, path)
+  err = tostring(err)
+  if path and err:sub(1, #path + 2) == path .. ": " then return err:sub(#path + 3) end
+  return err
+end
+
 function M.atomic_write(path, fn)
   local tmp = path .. ".tmp"
   local f, err = io.open(tmp, "wb")
-  if not f then return nil, ("cannot write %s: %s"):format(tmp, err) end
+  if not f then return nil, ("cannot write %s: %s"):format(tmp, M.reason(err, tmp)) end
   local ok, werr = pcall(fn, f)
   local cok, cerr = f:close()
   if not ok or not cok then
@@ -18,7 +27,7 @@ function M.atomic_write(path, fn)
     return nil, ("cannot write %s: %s"):format(path, tostring(ok and cerr or werr))
   end
   local rok, rerr = os.rename(tmp, path)
-  if not rok then return nil, ("cannot rename %s: %s"):format(tmp, rerr) end
+  if not rok then return nil, ("cannot rename %s: %s"):format(tmp, M.reason(rerr, tmp)) end
   return true
 end
 
@@ -195,7 +204,7 @@ end
 --- Copy a file (for filesystems without hard links).
 function M.copy_file(from, to)
   local src, err = io.open(from, "rb")
-  if not src then return nil, ("cannot read %s: %s"):format(from, err) end
+  if not src then return nil, ("cannot read %s: %s"):format(from, M.reason(err, from)) end
   return M.atomic_write(to, function(f)
     while true do
       local b = src:read(1048576)

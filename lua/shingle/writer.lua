@@ -380,7 +380,7 @@ function M.write_files(specs, fn)
     local f, err = io.open(spec.path .. ".tmp", "wb")
     if not f then
       discard()
-      return nil, ("cannot write %s: %s"):format(spec.path, err)
+      return nil, ("cannot write %s: %s"):format(spec.path, require("shingle.util").reason(err, spec.path .. ".tmp"))
     end
     files[i] = f
     ws[i] = M.new(f, spec.format, spec.shape)
@@ -415,7 +415,9 @@ function M.write_files(specs, fn)
   end
   for _, spec in ipairs(specs) do
     local rok, rerr = os.rename(spec.path .. ".tmp", spec.path)
-    if not rok then return nil, ("cannot rename %s.tmp: %s"):format(spec.path, rerr) end
+    if not rok then
+      return nil, ("cannot rename %s.tmp: %s"):format(spec.path, require("shingle.util").reason(rerr, spec.path .. ".tmp"))
+    end
   end
   return true
 end
