@@ -458,6 +458,7 @@ end
 -- keeps two runs apart). Inputs that do not exist or hold no page are an
 -- error that leaves outdir as it was.
 function M:run(inputs)
+  inputs = input.inputs(inputs) -- a path, a function or a list
   local final = self.dir
   local o, oerr = util.output(final, { kind = "collections run", marker = "summary.json",
     log = function(msg) self.log("shingle: " .. msg) end })

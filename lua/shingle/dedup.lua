@@ -113,6 +113,7 @@ end
 -- written last, marks a finished one), so it always holds one complete
 -- result, the previous one or the new one.
 function M:run(inputs)
+  inputs = input.inputs(inputs) -- a path, a function or a list
   if type(inputs) == "string" then inputs = { inputs } end
   local o, oerr = util.output(self.dir, { kind = "dedup run", marker = "summary.json",
     log = function(msg) self.log("shingle: " .. msg) end })

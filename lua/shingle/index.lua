@@ -36,6 +36,41 @@ M.defaults = {
 -- a new index may take a named rule set or a rules file (canon) or an extractor,
 -- stored by name: a rule set given as a Lua value cannot be stored
 
+-- Whether this process may open path for reading and writing.
+local function writable(path)
+  local f = io.open(path, "r+b")
+  if f then f:close() return true end
+  return false
+end
+
+--- The message for an index that could not be opened: when permissions are
+-- the cause, the file that could not be opened and what to do. LMDB's
+-- readers too write their slot in lock.mdb, so a reader running as another
+-- user (a web server's worker) needs write access to it (and to the
+-- directory, for LMDB to make it), though not to data.mdb.
+function M.explain_open_error(path, err, readonly)
+  if not tostring(err):find("Permission denied", 1, true) then return err end
+  local lfs = require "lfs"
+  local lock, data = path .. "/lock.mdb", path .. "/data.mdb"
+  local user = os.getenv("USER") or os.getenv("LOGNAME") or "this user"
+  if lfs.attributes(data, "mode") and not io.open(data, "rb") then
+    return ("cannot read %s (permission denied): give %s read access to the index, e.g. chmod -R a+rX %s"):format(
+      data, user, path)
+  end
+  if readonly and lfs.attributes(lock, "mode") and not writable(lock) then
+    return ("cannot open %s for writing (permission denied): LMDB's readers write their slot in the lock file, so "
+      .. "a reader running as another user (a web server's worker) needs write access to it, though not to data.mdb: "
+      .. "chmod a+w %s, or give it to that user's group (chgrp GROUP %s; chmod g+w %s); `shingle serve` does this "
+      .. "for its workers"):format(lock, lock, lock, lock)
+  end
+  if not lfs.attributes(lock, "mode") then
+    return ("cannot create %s (permission denied): the index directory must be writable by the first user that "
+      .. "opens it, or hold a lock.mdb writable by this one (chmod a+w %s after one open by its owner)"):format(lock, lock)
+  end
+  return ("cannot open %s for writing (permission denied): adding to an index needs write access to %s and %s"):format(
+    path, data, lock)
+end
+
 --- index.open(path [, { readonly = bool, create = bool, map_size = bytes }]) -> index, or nil, err
 function M.open(path, opts)
   opts = opts or {}
@@ -44,7 +79,7 @@ function M.open(path, opts)
     .. "(docs/robustness.md, \"Index\")"):format(path, path))
   local ix, err = core.index(path, { readonly = opts.readonly, create = opts.create ~= false and not opts.readonly,
     map_size = opts.map_size })
-  if not ix then return nil, err end
+  if not ix then return nil, M.explain_open_error(path, err, opts.readonly) end
   local self = setmetatable({ ix = ix, path = path }, Index)
   local conf = ix:get("user.config")
   if conf then
@@ -133,8 +168,13 @@ local function add_batch(adder, sk, docs, sweep)
   local out, batch, slot = {}, {}, {}
   for i, d in ipairs(res) do
     if d.fatal then return nil, d.error end
+    local url = docs[i].url
     if d.error then
       out[i] = { error = d.error }
+    elseif type(url) ~= "string" or url == "" then
+      -- documents are found again by URL: one without is a problem of its own
+      out[i] = { error = ("a document without a URL (%s): an index keys documents by URL; give each a url"):format(
+        type(url) == "string" and "empty" or type(url)) }
     else
       batch[#batch + 1] = { url = docs[i].url, sketch = d.sketch, raw = d.raw, canonical = d.canonical }
       slot[#batch] = i
@@ -162,6 +202,7 @@ end
 -- described in stats.errors; with strict the first one abandons the add.
 -- Returns stats, or nil, err.
 function Index:add(inputs, opts)
+  inputs = input.inputs(inputs) -- a path, a function or a list
   opts = opts or {}
   local adder, sk, abandon = begin_add(self, opts, 2)
   if not adder then return nil, sk end

@@ -321,10 +321,37 @@ function M.function_source(fn)
     local docs = {}
     while not done and #docs < n do
       local d = fn()
-      if d == nil then done = true else docs[#docs + 1] = d end
+      if d == nil then done = true
+      elseif type(d) == "string" then docs[#docs + 1] = { text = d } -- a text alone
+      else docs[#docs + 1] = d end
     end
     return docs, {}, done
   end }
+end
+
+--- The inputs as a list: a path or a function (an iterator returning one
+-- document per call: io.lines, coroutine.wrap, a closure) alone is a list of
+-- one; documents given as tables ({ text, url, date }) in the list are read
+-- from memory, in their order among the other inputs.
+function M.inputs(inputs)
+  local t = type(inputs)
+  if t == "string" or t == "function" then return { inputs } end
+  if t ~= "table" then error(("inputs must be a path, a function or a list of them, not a %s"):format(t), 3) end
+  local out, run = {}, nil
+  for _, spec in ipairs(inputs) do
+    if type(spec) == "table" and spec.text ~= nil then
+      if not run then
+        run = {}
+        local docs, i = run, 0
+        out[#out + 1] = function() i = i + 1 return docs[i] end
+      end
+      run[#run + 1] = spec
+    else
+      run = nil
+      out[#out + 1] = spec
+    end
+  end
+  return out
 end
 
 local Reader = {}
@@ -381,6 +408,7 @@ end
 -- problem under strict).
 function Reader:each(inputs, fn)
   local o = self.opts
+  inputs = M.inputs(inputs)
   local ok, err = M.check_exist(inputs)
   if not ok then return nil, err end
   for _, spec in ipairs(inputs) do

@@ -234,6 +234,7 @@ end
 -- came from (shingle dedup). p.on_batch, when set, is the same hook for a
 -- whole run (p:run): `shingle cluster --index` keeps the URLs by id.
 function M:sketch(inputs, opts)
+  inputs = input.inputs(inputs) -- a path, a function or a list
   local c = self.cfg
   local t0 = core.now()
   local w, err = self:phase1()
@@ -618,6 +619,7 @@ M.phase1_files = { "docs.bin", "sketches.bin", "shingles.bin", "sigs.bin", "docs
 --- Phase 1, or with cfg.resume the record of a finished phase 1 over the
 -- same inputs and options (phase1.json, written after docs.bin).
 function M:sketch_or_resume(inputs)
+  inputs = input.inputs(inputs) -- a path, a function or a list
   local cjson = require "cjson"
   local sig = self:phase1_signature(inputs)
   local path = self.dir .. "/phase1.json"
@@ -692,6 +694,7 @@ end
 -- hold no document at all, are an error that leaves the output directory
 -- as it was.
 function M:run(inputs)
+  inputs = input.inputs(inputs) -- a path, a function or a list
   local steps = { function()
     local st, err = self:sketch_or_resume(inputs)
     if not st then return nil, err end
@@ -725,6 +728,7 @@ end
 
 --- Inputs named for a message: "a, b and 2 more".
 function M.describe_inputs(inputs)
+  if type(inputs) ~= "table" then inputs = { inputs } end
   local names = {}
   for i, spec in ipairs(inputs) do
     if i > 3 then names[#names + 1] = ("%d more"):format(#inputs - 3); break end

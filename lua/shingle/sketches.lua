@@ -134,6 +134,7 @@ end
 -- html, max_bytes, mail, strict, warn (a function of a message), meta.
 -- Returns { documents, sketched, skipped } or nil, err.
 function M.sketch(inputs, path, opts)
+  inputs = require("shingle.input").inputs(inputs) -- a path, a function or a list
   opts = opts or {}
   if type(inputs) == "string" then inputs = { inputs } end
   local input = require "shingle.input"
