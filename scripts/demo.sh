@@ -2,7 +2,8 @@
 # Sets up (scripts/setup.sh) and runs the main job on the sample that ships in
 # samples/: the clustering of "Syntactic Clustering of the Web" over the sample
 # documents, results in out/samples (clusters.jsonl, pairs.jsonl, summary.json,
-# and report.html: the run as one page with plots).
+# and report.html: the run as one page with plots). Builds for Lua 5.4, and
+# for LuaJIT too when it is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SHINGLE_ONLY_54=1 SHINGLE_NO_BROWSER=1 bash scripts/setup.sh
@@ -20,3 +21,8 @@ lua5.4 -e '
   end'
 echo
 bin/shingle report out/samples   # the same as one HTML page with plots: open it in a browser
+if [ -f build/jit/lib/shingle/core.so ] && command -v luajit >/dev/null; then
+  echo
+  echo "the same engine under LuaJIT (build/jit, as OpenResty's nginx loads it):"
+  luajit bin/shingle compare samples/docs/rabin-original.txt samples/docs/rabin-mirror.html
+fi

@@ -64,4 +64,7 @@ build build/5.4 5.4
 if [ "${SHINGLE_ONLY_54:-0}" != 1 ]; then
   build build/5.3 5.3
   build build/jit jit
+elif pkg-config --exists luajit; then
+  # the demo's build: LuaJIT too when it is installed (OpenResty's nginx runs shingle under it)
+  build build/jit jit
 fi

@@ -197,20 +197,31 @@ count_fuzz "${FUZZ_SECONDS:-10}"
 
 # The rockspec builds and installs a working command into a scratch tree, and
 # the examples run against the installed modules alone (not the checkout's).
+# Its Lua dependencies (argparse, lua-cjson, luafilesystem) come from Debian's
+# packages here, offline: a LuaRocks config says they are provided, as a
+# Debian user's would. The build leaves nothing in the checkout outside build/.
 tree=$(mktemp -d)
 installed() { # run a command with the installed tree's Lua paths only
   LUA_PATH="$tree/share/lua/5.4/?.lua;$tree/share/lua/5.4/?/init.lua;;" LUA_CPATH="$tree/lib/lua/5.4/?.so;;" "$@"
 }
-if luarocks --lua-version=5.4 make --tree "$tree" rockspec/shingle-scm-1.rockspec >"$log" 2>&1 &&
+debver() { dpkg-query -W -f='${Version}' "$1" | sed 's/[-+~].*//'; }
+printf 'rocks_provided = { argparse = "%s-1", ["lua-cjson"] = "%s-1", luafilesystem = "%s-1" }\n' \
+  "$(debver lua-argparse)" "$(debver lua-cjson)" "$(debver lua-filesystem)" >"$tree/luarocks-config.lua"
+outside_build() { git status --porcelain --ignored --untracked-files=all | grep -v ' build/' || true; }
+before=$(outside_build)
+if LUAROCKS_CONFIG="$tree/luarocks-config.lua" luarocks --lua-version=5.4 make --tree "$tree" \
+     rockspec/shingle-scm-1.rockspec >"$log" 2>&1 &&
    "$tree/bin/shingle" compare samples/docs/rabin-original.txt samples/docs/rabin-excerpt.txt >"$log" 2>&1 &&
    installed lua5.4 examples/custom_pipeline.lua "$tree/run1" >"$log" 2>&1 &&
-   installed lua5.4 examples/cluster_dir.lua samples/docs "$tree/run2" >"$log" 2>&1; then
-  echo "[luarocks] make --tree, run the command and the examples: ok"; passed=$((passed + 1))
+   installed lua5.4 examples/cluster_dir.lua samples/docs "$tree/run2" >"$log" 2>&1 &&
+   { [ "$(outside_build)" = "$before" ] || { echo "the rock's build left files in the checkout:" >"$log";
+                                             diff <(echo "$before") <(outside_build) >>"$log"; false; }; }; then
+  echo "[luarocks] make --tree (dependencies from Debian), run the command and the examples, nothing left outside build/: ok"
+  passed=$((passed + 1))
 else
   echo "[luarocks] make --tree, run the command and the examples: FAILED"; tail -20 "$log"; failed=$((failed + 1))
 fi
-rm -rf "$tree" shingle/core.so core/*.o core/lua/*.o
-rmdir shingle 2>/dev/null || true
+rm -rf "$tree" build/rock
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
