@@ -117,3 +117,42 @@ describe("the options the docs name", function()
     end)
   end
 end)
+
+describe("the docs as files", function()
+  local files = { "README.md" }
+  local p = io.popen("ls docs/*.md")
+  for f in p:lines() do files[#files + 1] = f end
+  p:close()
+
+  for _, file in ipairs(files) do
+    it("have tables whose rows have as many cells as their header, in " .. file, function()
+      -- GitHub's tables split cells at every | not escaped as \|, code spans included
+      local n, in_code, lineno = nil, false, 0
+      for line in io.lines(file) do
+        lineno = lineno + 1
+        if line:match("^```") then in_code = not in_code end
+        if not in_code and line:match("^|") then
+          local s = line:gsub("\\|", "x"):gsub("^|", ""):gsub("|%s*$", "")
+          local _, bars = s:gsub("|", "")
+          if not n then n = bars
+          else assert.are.equal(n, bars, ("%s line %d: %d cells, the header has %d"):format(file, lineno, bars + 1, n + 1)) end
+        else
+          n = nil
+        end
+      end
+    end)
+
+    it("name files of the repository that exist, in " .. file, function()
+      local text = read(file)
+      for path in text:gmatch("`([%w]+/[%w_%./%-]+)`") do
+        local top = path:match("^([%w]+)/")
+        if ({ core = 1, lua = 1, spec = 1, docs = 1, scripts = 1, bench = 1, examples = 1, rockspec = 1, samples = 1,
+          bin = 1 })[top] and not path:find("TARGET", 1, true) then
+          local f = io.open(path)
+          assert.is_truthy(f, file .. " names " .. path .. ", which is not in the repository")
+          if f then f:close() end
+        end
+      end
+    end)
+  end
+end)
