@@ -49,4 +49,32 @@ describe("one set of defaults", function()
     assert.is_true(s == shingle.new{}:sketch(text))
     support.rmdir(dir)
   end)
+
+  it("cluster --index makes the index with every shingling option of the run", function()
+    local dir = support.tmpdir()
+    local out, code = support.run(lua .. " bin/shingle cluster samples/docs -q -o " .. dir .. "/out --fold -k 40 "
+      .. "--sketch min -s 50 --seed 7 --punctuation --invalid skip --no-numbers -w 8 --index " .. dir .. "/db")
+    assert.are.equal(0, code, out)
+    local ix = assert(index.open(dir .. "/db", { readonly = true }))
+    local c = ix.config
+    assert.are.same({ 8, "min", 50, 40, 7, true, true, false, "skip" },
+      { c.w, c.sketch, c.s, c.k, c.seed, c.fold, c.punctuation, c.numbers, c.invalid })
+    ix:close()
+    support.rmdir(dir)
+  end)
+
+  it("takes a switch that turns a default off (--no-numbers, --merge strict)", function()
+    local dir = support.tmpdir()
+    -- the same words, other numbers: the same document once numbers are dropped
+    support.write(dir .. "/a.txt", "alpha 1 beta 2 gamma 3 delta 4 epsilon 5 zeta 6 eta 7 theta")
+    support.write(dir .. "/b.txt", "alpha 9 beta 8 gamma 7 delta 6 epsilon 5 zeta 4 eta 3 theta")
+    local cmd = lua .. " bin/shingle compare --json --sketch min -w 2 " .. dir .. "/a.txt " .. dir .. "/b.txt"
+    assert.is_falsy(support.run(cmd):find('"resemblance":1,', 1, true))
+    local out = support.run(cmd .. " --no-numbers")
+    assert.is_truthy(out:find('"resemblance":1,', 1, true), out)
+    local text, code = support.run(lua .. " bin/shingle collections samples/docs -q --merge strict -o " .. dir .. "/c")
+    assert.are.equal(0, code, text)
+    assert.is_truthy(support.read(dir .. "/c/summary.json"):find('"extended":false', 1, true))
+    support.rmdir(dir)
+  end)
 end)

@@ -47,10 +47,12 @@ function M.config(a)
   local cfg = {
     outdir = a.output, edges = a.edges, similarity = a.similarity, threshold = a.threshold,
     anchored = a.anchored or nil, max_df = a.max_df, single_site = a.single_site, start = a.start, paper = a.paper,
-    extended = (a.extended or a.merge == "extended") and true or (a.merge == "strict" and false or nil),
     site_depth = a.site_depth, min_cardinality = a.min_cardinality, min_size = a.min_size,
     avoid_min_size = a.avoid_min_size, figure11 = not a.no_figure11,
   }
+  -- (not `x and false or nil`, which is always nil: --merge strict was ignored)
+  if a.extended or a.merge == "extended" then cfg.extended = true
+  elseif a.merge == "strict" then cfg.extended = false end
   for _, part in ipairs({ res, common.input_config(a), common.shingler_config(a) }) do
     for k, v in pairs(part) do cfg[k] = v end
   end
