@@ -102,7 +102,7 @@ function M:signature_length()
   if c.method == "lsh" then
     -- bands and rows derived from the threshold use the first b x r of 128
     -- min-hashes: recluster at another threshold finds the ones it needs
-    if not (c.bands and c.rows) then return 128 end
+    if self.derived.bands or not (c.bands and c.rows) then return 128 end
     return c.bands * c.rows
   end
   return 0
@@ -309,6 +309,11 @@ end
 
 function M:decision_options()
   local c = self.cfg
+  if c.method == "lsh" and not (c.bands and c.rows) then
+    -- the shape for the threshold (shingle.dist's ranks band with it too)
+    c.bands, c.rows = M.lsh_shape(c.threshold, 128)
+    self.derived.bands, self.derived.rows = true, true
+  end
   return { policy = c.policy, threshold = c.threshold, verify = c.verify, candidate = c.candidate,
     memory = c.memory, temp_dir = c.temp_dir, check = c.check, bands = c.bands, rows = c.rows,
     meta = c.meta, meta_w = c.meta_w }
