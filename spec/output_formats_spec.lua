@@ -117,4 +117,18 @@ describe("outputs", function()
     assert.are.equal("cluster,of,id,url,sweep,relation", rows[1])
     assert.is_true(#rows >= 3)
   end)
+
+  it("of dedup and collections as CSV and TSV, a row a record", function()
+    run("dedup samples/docs -q --output-format csv -o " .. dir .. "/dd")
+    local rows = lines(support.read(dir .. "/dd/removed.csv"))
+    assert.are.equal(#support.read_jsonl(dir .. "/dd/removed.jsonl") + 1, #rows)
+    assert.are.equal("removed", csv_fields(rows[1])[1])
+    run("collections samples/docs -q --output-format tsv -o " .. dir .. "/co")
+    local n = 0
+    for _, c in ipairs(support.read_jsonl(dir .. "/co/collections.jsonl")) do n = n + #c.collections end
+    local tsv = lines(support.read(dir .. "/co/collections.tsv"))
+    assert.are.equal(n + 1, #tsv)
+    assert.is_truthy(tsv[1]:find("^cluster\tcardinality\tsize\troot"))
+    assert.is_truthy(io.open(dir .. "/co/avoid.tsv"))
+  end)
 end)

@@ -50,6 +50,7 @@ M.defaults = {
   max_shingles = 16 * 1024 ^ 2, -- similarity "shingles": shingle.sketcher.MAX_SHINGLES
   format = "auto", fields = nil, html = nil, edges = nil, batch = 256,
   strict = false, quiet = false, log = nil,
+  output_format = "jsonl", -- collections and avoid also as .csv, .tsv or .json (the .jsonl files always)
 }
 local optional = { similarity = true, anchored = true, extended = true,
   threshold = true, temp_dir = true, threads = true, fields = true, html = true, edges = true,
@@ -291,11 +292,39 @@ M.order = {
 -- first) and each one's URLs row by row (section 3's table of a cluster),
 -- keys in that order. Written from the results files (colls.bin,
 -- members.bin) through the view; returns true, or nil, err.
-function M.write_collections(dir)
+-- CSV and TSV: a row per collection (its URLs as a JSON list in the last cell)
+M.columns = {
+  collections = { "cluster", "cardinality", "size", "root", "prefix", "site", "kept", "whole_site", "pages", "bytes",
+    "avoid_bytes", "urls" },
+  avoid = { "prefix", "site", "whole_site", "root", "mirror_of", "pages", "bytes", "cluster", "cardinality", "size" },
+}
+M.rows = {
+  collections = function(cl)
+    local rows = {}
+    for i, c in ipairs(cl.collections) do
+      rows[i] = { cluster = cl.cluster, cardinality = cl.cardinality, size = cl.size, root = c.root, prefix = c.prefix,
+        site = c.site, kept = c.kept, whole_site = c.whole_site, pages = c.pages, bytes = c.bytes,
+        avoid_bytes = c.avoid_bytes, urls = c.urls }
+    end
+    return rows
+  end,
+}
+
+--- The files of an output: NAME.jsonl, and NAME.FORMAT with output_format.
+function M.outputs(dir, name, fmt)
+  local specs = { { path = dir .. "/" .. name .. ".jsonl", format = "jsonl", shape = { order = M.order[name] } } }
+  if fmt and fmt ~= "jsonl" then
+    specs[2] = { path = dir .. "/" .. writer.file_name(name, fmt), format = fmt,
+      shape = { order = M.order[name], columns = M.columns[name], rows = M.rows[name] } }
+  end
+  return specs
+end
+
+function M.write_collections(dir, fmt)
   local view, err = core.coll_view(dir)
   if not view then return nil, err end
   local colls = view:collections()
-  local ok, werr = writer.write_file(dir .. "/collections.jsonl", "jsonl", { order = M.order.collections }, function(w)
+  local ok, werr = writer.write_files(M.outputs(dir, "collections", fmt), function(w)
     local i = 1
     while i <= #colls do
       local id, j = colls[i].cluster, i
@@ -337,7 +366,7 @@ function M:grow()
   for _, t in ipairs(st.top) do t.root_url = view:page(t.root).url end
   view:close()
   local t0 = core.now()
-  local ok, werr = M.write_collections(self.dir)
+  local ok, werr = M.write_collections(self.dir, c.output_format)
   if not ok then return nil, werr end
   self.times.report = (self.times.report or 0) + core.now() - t0
   return st
@@ -442,7 +471,7 @@ function M:report()
   local entries, total = M.avoid_list(self.dir, { min_size = self.cfg.avoid_min_size })
   if not entries then return nil, total end
   self.stats.avoid = total
-  local ok, err = writer.write_file(self.dir .. "/avoid.jsonl", "jsonl", { order = M.order.avoid }, function(w)
+  local ok, err = writer.write_files(M.outputs(self.dir, "avoid", self.cfg.output_format), function(w)
     for _, e in ipairs(entries) do w:write(e) end
   end)
   if not ok then return nil, err end

@@ -33,6 +33,19 @@ M.order = {
   summary = { "documents", "skipped", "kept", "removed", "removed_by_relation", "clusters", "keep", "policy",
     "threshold", "verify", "outputs" },
 }
+-- removed.csv/.tsv: a row per removed document, the exact scores in columns
+M.columns = {
+  removed = { "removed", "kept", "id", "kept_id", "relation", "resemblance", "containment", "contained",
+    "exact_resemblance", "exact_containment", "exact_contained" },
+}
+M.rows = {
+  removed = function(r)
+    local x = r.exact or {}
+    return { { removed = r.removed, kept = r.kept, id = r.id, kept_id = r.kept_id, relation = r.relation,
+      resemblance = r.resemblance, containment = r.containment, contained = r.contained,
+      exact_resemblance = x.resemblance, exact_containment = x.containment, exact_contained = x.contained } }
+  end,
+}
 local keeps = { first = true, longest = true, newest = true }
 local file_modes = { list = true, copy = true, link = true, symlink = true }
 
@@ -222,7 +235,13 @@ function M:run_staged(inputs)
   local scores, serr = core.pair_estimates(p.dir, as, bs)
   if not scores then return nil, serr end
   local function r4(x) return x and math.floor(x * 10000 + 0.5) / 10000 end
-  ok, err = writer.write_file(self.dir .. "/removed.jsonl", "jsonl", { order = M.order.removed }, function(w)
+  local files = { { path = self.dir .. "/removed.jsonl", format = "jsonl", shape = { order = M.order.removed } } }
+  local fmt = self.pcfg.output_format
+  if fmt and fmt ~= "jsonl" then
+    files[2] = { path = self.dir .. "/" .. writer.file_name("removed", fmt), format = fmt,
+      shape = { order = M.order.removed, columns = M.columns.removed, rows = M.rows.removed } }
+  end
+  ok, err = writer.write_files(files, function(w)
     for k, id in ipairs(removed) do
       local s = scores[k]
       local rec = { removed = urls[id], kept = urls[kept_of[id]], id = id, kept_id = kept_of[id],

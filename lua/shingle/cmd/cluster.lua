@@ -10,9 +10,7 @@ function M.configure(parser)
   c:argument("inputs", "Directories, files, JSON Lines (.jsonl), WARC (.warc, .warc.gz), mbox archives, or - for "
     .. "standard input; any of them gzip or zstd compressed."):args("+")
   c:option("-o --output", "Output directory."):count(1)
-  c:option("--output-format", "Also write clusters and pairs as clusters.FORMAT and pairs.FORMAT: csv or tsv (a row a "
-    .. "cluster member, a row a pair) or json (one list); clusters.jsonl and pairs.jsonl are always written.", "jsonl")
-    :choices({ "jsonl", "json", "csv", "tsv" })
+  common.file_format_option(c, "clusters and pairs", "a row a cluster member, a row a pair")
   common.input_options(c)
   c:option("--method", "shingles (the paper's phases), supershingle, lsh or greedy.", "shingles")
     :choices({ "shingles", "supershingle", "lsh", "greedy" })

@@ -11,6 +11,7 @@ function M.configure(parser)
     .. "JSON Lines pages (with --edges for the links)."):args("+")
   c:option("-o --output", "Output directory."):count(1)
   c:option("--edges", "An edge list: lines 'SRC_URL DST_URL' or JSON {\"src\":..,\"dst\":..}."):count("*")
+  common.file_format_option(c, "collections.jsonl and avoid.jsonl", "a row a collection, a row a mirror")
   common.input_options(c)
   c:flag("--paper", "The paper's settings: similarity lines4 (T = 15), the strict merge condition, fixed chunks "
     .. "(options given as well still apply).")
@@ -48,7 +49,7 @@ function M.config(a)
     outdir = a.output, edges = a.edges, similarity = a.similarity, threshold = a.threshold,
     anchored = a.anchored or nil, max_df = a.max_df, single_site = a.single_site, start = a.start, paper = a.paper,
     site_depth = a.site_depth, min_cardinality = a.min_cardinality, min_size = a.min_size,
-    avoid_min_size = a.avoid_min_size, figure11 = not a.no_figure11,
+    avoid_min_size = a.avoid_min_size, figure11 = not a.no_figure11, output_format = a.output_format,
   }
   -- (not `x and false or nil`, which is always nil: --merge strict was ignored)
   if a.extended or a.merge == "extended" then cfg.extended = true

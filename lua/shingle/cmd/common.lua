@@ -132,6 +132,16 @@ function M.output_options(c, json_help)
     .. "(a header line, then a row a record).", "table"):choices({ "table", "jsonl", "json", "csv", "tsv" })
 end
 
+--- Declare --output-format for a command that writes files of records
+-- (NAME.jsonl always; NAME.csv, .tsv or .json as well). what: the outputs;
+-- rows: what a CSV row is; opts.keep: no default (recluster keeps the run's).
+function M.file_format_option(c, what, rows, opts)
+  opts = opts or {}
+  c:option("--output-format", ("Also write %s as NAME.csv or NAME.tsv (%s) or NAME.json (one list); the .jsonl files "
+    .. "are always written.%s"):format(what, rows, opts.keep and " Default: the run's." or ""),
+    not opts.keep and "jsonl" or nil):choices({ "jsonl", "json", "csv", "tsv" })
+end
+
 --- The writer format of --json / --output-format, or nil for the table.
 function M.output_format(a)
   if a.output_format and a.output_format ~= "table" then return a.output_format end

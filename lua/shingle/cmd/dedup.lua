@@ -18,6 +18,7 @@ function M.configure(parser)
     :choices({ "first", "longest", "newest" })
   c:option("--files", "Files of directories: list them in kept.txt, or also copy, link (hard links) or symlink them "
     .. "into OUTDIR/files/.", "list"):choices({ "list", "copy", "link", "symlink" })
+  common.file_format_option(c, "removed.jsonl", "a row a removed document")
   common.input_options(c)
   common.shingler_options(c)
   common.resource_options(c)
@@ -32,7 +33,7 @@ function M.config(a)
   if not res then return nil, err end
   local cfg = { outdir = a.output, keep = a.keep, files = a.files, max_df = a.max_df, policy = a.policy,
     threshold = a.threshold, verify = a.verify ~= "none", candidate = a.candidate, canon = a.rules, extractor = a.extractor,
-    on_error = a.on_error }
+    on_error = a.on_error, output_format = a.output_format }
   for _, part in ipairs({ res, common.input_config(a), common.shingler_config(a) }) do
     for k, v in pairs(part) do cfg[k] = v end
   end

@@ -10,8 +10,7 @@ function M.configure(parser)
   c:argument("dir", "The output directory of a `shingle cluster` run.")
   -- no defaults: an option not given keeps the run's value
   common.decision_options(c, { keep = true })
-  c:option("--output-format", "Also write clusters and pairs in this format (csv, tsv, json; jsonl: only the .jsonl "
-    .. "files). Default: the run's."):choices({ "jsonl", "json", "csv", "tsv" })
+  common.file_format_option(c, "clusters and pairs", "a row a cluster member, a row a pair", { keep = true })
   c:flag("-q --quiet", "No progress or warnings on stderr.")
 end
 
