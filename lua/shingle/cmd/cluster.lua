@@ -83,7 +83,7 @@ function M.run(a)
     end
   end
   local sum, rerr = p:run(a.inputs)
-  if not sum then return common.fail(rerr, a.command) end
+  if not sum then return common.fail_run(rerr, a.command) end
   common.print_cluster_summary(p, sum)
   if a.index then
     local index = require "shingle.index"

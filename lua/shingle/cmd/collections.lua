@@ -95,7 +95,7 @@ function M.run(a)
   local ok, c = pcall(collections.new, cfg)
   if not ok then io.stderr:write("shingle: ", common.api_message(c), "\n") return 2 end
   local sum, rerr = c:run(a.inputs)
-  if not sum then return common.fail(rerr, a.command) end
+  if not sum then return common.fail_run(rerr, a.command) end
   M.print_summary(c)
   return 0
 end

@@ -66,7 +66,7 @@ end
 
 --- Report a command's failure: a usage error (exit 2, pointing at the
 -- command's help) when it is about an option, else exit 1.
-function M.fail(err, command)
+function M.fail_run(err, command)
   if M.is_usage_error(err) then
     io.stderr:write("shingle: ", M.api_message(err), "\n", ("Run 'shingle %s --help' for usage.\n"):format(command))
     return 2

@@ -34,7 +34,7 @@ end
 function M.run(a)
   local cfg = common.shingler_config(a, { canon = a.rules, extractor = a.extractor })
   local ok, text_sh, html_sh, ex = pcall(sketcher.shinglers, cfg)
-  if not ok then return common.fail(text_sh, "compare") end
+  if not ok then return common.fail_run(text_sh, "compare") end
   local exact = {}
   if a.exact then
     cfg.sketch = "full"

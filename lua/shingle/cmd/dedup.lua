@@ -46,7 +46,7 @@ function M.run(a)
   local ok, d = pcall(dedup.new, cfg)
   if not ok then io.stderr:write("shingle: ", common.api_message(d), "\n") return 2 end
   local sum, rerr = d:run(a.inputs)
-  if not sum then return common.fail(rerr, a.command) end
+  if not sum then return common.fail_run(rerr, a.command) end
   local rel = sum.removed_by_relation
   io.stdout:write(("documents %d (skipped %d): kept %d, removed %d (%d exact, %d lexically equal, %d shingle-equal, "
     .. "%d similar) in %d clusters\n"):format(sum.documents, sum.skipped, sum.kept, sum.removed, rel.exact or 0,

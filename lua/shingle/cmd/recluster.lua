@@ -19,9 +19,9 @@ function M.run(a)
     output_format = a.output_format }
   if a.verify == "exact" then over.verify = true elseif a.verify == "none" then over.verify = false end
   local p, err = pipeline.load(a.dir, over)
-  if not p then return common.fail(err, "recluster") end
+  if not p then return common.fail_run(err, "recluster") end
   local ok, derr = p:rerun()
-  if not ok then return common.fail(derr, "recluster") end
+  if not ok then return common.fail_run(derr, "recluster") end
   common.print_cluster_summary(p, p:summary())
   return 0
 end
