@@ -163,8 +163,7 @@ function M:lua_batch(docs)
       if ok then feats, err = f, ferr
       else
         raised = true
-        err = ("%s %s failed on %s: %s"):format(ex and "extractor" or "rule set",
-          ex and ex.name or (compiled and compiled.signature or "?"), where, tostring(f))
+        err = M.failed(ex and "extractor" or "rule set", ex and ex.name or (compiled and compiled.signature or "?"), where, f)
       end
     end
     if raised then
@@ -182,16 +181,55 @@ function M:lua_batch(docs)
   return out
 end
 
+--- The message for user code (an extractor, a rule set's Lua step) that
+-- raised on a document: the same on the main thread and a pool worker's.
+function M.failed(what, name, path, err)
+  return ("%s %s failed on %s: %s"):format(what, tostring(name), tostring(path or "a document"), tostring(err))
+end
+
+-- The message of a failed() among a document's errors (the pool may put the
+-- document's name before it), or nil.
+local function raised(msg)
+  if type(msg) ~= "string" then return nil end
+  return msg:match("^(extractor .- failed on .*)$") or msg:match("^(rule set .- failed on .*)$")
+    or msg:match("^.-: (extractor .- failed on .*)$") or msg:match("^.-: (rule set .- failed on .*)$")
+end
+
 --- Sketch a batch: a list of results in the order of docs.
 function M:batch(docs)
   if self.lua then return self:lua_batch(docs) end
-  return self.pool:sketch(docs)
+  local res = self.pool:sketch(docs)
+  if self.on_error ~= "skip" then
+    for _, r in ipairs(res) do
+      local m = raised(r.error)
+      if m then r.error, r.fatal = m, true end
+    end
+  end
+  return res
+end
+
+--- Of the errors of a batch ({ [i] = message }), the first that is user
+-- code that raised, when that stops the run (on_error = "stop").
+function M:fatal(errors)
+  if self.on_error == "skip" or type(errors) ~= "table" then return nil end
+  local first
+  for i, e in pairs(errors) do
+    local m = raised(e)
+    if m and (not first or i < first[1]) then first = { i, m } end
+  end
+  return first and first[2]
 end
 
 --- Append a batch to a phase-1 writer: ok count, { [i] = error message };
 -- nil, message when the user's code failed on a document (on_error = stop).
 function M:write(w, docs)
-  if not self.lua then return w:add(self.pool, docs) end
+  if not self.lua then
+    local n, errors = w:add(self.pool, docs)
+    if not n then return nil, errors end
+    local fatal = self:fatal(errors)
+    if fatal then return nil, fatal end
+    return n, errors
+  end
   local res = self:lua_batch(docs)
   local errors = {}
   for i, r in ipairs(res) do

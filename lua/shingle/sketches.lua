@@ -169,6 +169,8 @@ function M.sketch(inputs, path, opts)
     else
       n, errors = w.w:put_pool(sk.pool, docs)
       if not n then return nil, errors end
+      local fatal = sk:fatal(errors)
+      if fatal then return nil, fatal end
     end
     stats.sketched = stats.sketched + n
     for i = 1, #docs do

@@ -13,14 +13,17 @@ return function(cfg)
   if ex then
     local set = ex.kind == "set"
     return function(bytes, path)
-      local feats, err = ex.extract(bytes, path)
+      -- user code that raises is named, as on the main thread (sketcher.failed)
+      local ok, feats, err = pcall(ex.extract, bytes, path)
+      if not ok then return nil, sketcher.failed("extractor", ex.name, path, feats) end
       if not feats then return nil, err end
       return feats, set
     end
   end
   local c, compiled = shingle.unwrap(sh)
-  return function(bytes)
-    local toks, err = rules.tokens(compiled, c, bytes)
+  return function(bytes, path)
+    local ok, toks, err = pcall(rules.tokens, compiled, c, bytes)
+    if not ok then return nil, sketcher.failed("rule set", compiled and compiled.signature or "?", path, toks) end
     if not toks then return nil, err end
     return toks, false
   end
