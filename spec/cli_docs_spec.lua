@@ -94,8 +94,15 @@ describe("the options the docs name", function()
     "docs/accuracy.md", "docs/robustness.md", "docs/benchmarks.md", "docs/api.md", "docs/formats.md" }) do
     it("exist, in " .. file, function()
       local text = read(file)
-      for t in text:gmatch("%f[%w%-]%-%-[a-z][a-z0-9%-]*") do
-        assert.is_truthy(any[t] or foreign[t], ("%s names %s, which no shingle command accepts"):format(file, t))
+      for line in text:gmatch("[^\n]+") do
+        -- a line that runs another program (a benchmark or script, luarocks, mpirun, curl) has its options
+        local other = line:find("bench/", 1, true) or line:find("scripts/", 1, true) or line:find("luarocks", 1, true)
+          or line:find("mpirun", 1, true) or line:find("curl ", 1, true) or line:find("python", 1, true)
+        if not other then
+          for t in line:gmatch("%f[%w%-]%-%-[a-z][a-z0-9%-]*") do
+            assert.is_truthy(any[t] or foreign[t], ("%s names %s, which no shingle command accepts"):format(file, t))
+          end
+        end
       end
       -- on a line that runs a command, its options are that command's
       for line in text:gmatch("[^\n]+") do
