@@ -9,6 +9,13 @@
 
 static char path[64];
 
+/* the scratch file goes when the fuzzer exits (a crash leaves it: it is
+ * then next to the crash input's story) */
+static void remove_path(void)
+{
+    if (path[0]) unlink(path);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     sh_recfile r;
@@ -22,6 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fd = mkstemp(path);
         FUZZ_CHECK(fd >= 0);
         close(fd);
+        atexit(remove_path);
     }
     f = fopen(path, "wb");
     FUZZ_CHECK(f != NULL);

@@ -9,6 +9,7 @@
  *     writer, to exactly the same bytes (when it was not compressed), and
  *     the records read back are the same;
  *   - an error names the file; the reader stays ended after it. */
+#include <dirent.h>
 #include <unistd.h>
 #include <zlib.h>
 #include "byteorder.h"
@@ -18,6 +19,22 @@
 #include "zio.h"
 
 static char dir[64];
+
+/* the scratch directory and what is left in it go when the fuzzer exits */
+static void remove_dir(void)
+{
+    DIR *d;
+    struct dirent *e;
+    char p[128];
+    if (!dir[0] || !(d = opendir(dir))) return;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    rmdir(dir);
+}
 
 static void check(const unsigned char *in, size_t n)
 {
@@ -148,6 +165,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             snprintf(dir, sizeof dir, "/tmp/shingle-fuzz-skf-XXXXXX");
             FUZZ_CHECK(mkdtemp(dir) != NULL);
         }
+        atexit(remove_dir);
     }
     check(data, size);
     fixed = (unsigned char *)malloc(size ? size : 1);

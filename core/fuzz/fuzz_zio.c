@@ -22,6 +22,13 @@
 
 static char path[64];
 
+/* the scratch file goes when the fuzzer exits (a crash leaves it: it is
+ * then next to the crash input's story) */
+static void remove_path(void)
+{
+    if (path[0]) unlink(path);
+}
+
 /* gzip members of in[0..n) split at cut (two members when 0 < cut < n),
  * then pad zero bytes: into out (malloc'ed), its size returned. */
 static size_t gzip_of(const unsigned char *in, size_t n, size_t cut, size_t pad, int level, unsigned char **out)
@@ -173,6 +180,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             FUZZ_CHECK(fd >= 0);
             close(fd);
+            atexit(remove_path);
         }
         fd = open(path, O_WRONLY | O_TRUNC);
         FUZZ_CHECK(fd >= 0);
