@@ -57,8 +57,8 @@ local index_keys = { "w", "sketch", "m", "s", "k", "seed", "option", "invalid", 
 
 --- cluster --mpi: every rank runs this; rank 0 prints the summary.
 function M.run_mpi(a, cfg)
-  if a.index then io.stderr:write("shingle: --index is not available with --mpi: add to the index after the run\n") return 2 end
-  if a.resume then io.stderr:write("shingle: --resume is not available with --mpi\n") return 2 end
+  if a.index then return common.fail(2, "--index is not available with --mpi: add to the index after the run") end
+  if a.resume then return common.fail(2, "--resume is not available with --mpi") end
   cfg.mpi_collect, cfg.mpi_timeout = a.mpi_collect, a.mpi_timeout
   local sum, run = require("shingle.dist").run(cfg, a.inputs)
   if not sum then return common.fail(1, run) end
@@ -70,9 +70,9 @@ function M.run(a)
   local cfg, err = M.config(a)
   if not cfg then return common.fail(2, err) end
   local ok, p = pcall(pipeline.new, cfg)
-  if not ok then io.stderr:write("shingle: ", common.api_message(p), "\n") return 2 end
+  if not ok then return common.fail(2, common.api_message(p)) end
   if a.mpi then return M.run_mpi(a, cfg) end
-  if a.mpi_collect or a.mpi_timeout then io.stderr:write("shingle: --mpi-collect and --mpi-timeout go with --mpi\n") return 2 end
+  if a.mpi_collect or a.mpi_timeout then return common.fail(2, "--mpi-collect and --mpi-timeout go with --mpi") end
   -- --index: keep each document's URL by id, so the index takes the
   -- sketches the run makes instead of sketching every document again
   local urls, nurls = {}, 0

@@ -93,7 +93,7 @@ function M.run(a)
   local cfg, err = M.config(a)
   if not cfg then return common.fail(2, err) end
   local ok, c = pcall(collections.new, cfg)
-  if not ok then io.stderr:write("shingle: ", common.api_message(c), "\n") return 2 end
+  if not ok then return common.fail(2, common.api_message(c)) end
   local sum, rerr = c:run(a.inputs)
   if not sum then return common.fail_run(rerr, a.command) end
   M.print_summary(c)

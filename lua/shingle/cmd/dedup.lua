@@ -42,9 +42,9 @@ end
 
 function M.run(a)
   local cfg, err = M.config(a)
-  if not cfg then io.stderr:write("shingle: ", err, "\n") return 2 end
+  if not cfg then return common.fail(2, err) end
   local ok, d = pcall(dedup.new, cfg)
-  if not ok then io.stderr:write("shingle: ", common.api_message(d), "\n") return 2 end
+  if not ok then return common.fail(2, common.api_message(d)) end
   local sum, rerr = d:run(a.inputs)
   if not sum then return common.fail_run(rerr, a.command) end
   local rel = sum.removed_by_relation

@@ -1,5 +1,6 @@
 --- shingle report OUT [-o report.html] | --index DB: one self-contained HTML
 -- page with plots for a cluster or collections run, or an index's sweeps.
+local common = require "shingle.cmd.common"
 local report = require "shingle.report"
 
 local M = {}
@@ -29,8 +30,7 @@ end
 
 function M.run(a)
   if (a.out == nil) == (a.index == nil) then
-    io.stderr:write("shingle: report needs either OUT (a cluster or collections output directory) or --index DB\n")
-    return 2
+    return common.fail(2, "report needs either OUT (a cluster or collections output directory) or --index DB")
   end
   for _, k in ipairs({ "top", "sample", "members", "pairs", "lost", "sweeps" }) do
     if not a[k] or a[k] < 0 or a[k] ~= math.floor(a[k]) then
@@ -43,10 +43,10 @@ function M.run(a)
   local page, err = report.render(a.index or a.out, { index = a.index and true or nil, top = a.top, sample = a.sample,
     members = a.members, pairs = a.pairs, lost = a.lost, sweeps = a.sweeps, seed = a.seed, inputs = #a.input > 0 and a.input or nil,
     now = os.date("!%Y-%m-%d %H:%M UTC") })
-  if not page then io.stderr:write("shingle: ", err, "\n") return 1 end
+  if not page then return common.fail(1, err) end
   local out = a.output or default_output(a)
   local ok, werr = report.write(out, page)
-  if not ok then io.stderr:write("shingle: ", werr, "\n") return 1 end
+  if not ok then return common.fail(1, werr) end
   if not a.quiet then
     io.stdout:write(("wrote %s (%.1f KiB) in %.2f s\n"):format(out, #page / 1024, core.now() - t0))
   end

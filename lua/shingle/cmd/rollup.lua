@@ -16,7 +16,7 @@ end
 function M.run(a)
   local f, err = io.stdin, nil
   if a.results and a.results ~= "-" then f, err = io.open(a.results, "rb") end
-  if not f then io.stderr:write("shingle: ", err, "\n") return 1 end
+  if not f then return common.fail(1, err) end
   local urls = {}
   for line in f:lines() do
     local u = line:match("^%s*(%S+)")

@@ -2,7 +2,8 @@
 -- (docs/serve.md). Checks the index and the workers' access to it, writes
 -- PREFIX/nginx.conf and becomes the nginx master process.
 local serve = require "shingle.serve"
-local size = require("shingle.cmd.common").size
+local common = require "shingle.cmd.common"
+local size = common.size
 
 local M = {}
 
@@ -39,20 +40,20 @@ function M.run(a)
   local max_body, err = size(a.max_body)
   if not max_body then io.stderr:write("shingle: --max-body: ", err, "\n") return 2 end
   if not a.batch_delay or a.batch_delay < 0 or a.batch_delay > 1000 then
-    io.stderr:write("shingle: --batch-delay: give milliseconds from 0 to 1000\n") return 2
+    return common.fail(2, "--batch-delay: give milliseconds from 0 to 1000")
   end
   if not a.batch_max or a.batch_max < 1 or a.batch_max > 100000 or a.batch_max % 1 ~= 0 then
-    io.stderr:write("shingle: --batch-max: give a whole number of documents from 1 to 100000\n") return 2
+    return common.fail(2, "--batch-max: give a whole number of documents from 1 to 100000")
   end
   if a.max_df and (a.max_df < 0 or a.max_df % 1 ~= 0 or a.max_df > 4294967295) then
-    io.stderr:write("shingle: --max-df: give a whole number of documents (0: no cutoff)\n") return 2
+    return common.fail(2, "--max-df: give a whole number of documents (0: no cutoff)")
   end
   local plan, perr = serve.prepare{ index = a.db, listen = a.listen, workers = a.workers, prefix = a.prefix,
     max_body = max_body, readonly = a.read_only, sweep = a.sweep, invalid = a.invalid, binding = a.binding, batch_delay = a.batch_delay / 1000,
     batch_max = a.batch_max, max_df = a.max_df, user = a.user,
     lua_cpath = a.lua_cpath, nginx = a.nginx, access_log = not a.no_access_log, server_conf = a.server_conf,
     log = function(msg) io.stderr:write("shingle serve: ", msg, "\n") end }
-  if not plan then io.stderr:write("shingle: ", perr, "\n") return 1 end
+  if not plan then return common.fail(1, perr) end
   local cmd = table.concat(plan.argv, " ")
   if a.check then
     io.stdout:write(("configuration %s is good; run it with:\n  %s\n"):format(plan.conf_path, cmd))

@@ -46,21 +46,21 @@ function M.run(a)
   if a.info then
     for _, path in ipairs(a.inputs) do
       local ok, err = info(path)
-      if not ok then io.stderr:write("shingle: ", err, "\n") return 1 end
+      if not ok then return common.fail(1, err) end
     end
     return 0
   end
-  if not a.output then io.stderr:write("shingle: sketch needs -o FILE (or --info to describe sketch files)\n") return 2 end
+  if not a.output then return common.fail(2, "sketch needs -o FILE (or --info to describe sketch files)") end
   local res, err = common.resource_config(a)
-  if not res then io.stderr:write("shingle: ", err, "\n") return 2 end
+  if not res then return common.fail(2, err) end
   local cfg = common.shingler_config(a, { canon = a.rules, extractor = a.extractor, on_error = a.on_error })
   for _, part in ipairs({ res, common.input_config(a) }) do
     for k, v in pairs(part) do cfg[k] = v end
   end
   cfg.warn = function(msg) if not a.quiet then io.stderr:write("shingle: ", msg, "\n") end end
   local ok, st, serr = pcall(require("shingle.sketches").sketch, a.inputs, a.output, cfg)
-  if not ok then io.stderr:write("shingle: ", common.api_message(st), "\n") return 2 end
-  if not st then io.stderr:write("shingle: ", serr, "\n") return 1 end
+  if not ok then return common.fail(2, common.api_message(st)) end
+  if not st then return common.fail(1, serr) end
   io.stdout:write(("%s: %d sketches of %d documents (%d skipped)\n"):format(a.output, st.sketched, st.documents, st.skipped))
   return 0
 end
