@@ -1,9 +1,6 @@
 local support = require "support"
 
-local function lua_cmd()
-  local v = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
-  return v .. " bin/shingle"
-end
+local lua_cmd = support.shingle_cmd
 
 describe("shingle compare", function()
   it("compares the sample documents pairwise, estimated and exact", function()

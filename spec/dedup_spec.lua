@@ -19,10 +19,7 @@ local function jsonl(path)
   return t
 end
 
-local function lua_cmd()
-  local v = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
-  return v .. " bin/shingle"
-end
+local lua_cmd = support.shingle_cmd
 
 -- Four families (an original, a copy with a few words changed, a longer
 -- version, an exact copy) and four unrelated documents.

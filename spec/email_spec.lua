@@ -10,10 +10,7 @@ local shingle = require "shingle"
 local support = require "support"
 local tmpdir, write = support.tmpdir, support.write
 
-local function lua_cmd()
-  local v = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
-  return v .. " bin/shingle"
-end
+local lua_cmd = support.shingle_cmd
 
 -- Base64 with lines wrapped at 76 columns, as mailers write it.
 local b64chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"

@@ -5,10 +5,7 @@ local cjson = require "cjson"
 local support = require "support"
 local tmpdir, read, write = support.tmpdir, support.read, support.write
 
-local function lua_cmd()
-  local v = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
-  return v .. " bin/shingle"
-end
+local lua_cmd = support.shingle_cmd
 
 local function sh(args)
   local out, code = support.run(lua_cmd() .. " " .. args)

@@ -6,10 +6,7 @@ local cjson = require "cjson"
 local support = require "support"
 local tmpdir, write = support.tmpdir, support.write
 
-local function lua_cmd()
-  local v = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
-  return v .. " bin/shingle"
-end
+local lua_cmd = support.shingle_cmd
 
 describe("shingle.sketches", function()
   local dir, texts

@@ -60,6 +60,12 @@ function M.read_jsonl(path)
   return out
 end
 
+--- The command line that runs bin/shingle under the Lua running the specs.
+function M.shingle_cmd()
+  local v = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
+  return v .. " bin/shingle"
+end
+
 function M.run(cmd)
   local f = io.popen(cmd .. " 2>&1; echo \"exit:$?\"")
   local out = f:read("*a")

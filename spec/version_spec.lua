@@ -2,10 +2,7 @@
 local support = require "support"
 local shingle = require "shingle"
 
-local function lua_cmd()
-  local v = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
-  return v .. " bin/shingle"
-end
+local lua_cmd = support.shingle_cmd
 
 local function header_version()
   local f = assert(io.open("core/version.h"))
