@@ -389,29 +389,116 @@ ZT static size_t permute_keep_mod_zmm(uint64_t seed, const uint64_t *fps, size_t
 #undef ZT
 #endif
 
+/* The number of distinct values among l[0..nl), by hashing into tab
+ * (table_cap(nl) slots). */
+static size_t hash_distinct(const uint64_t *l, size_t nl, uint64_t *tab)
+{
+    const size_t cap = table_cap(nl), mask = cap - 1;
+    size_t i, nd = 0;
+    int zero = 0;
+    memset(tab, 0, cap * sizeof *tab);
+    for (i = 0; i < nl; i++) {
+        const uint64_t x = l[i];
+        size_t h;
+        if (x == 0) {
+            nd += !zero;
+            zero = 1;
+            continue;
+        }
+        for (h = (size_t)(x >> 20) & mask; tab[h] != 0 && tab[h] != x; h = (h + 1) & mask) {}
+        if (tab[h] == 0) {
+            tab[h] = x;
+            nd++;
+        }
+    }
+    return nd;
+}
+
+/* count_distinct's bits: 2^b >= 32 n (at least 64), and for up to
+ * FIRST_MAX values 2^b >= 8 n. */
+#define FIRST_MAX ((size_t)65535)
+static unsigned distinct_bits(size_t n)
+{
+    unsigned b = 6;
+    const size_t per = n <= FIRST_MAX ? 8 : 32;
+    while (b < 63 && ((size_t)1 << b) < per * n) b++;
+    return b;
+}
+
+/* Words of scratch count_distinct needs for n values. */
+static size_t distinct_scratch(size_t n)
+{
+    const size_t slots = (size_t)1 << distinct_bits(n), words = slots / 64;
+    if (n <= FIRST_MAX) return words + (slots + 1 + 3) / 4 + 2 * n + table_cap(n);
+    return 2 * words + 2 * n + table_cap(n);
+}
+
 /* The number of distinct values among v[0..n), and those below lim (with
- * repeats) copied to cand[0..*nc). Without a branch per value that depends
- * on the data (a hash table mispredicts on every collision, about one value
- * in three): each value's top b bits (2^b >= 32 n) pick a bit of a bitmap,
- * and a value whose bit was already set is a suspect, a repeat or (for
- * about n / 64 of them) a value that only shares the bit. Every repeat is a
+ * repeats) copied to cand[0..*nc) (cand NULL: not wanted). Without a branch
+ * per value that depends on the data (a hash table mispredicts on every
+ * collision, about one value in three): each value's top b bits pick a bit
+ * of a bitmap, and a value whose bit was already set is a suspect, a
+ * repeat or a value that only shares the bit.
+ * Up to FIRST_MAX values (2^b >= 8 n), the index of the first value of each
+ * bit is kept (first[], 16 bits; a value whose bit is set writes to a spare
+ * slot instead, so the store needs no branch): the values that are first of
+ * their bit are distinct, a suspect equal to its bit's first value is a
+ * repeat, and the other suspects (about n / 16 of them) are made distinct
+ * by hashing, none of them being equal to a first value.
+ * Above (2^b >= 32 n: first[] would outgrow the caches), every repeat is a
  * suspect, so the distinct count is n less the repeats among the values
- * whose bit some suspect has, a short list made distinct by hashing.
- * scratch: 2 * 2^b / 64 + 2 n + table_cap(n) words. */
+ * whose bit some suspect has, found by a second pass over v and made
+ * distinct by hashing.
+ * scratch: distinct_scratch(n) words. */
 static size_t count_distinct(const uint64_t *v, size_t n, uint64_t lim, uint64_t *cand, size_t *nc,
                              uint64_t *scratch)
 {
-    unsigned b = 6;
-    size_t i, words, ns = 0, nl = 0, k = 0, nd = 0, cap, mask;
-    uint64_t *bm, *sus, *l, *tab;
-    int zero = 0;
-    while (b < 63 && ((size_t)1 << b) < 32 * n) b++;
-    words = ((size_t)1 << b) / 64;
-    bm = scratch;
+    const unsigned b = distinct_bits(n);
+    const size_t slots = (size_t)1 << b, words = slots / 64;
+    size_t i, ns = 0, nl = 0, k = 0;
+    uint64_t *bm = scratch, *sus, *l, *tab;
+    memset(bm, 0, words * sizeof *bm);
+    if (n <= FIRST_MAX) {
+        uint16_t *first = (uint16_t *)(scratch + words);
+        sus = scratch + words + (slots + 1 + 3) / 4;
+        l = sus + n;
+        tab = l + n;
+        if (cand) {
+            for (i = 0; i < n; i++) {
+                const uint64_t x = v[i], pos = x >> (64 - b), bit = (uint64_t)1 << (pos & 63), word = bm[pos >> 6];
+                const size_t set = (word & bit) != 0;
+                bm[pos >> 6] = word | bit;
+                first[set ? slots : pos] = (uint16_t)i;
+                sus[ns] = i;
+                ns += set;
+                cand[k] = x;
+                k += x < lim;
+            }
+            *nc = k;
+        } else {
+            /* the candidates were taken as the values were mixed */
+            for (i = 0; i < n; i++) {
+                const uint64_t pos = v[i] >> (64 - b), bit = (uint64_t)1 << (pos & 63), word = bm[pos >> 6];
+                const size_t set = (word & bit) != 0;
+                bm[pos >> 6] = word | bit;
+                first[set ? slots : pos] = (uint16_t)i;
+                sus[ns] = i;
+                ns += set;
+            }
+        }
+        if (ns == 0)
+            return n;
+        /* the suspects that are not their bit's first value */
+        for (i = 0; i < ns; i++) {
+            const uint64_t x = v[sus[i]];
+            l[nl] = x;
+            nl += x != v[first[x >> (64 - b)]];
+        }
+        return n - ns + (nl ? hash_distinct(l, nl, tab) : 0);
+    }
     sus = scratch + 2 * words;
     l = sus + n;
     tab = l + n;
-    memset(bm, 0, words * sizeof *bm);
     if (cand) {
         for (i = 0; i < n; i++) {
             const uint64_t x = v[i], pos = x >> (64 - b), bit = (uint64_t)1 << (pos & 63), word = bm[pos >> 6];
@@ -423,7 +510,6 @@ static size_t count_distinct(const uint64_t *v, size_t n, uint64_t lim, uint64_t
         }
         *nc = k;
     } else {
-        /* the candidates were taken as the values were mixed */
         for (i = 0; i < n; i++) {
             const uint64_t pos = v[i] >> (64 - b), bit = (uint64_t)1 << (pos & 63), word = bm[pos >> 6];
             bm[pos >> 6] = word | bit;
@@ -441,24 +527,7 @@ static size_t count_distinct(const uint64_t *v, size_t n, uint64_t lim, uint64_t
         l[nl] = x;
         nl += (bm[words + (pos >> 6)] >> (pos & 63)) & 1;
     }
-    cap = table_cap(nl);
-    mask = cap - 1;
-    memset(tab, 0, cap * sizeof *tab);
-    for (i = 0; i < nl; i++) {
-        const uint64_t x = l[i];
-        size_t h;
-        if (x == 0) {
-            nd += !zero;
-            zero = 1;
-            continue;
-        }
-        for (h = (size_t)(x >> 20) & mask; tab[h] != 0 && tab[h] != x; h = (h + 1) & mask) {}
-        if (tab[h] == 0) {
-            tab[h] = x;
-            nd++;
-        }
-    }
-    return n - nl + nd;
+    return n - nl + hash_distinct(l, nl, tab);
 }
 
 /* Sort v[0..n) and drop the repeats: returns how many remain. */
@@ -484,13 +553,12 @@ static sh_status min_sketch(const sh_shingler *sh, sh_sketch_params p, sh_work *
     const size_t n = w->n_fps;
     const double frac = n ? (1.25 * (double)p.s + 32) / (double)n : 1;
     const uint64_t lim = frac < 1 ? (uint64_t)(frac * 18446744073709551616.0) : UINT64_MAX;
-    size_t words = 1, i, nv, nc = 0, d;
+    size_t i, nv, nc = 0, d;
     uint64_t *v, *cand;
     (void)sh; /* its level, where there are vector paths */
-    while (words * 64 < 32 * n) words *= 2;
     /* (8 more: w->vals is never NULL, even for an empty document, where the
      * caller copies the sketch's no values from it) */
-    if (reserve(w, 2 * n + 8) != SH_OK || table_slots(w, 2 * words + 2 * n + table_cap(n), 0) != SH_OK)
+    if (reserve(w, 2 * n + 8) != SH_OK || table_slots(w, distinct_scratch(n), 0) != SH_OK)
         return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", n);
     /* the candidates end up in w->vals[0..), where the caller takes the sketch */
     cand = w->vals;
@@ -581,11 +649,10 @@ static sh_status mod_features(const sh_shingler *sh, sh_sketch_params p, sh_work
                               sh_error *err)
 {
     const size_t n = w->n_fps;
-    size_t words = 1, i, nv, nc, k = 0;
+    size_t i, nv, nc, k = 0;
     uint64_t *v, *keep, inv, lim, low;
     (void)sh;
-    while (words * 64 < 32 * n) words *= 2;
-    if (reserve(w, 2 * n + 8) != SH_OK || table_slots(w, 2 * words + 2 * n + table_cap(n), 0) != SH_OK)
+    if (reserve(w, 2 * n + 8) != SH_OK || table_slots(w, distinct_scratch(n), 0) != SH_OK)
         return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu features", n);
     keep = w->vals;
     v = w->vals + n;

@@ -431,6 +431,70 @@ static void levels_are_capped_and_checked(void)
     CHECK(strcmp(sh_simd_name(SH_SIMD_SSE2), "sse2") == 0 && sh_simd_name((sh_simd)7) == NULL);
 }
 
+/* MIN_s's distinct count on lists built to stress it: mixed values that
+ * share their top bits (every one a suspect of the bitmap, most not equal
+ * to their bit's first value), repeated in runs and at random, at sizes
+ * around the switch from the first-value table (up to 65,535 values) to the
+ * second pass over the values; at every level, against the definition.
+ * (Their bits 20 and up vary: the hash tables behind both key on them, as
+ * they may for mixed values.) */
+static void min_s_counts_colliding_and_repeated_values_exactly(void)
+{
+    static const size_t sizes[] = { 1, 2, 63, 64, 65, 1000, 65534, 65535, 65536, 70001 };
+    static uint64_t all[70001], fps[70001];
+    uint64_t s = 99;
+    long bad = 0;
+    size_t a, i, nd;
+    int shape, lv;
+    sh_work w;
+    memset(&w, 0, sizeof w);
+    CHECK(make_levels(10, 64, SH_OPTION_B, SH_CANON_DEFAULT_FLAGS));
+    for (a = 0; a < sizeof sizes / sizeof *sizes; a++)
+        for (shape = 0; shape < 4; shape++) {
+            const size_t n = sizes[a];
+            sh_sketch_params p;
+            sh_sketch *ref = NULL;
+            sh_error err;
+            for (i = 0; i < n; i++) {
+                uint64_t x;
+                switch (shape) {
+                case 0: x = (0xabcdULL << 48) | (rnd(&s) >> 16); break;        /* one top 16 bits */
+                case 1: x = (rnd(&s) & 0xff00000000000000ULL) | (rnd(&s) & 0xffff) << 20; break; /* few per bit */
+                case 2: x = i > 0 && rnd(&s) % 3 == 0 ? all[rnd(&s) % i] : (0x1234ULL << 48) | (rnd(&s) >> 40) << 20;
+                        break;                                                    /* colliding, repeated */
+                default: x = i % 7 == 0 ? 0 : all[i ? i - 1 : 0] + ((uint64_t)(i % 5 == 0) << 20); break; /* runs, 0 */
+                }
+                all[i] = x;
+                fps[i] = unmix(x) ^ shs[1].c.seed;
+            }
+            /* n shingles of width 10 from n + 9 ids make room for fps */
+            CHECK(sh_work_reserve_ids(&w, n + 9) == SH_OK);
+            for (i = 0; i < n + 9; i++) w.ids[i] = i;
+            w.n_ids = n + 9;
+            CHECK(sh_shingle_ids(&shs[SH_SIMD_PORTABLE], &w, &err) == SH_OK && w.n_fps == n);
+            memcpy(w.fps, fps, n * sizeof *fps);
+            memset(&p, 0, sizeof p);
+            p.kind = SH_SKETCH_MIN;
+            p.s = a % 2 ? 200 : 1000;
+            qsort(all, n, 8, cmp_u64);
+            for (i = 0, nd = 0; i < n; i++) if (!nd || all[i] != all[nd - 1]) all[nd++] = all[i];
+            for (lv = SH_SIMD_PORTABLE; lv <= (int)best; lv++) {
+                sh_sketch *got;
+                if (sh_sketch_build(&shs[lv], &w, &p, 0, n, &got, &err) != SH_OK) { bad++; continue; }
+                if (got->n_shingles != nd || got->n != (nd < p.s ? nd : p.s) || memcmp(got->v, all, got->n * 8) != 0) {
+                    if (!bad) fprintf(stderr, "MIN_%u of %zu values (shape %d) at level %s: %llu distinct, want %zu\n",
+                                      p.s, n, shape, sh_simd_name((sh_simd)lv), (unsigned long long)got->n_shingles, nd);
+                    bad++;
+                }
+                if (lv == SH_SIMD_PORTABLE) ref = got;
+                else free(got);
+            }
+            free(ref);
+        }
+    CHECK_EQ_U64(bad, 0);
+    sh_work_free(&w);
+}
+
 int main(void)
 {
     best = sh_simd_best(NULL);
@@ -443,5 +507,6 @@ int main(void)
     RUN(a_long_page_tokenizes_alike);
     RUN(ids_and_windows_agree_at_every_level);
     RUN(sketches_agree_at_every_level_and_with_the_definition);
+    RUN(min_s_counts_colliding_and_repeated_values_exactly);
     return TEST_END();
 }
