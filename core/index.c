@@ -477,9 +477,11 @@ static sh_status grow_scratch(sh_index_adder *a, size_t n, sh_error *err)
 }
 
 /* Candidate documents sharing sketch values with sk: each distinct doc once
- * (ids below `below` only, so a pair within one batch is decided once). */
-static int candidates_of(MDB_txn *t, sh_index *ix, const sh_sketch *sk, size_t nv, uint32_t below, uint32_t max_df,
-                         uint32_t min_shared, uint32_t **cand, size_t *cap, size_t *n_out)
+ * (ids below `below` only, so a pair within one batch is decided once),
+ * looking up the first nv values, or the first nv_skip when one of them is
+ * skipped as common (held by more than max_df documents). */
+static int candidates_of(MDB_txn *t, sh_index *ix, const sh_sketch *sk, size_t nv, size_t nv_skip, uint32_t below,
+                         uint32_t max_df, uint32_t min_shared, uint32_t **cand, size_t *cap, size_t *n_out)
 {
     MDB_cursor *cur;
     size_t n = 0, i, skipped = 0;
@@ -493,7 +495,11 @@ static int candidates_of(MDB_txn *t, sh_index *ix, const sh_sketch *sk, size_t n
         rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
         if (rc == MDB_NOTFOUND) continue;
         if (rc) break;
-        if (max_df && mdb_cursor_count(cur, &cnt) == 0 && cnt > max_df) { skipped++; continue; }
+        if (max_df && mdb_cursor_count(cur, &cnt) == 0 && cnt > max_df) {
+            skipped++;
+            if (nv_skip > nv) nv = nv_skip;
+            continue;
+        }
         rc = mdb_cursor_get(cur, &k, &v, MDB_GET_MULTIPLE);
         while (rc == 0) {
             size_t j, m = v.mv_size / 4;
@@ -829,7 +835,7 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
         }
         if (np == SIZE_MAX) {
             /* too many pairs to hold for the batch: one document at a time */
-            if ((rc = candidates_of(t, ix, d->sketch, d->sketch->n, id, a->max_df, 1, &a->cand, &a->cand_cap, &nc)) != 0) break;
+            if ((rc = candidates_of(t, ix, d->sketch, d->sketch->n, d->sketch->n, id, a->max_df, 1, &a->cand, &a->cand_cap, &nc)) != 0) break;
             cand = a->cand;
             for (c = 0; c < nc && rc == 0 && s == SH_OK; c++) rc = link_candidate(a, d, id, cand[c], &s, err);
         } else {
@@ -1079,8 +1085,8 @@ sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, s
     sh_policy pol;
     double thr;
     int present, rc, bounded;
-    size_t nv;
-    uint32_t *cand = NULL;
+    size_t nv, nv_all;
+    uint32_t *cand = NULL, min_shared;
     size_t cap = 0, nc = 0, c, nh = 0;
     sh_index_hit *h = NULL;
     sh_sketch *sb = NULL;
@@ -1104,8 +1110,17 @@ sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, s
     }
     bounded = query_bounded(q, &p, policy, threshold);
     nv = query_lookups(q, &p, policy, threshold);
-    if ((rc = candidates_of(t, ix, q, nv, UINT32_MAX, max_df, bounded ? query_min_shared(nv, q->n, threshold) : 1, &cand, &cap,
-                            &nc)) != 0) {
+    nv_all = nv;
+    min_shared = bounded ? query_min_shared(nv, q->n, threshold) : 1;
+    if (bounded && nv >= q->n && min_shared > SH_INDEX_QUERY_SHARED) {
+        /* every value counts and a passing document shares at least
+         * min_shared of the n: it shares at least SH_INDEX_QUERY_SHARED of
+         * any n - min_shared + SH_INDEX_QUERY_SHARED of them (pigeonhole, no
+         * chance involved). Unless a value is skipped as common: then all. */
+        nv = q->n - min_shared + SH_INDEX_QUERY_SHARED;
+        min_shared = SH_INDEX_QUERY_SHARED;
+    }
+    if ((rc = candidates_of(t, ix, q, nv, nv_all, UINT32_MAX, max_df, min_shared, &cand, &cap, &nc)) != 0) {
         s = lmdb_err(err, ix, "search", rc);
         goto done;
     }

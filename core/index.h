@@ -124,6 +124,14 @@ typedef struct sh_index_hit {
  * either or both), best first by resemblance or, when by_containment, by the
  * larger containment; at most top (0: all). *hits is malloc'ed. */
 #define SH_INDEX_QUERY_LOOKUPS 256
+/* A query whose values all count (a small document's, index.c
+ * query_lookups) looks up only n - need + SH_INDEX_QUERY_SHARED of its n
+ * values, need being the fewest a passing document shares, and fetches the
+ * documents sharing SH_INDEX_QUERY_SHARED of those: fewer lookups (each a
+ * search of the largest B-tree), a few more documents read. */
+#ifndef SH_INDEX_QUERY_SHARED
+#define SH_INDEX_QUERY_SHARED 3
+#endif
 sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, sh_policy policy, int by_containment,
                            uint32_t top, uint32_t max_df, sh_index_hit **hits, size_t *n, sh_error *err);
 

@@ -113,6 +113,45 @@ describe("shingle.index for a server", function()
       end
     end)
 
+    -- A small query looks up n - need + 3 of its n values (need: the fewest a
+    -- passing document shares; core/index.c sh_index_similar): the same
+    -- documents as looking up all of them (threshold 0), at every threshold.
+    it("finds by part of a small query's values exactly what all of them find", function()
+      -- documents of 800 words: MOD_25 samples of ~30 values, at the index's own modulus
+      local r = support.rng(5)
+      local big = assert(index.open(dir .. "/big"))
+      local docs = {}
+      for i = 1, 20 do docs[i] = { url = "http://big.example/" .. i, text = text(r, 800) } end
+      assert(big:add_documents(docs, { sweep = "s1" }))
+      local checked, partial = 0, 0
+      for i = 1, 20 do
+        -- copies with a growing share of their words replaced: resemblances on both sides of t
+        local words = {}
+        for w in docs[i].text:gmatch("%S+") do words[#words + 1] = w end
+        for k = 1, #words do
+          if r(1000) <= i * 2 then words[k] = "x" .. r(100000) end
+        end
+        local q = table.concat(words, " ")
+        local all = assert(big:similar(q, { threshold = 0, top = 0 }))
+        for _, t in ipairs({ 0.2, 0.3, 0.5, 0.7, 0.9 }) do
+          local want = {}
+          for _, h in ipairs(all) do if h.resemblance >= t then want[#want + 1] = h.url end end
+          local got = {}
+          for _, h in ipairs(assert(big:similar(q, { threshold = t, top = 0 }))) do
+            got[#got + 1] = h.url
+            -- fewer shared values than the query has: the bound is what decided
+            if h.shared < #select(1, big:shinglers()):sketch(q) then partial = partial + 1 end
+          end
+          table.sort(want)
+          table.sort(got)
+          assert.are.same(want, got, ("copy of %d at %g"):format(i, t))
+          checked = checked + #want
+        end
+      end
+      big:close()
+      assert.is_true(checked > 20 and partial > 10, checked .. " " .. partial)
+    end)
+
     it("finds the container by containment and not by resemblance", function()
       local q = base[1].text
       assert.is_nil(set(assert(ix:similar(q, { threshold = 0.8 })))["http://x.example/container"])
