@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "canon.h"
+#include "document.h"
 #include "index.h"
 #include "rabin.h"
 #include "shingler.h"
@@ -381,8 +382,12 @@ int shingle_index_open(const char *path, int flags, shingle_index **out, char **
     sh_error e;
     if (!path || !out) return fail(errmsg, SHINGLE_EINVAL, "shingle_index_open: a NULL argument");
     *out = NULL;
-    if (flags & ~SHINGLE_INDEX_READONLY) return fail(errmsg, SHINGLE_EINVAL, "shingle_index_open: unknown flags 0x%x", (unsigned)flags);
-    if (sh_index_open(&ix, path, flags & SHINGLE_INDEX_READONLY, 0, 0, &e) != SH_OK) return failed(errmsg, &e);
+    if (flags & ~(SHINGLE_INDEX_READONLY | SHINGLE_INDEX_CREATE))
+        return fail(errmsg, SHINGLE_EINVAL, "shingle_index_open: unknown flags 0x%x", (unsigned)flags);
+    if ((flags & SHINGLE_INDEX_READONLY) && (flags & SHINGLE_INDEX_CREATE))
+        return fail(errmsg, SHINGLE_EINVAL, "shingle_index_open: SHINGLE_INDEX_CREATE makes an index to write: not with SHINGLE_INDEX_READONLY");
+    if (sh_index_open(&ix, path, flags & SHINGLE_INDEX_READONLY, (flags & SHINGLE_INDEX_CREATE) != 0, 0, &e) != SH_OK)
+        return failed(errmsg, &e);
     *out = (shingle_index *)(void *)ix;
     return SHINGLE_OK;
 }
@@ -499,4 +504,373 @@ int shingle_index_cluster_docs(shingle_index *ix, uint32_t cluster, uint32_t *id
     if (sh_index_cluster_docs(IX(ix), cluster - 1, &list, &m, &e) != SH_OK) return failed(errmsg, &e);
     if (m == 0) { free(list); return fail(errmsg, SHINGLE_ENOTFOUND, "no cluster %u in the index", cluster); }
     return copy_ids(list, m, ids, cap, n, errmsg);
+}
+
+/* ---- an index's shingler, and adding documents ---------------------------------------- */
+
+/* The stored configuration of an index (meta "user.config": the JSON object
+ * lua/shingle/index.lua writes, flat: strings, numbers, booleans) as the
+ * key=value list shingle_shingler_new takes, keys of the shingler only. */
+#define CONF_MAX 40
+typedef struct conf_kv {
+    char key[32];
+    char val[80];
+    int is_string;
+} conf_kv;
+
+/* One JSON string at *p (after its opening quote) into out[0..cap), escapes
+ * decoded for ASCII (\uXXXX of another character gives '?'); 0 if malformed. */
+static int json_string(const char **p, char *out, size_t cap)
+{
+    const char *s = *p;
+    size_t n = 0;
+    while (*s && *s != '"') {
+        char c = *s++;
+        if (c == '\\') {
+            c = *s++;
+            switch (c) {
+            case 'n': c = '\n'; break;
+            case 't': c = '\t'; break;
+            case 'r': c = '\r'; break;
+            case 'b': c = '\b'; break;
+            case 'f': c = '\f'; break;
+            case 'u': {
+                int i;
+                unsigned u = 0;
+                for (i = 0; i < 4; i++) {
+                    char h = *s++;
+                    u <<= 4;
+                    if (h >= '0' && h <= '9') u |= (unsigned)(h - '0');
+                    else if (h >= 'a' && h <= 'f') u |= (unsigned)(h - 'a' + 10);
+                    else if (h >= 'A' && h <= 'F') u |= (unsigned)(h - 'A' + 10);
+                    else return 0;
+                }
+                c = u < 0x80 ? (char)u : '?';
+                break;
+            }
+            case '"': case '\\': case '/': break;
+            default: return 0;
+            }
+        }
+        if (n + 1 < cap) out[n++] = c;
+    }
+    if (*s != '"') return 0;
+    out[n] = 0;
+    *p = s + 1;
+    return 1;
+}
+
+static const char *json_space(const char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') s++;
+    return s;
+}
+
+/* Parse the flat object json into kv[0..*n); 0 if it is not one. */
+static int parse_config(const char *json, conf_kv *kv, size_t *n)
+{
+    const char *s = json_space(json);
+    *n = 0;
+    if (*s++ != '{') return 0;
+    s = json_space(s);
+    if (*s == '}') return 1;
+    for (;;) {
+        conf_kv scratch, *e = *n < CONF_MAX ? &kv[*n] : &scratch;
+        if (*s++ != '"' || !json_string(&s, e->key, sizeof e->key)) return 0;
+        s = json_space(s);
+        if (*s++ != ':') return 0;
+        s = json_space(s);
+        e->is_string = *s == '"';
+        if (*s == '"') {
+            s++;
+            if (!json_string(&s, e->val, sizeof e->val)) return 0;
+        } else {
+            size_t k = 0;
+            while (*s && *s != ',' && *s != '}' && *s != ' ' && *s != '\n' && *s != '\t' && *s != '\r') {
+                if (k + 1 < sizeof e->val) e->val[k++] = *s;
+                s++;
+            }
+            e->val[k] = 0;
+            if (k == 0) return 0;
+        }
+        if (e != &scratch) (*n)++;
+        s = json_space(s);
+        if (*s == ',') { s = json_space(s + 1); continue; }
+        if (*s == '}') return 1;
+        return 0;
+    }
+}
+
+/* The options an index's configuration gives its shinglers, into out. The
+ * floor of an index that does not record one is 8: the default of every
+ * version that did not record it (floor 20 came with its recording), so its
+ * documents and its queries are sketched alike (docs/capi.md). */
+static int index_options(shingle_index *ix, char *out, size_t cap, char **errmsg)
+{
+    static const char *const keys[] = { "w", "k", "seed", "poly", "idpoly", "sketch", "s", "m", "floor", "option", "tokens",
+                                        "invalid", "lowercase", "numbers", "punctuation", "fold" };
+    char *json;
+    size_t len, n, i, j, used = 0;
+    conf_kv kv[CONF_MAX];
+    int has_floor = 0;
+    sh_error e;
+    if (sh_index_meta_get(IX(ix), "user.config", &json, &len, &e) != SH_OK) return failed(errmsg, &e);
+    if (!json) return fail(errmsg, SHINGLE_ENOTFOUND, "the index is empty (no sweep added yet): it has no shingler");
+    if (!parse_config(json, kv, &n)) {
+        free(json);
+        return fail(errmsg, SHINGLE_EFORMAT, "the index's stored configuration is not a flat JSON object");
+    }
+    free(json);
+    out[0] = 0;
+    for (i = 0; i < n; i++) {
+        if ((!strcmp(kv[i].key, "canon") || !strcmp(kv[i].key, "extractor")) && strcmp(kv[i].val, "null") != 0)
+            return fail(errmsg, SHINGLE_EINVAL, "the index was made with the %s '%s', which runs in Lua: use the Lua API",
+                        !strcmp(kv[i].key, "canon") ? "rule set" : "extractor", kv[i].val);
+        for (j = 0; j < sizeof keys / sizeof keys[0]; j++) {
+            int w;
+            if (strcmp(kv[i].key, keys[j]) != 0) continue;
+            if (!strcmp(kv[i].key, "floor")) has_floor = 1;
+            w = snprintf(out + used, cap - used, "%s%s=%s", used ? " " : "", kv[i].key, kv[i].val);
+            if (w < 0 || (size_t)w >= cap - used) return fail(errmsg, SHINGLE_EFORMAT, "the index's stored configuration is too long");
+            used += (size_t)w;
+        }
+    }
+    if (!has_floor) {
+        int w = snprintf(out + used, cap - used, "%sfloor=8", used ? " " : "");
+        if (w < 0 || (size_t)w >= cap - used) return fail(errmsg, SHINGLE_EFORMAT, "the index's stored configuration is too long");
+    }
+    return SHINGLE_OK;
+}
+
+int shingle_index_shingler(shingle_index *ix, int html, shingle_shingler **out, char **errmsg)
+{
+    char opts[1024];
+    size_t k;
+    int rc;
+    if (!ix || !out) return fail(errmsg, SHINGLE_EINVAL, "shingle_index_shingler: a NULL argument");
+    *out = NULL;
+    if ((rc = index_options(ix, opts, sizeof opts - 8, errmsg)) != SHINGLE_OK) return rc;
+    k = strlen(opts);
+    snprintf(opts + k, sizeof opts - k, " html=%d", html ? 1 : 0);
+    return shingle_shingler_new(opts, out, errmsg);
+}
+
+/* A text that looks like HTML, as the command line decides (lua/shingle/input.lua looks_html). */
+static int looks_html(const char *s, size_t n)
+{
+    static const char *const tags[] = { "<html", "<body", "<!doctype html", "<p>", "<div" };
+    char head[2049];
+    size_t i = 0, m, t;
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\f' || s[i] == '\v')) i++;
+    if (i >= n || s[i] != '<') return 0;
+    m = n < 2048 ? n : 2048;
+    for (i = 0; i < m; i++) head[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i]);
+    head[m] = 0;
+    for (t = 0; t < sizeof tags / sizeof tags[0]; t++) {
+        size_t tl = strlen(tags[t]);
+        for (i = 0; i + tl <= m; i++)
+            if (memcmp(head + i, tags[t], tl) == 0) return 1;
+    }
+    return 0;
+}
+
+/* The defaults of a new index (lua/shingle/index.lua M.defaults): what
+ * `shingle index add` makes without options. */
+#define INDEX_DEFAULTS "w=10 k=64 sketch=mod s=200 m=25 floor=20 option=B tokens=rabin fold=0 punctuation=0 numbers=1 invalid=latin1"
+
+/* The configuration JSON of a new index from its options string (the
+ * defaults first, later keys win), as lua/shingle/index.lua records it;
+ * policy, threshold, max_df go to *pol, *thr, *max_df. */
+static int new_config(const char *options, char *shopts, size_t shcap, char *json, size_t jcap, sh_policy *pol, double *thr,
+                      uint32_t *max_df, char **errmsg)
+{
+    static const char *const numeric[] = { "w", "k", "seed", "poly", "idpoly", "s", "m", "floor" };
+    static const char *const boolean[] = { "lowercase", "numbers", "punctuation", "fold" };
+    static const char *const pols[] = { "resemblance", "containment", "either", "both" };
+    conf_kv kv[CONF_MAX];
+    size_t n = 0, i, j, used = 0, ju;
+    char all[1400];
+    const char *p;
+    const char *policy = "resemblance";
+    double threshold = 0.5;
+    unsigned long long mdf = 0;
+    snprintf(all, sizeof all, "%s %s", INDEX_DEFAULTS, options ? options : "");
+    p = all;
+    while (*p) {
+        char key[32], val[80];
+        size_t kl = 0, vl = 0;
+        while (*p == ' ' || *p == '\t' || *p == ',') p++;
+        if (!*p) break;
+        while (*p && *p != '=' && *p != ' ' && kl < sizeof key - 1) key[kl++] = *p++;
+        key[kl] = 0;
+        if (*p != '=') return fail(errmsg, SHINGLE_EINVAL, "options: '%s' is not key=value (e.g. \"w=10 sketch=mod\")", key);
+        p++;
+        while (*p && *p != ' ' && *p != '\t' && *p != ',' && vl < sizeof val - 1) val[vl++] = *p++;
+        val[vl] = 0;
+        if (*p && *p != ' ' && *p != '\t' && *p != ',') return fail(errmsg, SHINGLE_EINVAL, "option %s: the value is too long", key);
+        if (!strcmp(key, "html"))
+            return fail(errmsg, SHINGLE_EINVAL, "option html: an index has a text and an HTML shingler; say it per document");
+        if (!strcmp(key, "policy")) {
+            for (i = 0; i < 4 && strcmp(val, pols[i]) != 0; i++) {}
+            if (i == 4) return fail(errmsg, SHINGLE_EINVAL, "option policy=%s: use resemblance, containment, either or both", val);
+            policy = pols[i];
+            *pol = (sh_policy)i;
+            continue;
+        }
+        if (!strcmp(key, "threshold")) {
+            char *end;
+            threshold = strtod(val, &end);
+            if (*end || !(threshold >= 0 && threshold <= 1))
+                return fail(errmsg, SHINGLE_EINVAL, "option threshold=%s: give a number from 0 to 1", val);
+            continue;
+        }
+        if (!strcmp(key, "max_df")) {
+            uint64_t x;
+            if (!parse_u64(val, &x) || x > UINT32_MAX)
+                return fail(errmsg, SHINGLE_EINVAL, "option max_df=%s: give a whole number from 0 to 4294967295", val);
+            mdf = x;
+            continue;
+        }
+        for (i = 0; i < n && strcmp(kv[i].key, key) != 0; i++) {}
+        if (i == n) {
+            if (n == CONF_MAX) return fail(errmsg, SHINGLE_EINVAL, "options: too many");
+            n++;
+        }
+        snprintf(kv[i].key, sizeof kv[i].key, "%s", key);
+        snprintf(kv[i].val, sizeof kv[i].val, "%s", val);
+        kv[i].is_string = 1;
+        for (j = 0; j < sizeof numeric / sizeof numeric[0]; j++)
+            if (!strcmp(key, numeric[j])) {
+                uint64_t x;
+                if (!parse_u64(val, &x)) return fail(errmsg, SHINGLE_EINVAL, "option %s=%s: give a whole number", key, val);
+                snprintf(kv[i].val, sizeof kv[i].val, "%llu", (unsigned long long)x);
+                kv[i].is_string = 0;
+            }
+        for (j = 0; j < sizeof boolean / sizeof boolean[0]; j++)
+            if (!strcmp(key, boolean[j])) {
+                int b;
+                if (!parse_bool(val, &b)) return fail(errmsg, SHINGLE_EINVAL, "option %s=%s: use 1 or 0 (true or false)", key, val);
+                snprintf(kv[i].val, sizeof kv[i].val, "%s", b ? "true" : "false");
+                kv[i].is_string = 0;
+            }
+    }
+    *thr = threshold;
+    *max_df = (uint32_t)mdf;
+    shopts[0] = 0;
+    ju = (size_t)snprintf(json, jcap, "{\"policy\":\"%s\",\"threshold\":%.17g,\"max_df\":%llu", policy, threshold, mdf);
+    for (i = 0; i < n; i++) {
+        int w = snprintf(shopts + used, shcap - used, "%s%s=%s", used ? " " : "", kv[i].key,
+                         !strcmp(kv[i].val, "true") ? "1" : !strcmp(kv[i].val, "false") ? "0" : kv[i].val);
+        if (w < 0 || (size_t)w >= shcap - used) return fail(errmsg, SHINGLE_EINVAL, "options: too long");
+        used += (size_t)w;
+        w = snprintf(json + ju, jcap - ju, kv[i].is_string ? ",\"%s\":\"%s\"" : ",\"%s\":%s", kv[i].key, kv[i].val);
+        if (w < 0 || (size_t)w >= jcap - ju) return fail(errmsg, SHINGLE_EINVAL, "options: too long");
+        ju += (size_t)w;
+    }
+    if (ju + 2 > jcap) return fail(errmsg, SHINGLE_EINVAL, "options: too long");
+    json[ju++] = '}';
+    json[ju] = 0;
+    return SHINGLE_OK;
+}
+
+int shingle_index_add(shingle_index *ix, const char *sweep, const char *options, const shingle_input *docs, size_t n,
+                      shingle_added *out, char **errmsg)
+{
+    shingle_shingler *sh[2] = { NULL, NULL };
+    sh_index_adder *a = NULL;
+    sh_index_doc *batch = NULL;
+    sh_doc_out *made = NULL;
+    size_t *slot = NULL, nb = 0, i;
+    uint32_t *ids = NULL;
+    sh_sketch_params p, id;
+    sh_policy pol = SH_POLICY_RESEMBLANCE;
+    double thr = 0.5;
+    uint32_t max_df = 0;
+    int present = 0, rc = SHINGLE_OK;
+    char json[2048], shopts[1400];
+    sh_error e;
+    if (!ix || !sweep || (!docs && n) || (!out && n)) return fail(errmsg, SHINGLE_EINVAL, "shingle_index_add: a NULL argument");
+    if (!*sweep) return fail(errmsg, SHINGLE_EINVAL, "shingle_index_add: give the sweep a name (e.g. the crawl date)");
+    if (n == 0) return SHINGLE_OK;
+    if (sh_index_params(IX(ix), &p, &present, &pol, &thr, &e) != SH_OK) return failed(errmsg, &e);
+    if (present) {
+        char *conf;
+        size_t cl;
+        if (options && *options)
+            return fail(errmsg, SHINGLE_EINVAL, "shingle_index_add: the index has documents and keeps its own options: pass NULL");
+        if (sh_index_meta_get(IX(ix), "user.config", &conf, &cl, &e) != SH_OK) return failed(errmsg, &e);
+        if (conf) {
+            conf_kv kv[CONF_MAX];
+            size_t nk, k;
+            if (parse_config(conf, kv, &nk))
+                for (k = 0; k < nk; k++)
+                    if (!strcmp(kv[k].key, "max_df")) max_df = (uint32_t)strtoul(kv[k].val, NULL, 10);
+            free(conf);
+        }
+        if ((rc = shingle_index_shingler(ix, 0, &sh[0], errmsg)) != SHINGLE_OK ||
+            (rc = shingle_index_shingler(ix, 1, &sh[1], errmsg)) != SHINGLE_OK)
+            goto done;
+    } else {
+        size_t k;
+        if ((rc = new_config(options, shopts, sizeof shopts - 8, json, sizeof json, &pol, &thr, &max_df, errmsg)) != SHINGLE_OK)
+            return rc;
+        if ((rc = shingle_shingler_new(shopts, &sh[0], errmsg)) != SHINGLE_OK) goto done;
+        k = strlen(shopts);
+        snprintf(shopts + k, sizeof shopts - k, " html=1");
+        if ((rc = shingle_shingler_new(shopts, &sh[1], errmsg)) != SHINGLE_OK) goto done;
+    }
+    batch = (sh_index_doc *)calloc(n, sizeof *batch);
+    made = (sh_doc_out *)calloc(n, sizeof *made);
+    slot = (size_t *)calloc(n, sizeof *slot);
+    ids = (uint32_t *)calloc(n, sizeof *ids);
+    if (!batch || !made || !slot || !ids) { rc = fail(errmsg, SHINGLE_ENOMEM, "out of memory for %zu documents", n); goto done; }
+    /* sketch first, outside the write transaction's lock */
+    for (i = 0; i < n; i++) {
+        const shingle_input *d = &docs[i];
+        shingle_shingler *s;
+        int html;
+        out[i].id = 0;
+        out[i].status = SHINGLE_OK;
+        if (!d->url || d->url_len == 0) {
+            out[i].status = SHINGLE_EINVAL; /* an index finds documents again by URL */
+            continue;
+        }
+        if (!d->text && d->len) { out[i].status = SHINGLE_EINVAL; continue; }
+        html = d->html < 0 ? looks_html(d->text ? d->text : "", d->len) : d->html != 0;
+        s = sh[html];
+        if (sh_shingle_text(&s->sh, &s->work, d->text ? d->text : "", d->len, &e) != SH_OK ||
+            sh_doc_sketch(&s->sh, &s->work, &s->sp, 0, 0, 0, d->text ? d->text : "", d->len, s->work.toks.n, &made[i], &e) != SH_OK) {
+            if (e.code == SH_ENOMEM) { rc = failed(errmsg, &e); goto done; }
+            out[i].status = code_of(e.code);
+            continue;
+        }
+        batch[nb].url = d->url;
+        batch[nb].url_len = d->url_len;
+        batch[nb].raw_fp = made[i].raw_fp;
+        batch[nb].canon_fp = made[i].canon_fp;
+        batch[nb].sketch = made[i].sketch;
+        slot[nb++] = i;
+    }
+    if (nb == 0) goto done;
+    sh_sketch_identity(&sh[0]->sh, &sh[0]->sp, 0, &id);
+    if (sh_index_begin(IX(ix), sweep, &id, pol, thr, max_df, &a, &e) != SH_OK) { rc = failed(errmsg, &e); goto done; }
+    if (!present && sh_index_meta_put(a, "user.config", json, strlen(json), &e) != SH_OK) { rc = failed(errmsg, &e); goto done; }
+    if (sh_index_add(a, batch, nb, ids, &e) != SH_OK) { rc = failed(errmsg, &e); goto done; }
+    if (sh_index_commit(a, NULL, &e) != SH_OK) { a = NULL; rc = failed(errmsg, &e); goto done; }
+    a = NULL;
+    for (i = 0; i < nb; i++) {
+        if (ids[i] == SH_INDEX_REFUSED) out[slot[i]].status = SHINGLE_EMISMATCH; /* the sweep has the URL with other content */
+        else out[slot[i]].id = ids[i] + 1;
+    }
+done:
+    if (a) sh_index_abort(a);
+    if (made)
+        for (i = 0; i < n; i++) sh_doc_release(&made[i]);
+    free(made);
+    free(batch);
+    free(slot);
+    free(ids);
+    shingle_shingler_free(sh[0]);
+    shingle_shingler_free(sh[1]);
+    return rc;
 }

@@ -7,7 +7,8 @@
  * similar` finds them), one line each: file, id, resemblance, containment,
  * contained, shared values, sweep, URL. OPTIONS are the shingler options the
  * index was made with (`shingle index info` shows them; the defaults of an
- * index are "w=10 sketch=mod m=25 invalid=latin1"); a file ending in .html or
+ * index are "w=10 sketch=mod m=25 invalid=latin1"), or "-" for the index's own
+ * shinglers (shingle_index_shingler, since 0.2); a file ending in .html or
  * .htm is read as HTML. Then the estimates of every pair of files. */
 #include <shingle.h>
 
@@ -56,8 +57,10 @@ int main(int argc, char **argv)
     }
     snprintf(opts, sizeof opts, "%s html=1", argv[2]);
     if ((rc = shingle_index_open(argv[1], SHINGLE_INDEX_READONLY, &ix, &err)) != SHINGLE_OK ||
-        (rc = shingle_shingler_new(argv[2], &text, &err)) != SHINGLE_OK ||
-        (rc = shingle_shingler_new(opts, &html, &err)) != SHINGLE_OK) {
+        (!strcmp(argv[2], "-") ? (rc = shingle_index_shingler(ix, 0, &text, &err)) != SHINGLE_OK ||
+                                     (rc = shingle_index_shingler(ix, 1, &html, &err)) != SHINGLE_OK
+                               : (rc = shingle_shingler_new(argv[2], &text, &err)) != SHINGLE_OK ||
+                                     (rc = shingle_shingler_new(opts, &html, &err)) != SHINGLE_OK)) {
         fprintf(stderr, "capi_similar: %s (%s)\n", err, shingle_strerror(rc));
         return 1;
     }

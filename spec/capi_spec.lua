@@ -80,6 +80,105 @@ describe("the installed C library", function()
       assert.are.equal(e.contained, tonumber(p[6]))
     end
   end)
+  it("adds documents from C as `shingle index add` does: the same index, byte for byte", function()
+    local out, code
+    for _, e in ipairs({ "capi_add", "capi_similar" }) do
+      out, code = run(("cc -std=c99 -Wall -Wextra -Werror examples/%s.c %s -Wl,-rpath,%s/lib -o %s/%s"):format(e, flags, dir,
+        dir, e))
+      assert.are.equal(0, code, out)
+    end
+    local files = {}
+    for f in run("ls samples/docs/*"):gmatch("%S+") do files[#files + 1] = f end
+    -- the command line adds a directory's files in name order, with their paths as URLs
+    out, code = run(("%s/capi_add %s/cidx 2026-11-01 - %s"):format(dir, dir, table.concat(files, " ")))
+    assert.are.equal(0, code, out)
+    local k = 0
+    for line in out:gmatch("[^\n]+") do
+      k = k + 1
+      assert.are.equal(files[k] .. "\t" .. k .. "\tOK: no error", line)
+    end
+    assert.are.equal(#files, k)
+    out, code = run(("%s bin/shingle index add %s/lidx samples/docs --sweep 2026-11-01 -q"):format(LUA, dir))
+    assert.are.equal(0, code, out)
+    for _, db in ipairs({ "meta", "docs", "postings", "urls", "raw", "canon", "cluster", "members", "sweeps", "sweepdocs" }) do
+      local a = run(("mdb_dump -p -s %s %s/cidx"):format(db, dir))
+      local b = run(("mdb_dump -p -s %s %s/lidx"):format(db, dir))
+      if db == "meta" then
+        -- the same configuration, in another key order: decoded
+        local function conf(dump) return cjson.decode(dump:match(" user%.config\n (%b{})\n")) end
+        assert.are.equal(a:gsub(" user%.config\n %b{}\n", ""), (b:gsub(" user%.config\n %b{}\n", "")))
+        assert.are.same(conf(b), conf(a))
+        assert.are.equal(20, conf(a).floor)
+      else
+        assert.are.equal(b, a, db)
+      end
+    end
+    -- a second add keeps the index's options and the ids of the same URLs
+    out, code = run(("%s/capi_add %s/cidx 2026-11-01 - %s"):format(dir, dir, files[2]))
+    assert.are.equal(0, code, out)
+    assert.are.equal(files[2] .. "\t2\tOK: no error\n", out)
+    out, code = run(("%s/capi_add %s/cidx 2026-11-02 'w=3' %s"):format(dir, dir, files[2]))
+    assert.are.equal(1, code)
+    assert.is_truthy(out:find("keeps its own options", 1, true), out)
+    -- the index's own shinglers (shingle_index_shingler) answer as the command line does
+    out, code = run(("%s/capi_similar %s/cidx - %s"):format(dir, dir, table.concat(files, " ")))
+    assert.are.equal(0, code, out)
+    local lines = {}
+    for line in out:gmatch("[^\n]+") do
+      if not line:find("^pair") then lines[#lines + 1] = line end
+    end
+    local n = 0
+    for _, f in ipairs(files) do
+      local cli = run(("%s bin/shingle similar --json %s/cidx %s"):format(LUA, dir, f))
+      for line in cli:gmatch("[^\n]+") do
+        n = n + 1
+        local h = cjson.decode(line)
+        local c = {}
+        for x in lines[n]:gmatch("[^\t]+") do c[#c + 1] = x end
+        assert.are.equal(f, c[1])
+        assert.are.equal(h.id, tonumber(c[2]))
+        assert.are.equal(h.shared, tonumber(c[6]))
+        assert.are.equal(h.url, c[8])
+      end
+    end
+    assert.are.equal(#lines, n)
+  end)
+
+  it("sketches with floor 8 for an index that does not record its floor (made before it was recorded)", function()
+    local index = require "shingle.index"
+    local core = require "shingle.core"
+    local path = dir .. "/old"
+    -- an index as versions before 2026-11-23 made it: the configuration without floor, sketches with floor 8
+    local sh8 = shingle.new{ w = 10, sketch = "mod", m = 25, floor = 8, invalid = "latin1" }
+    local ix = assert(core.index(path, { create = true }))
+    local adder = assert(ix:begin("s1", shingle.unwrap(sh8), { policy = "resemblance", threshold = 0.5 }))
+    local c = {}
+    for k, v in pairs(index.defaults) do c[k] = v end
+    c.floor = nil
+    adder:set("user.config", cjson.encode(c))
+    local short = "a short page of a few dozen words, too short for a MOD_25 sample of twenty values, " ..
+      "but long enough for eight of them at its own modulus, which is what the floor decides for it here and now"
+    local d = require("shingle.sketcher").new(sh8, sh8, { config = c }):batch({ { text = short, url = "u1" } })[1]
+    assert(d.sketch, d.error)
+    assert(adder:add({ { url = "u1", sketch = d.sketch, raw = d.raw, canonical = d.canonical } }))
+    assert(adder:commit())
+    ix:close()
+    local old = assert(index.open(path, { readonly = true }))
+    assert.are.equal(8, old.config.floor)
+    local text = old:shinglers()
+    assert.are.equal(8, shingle.unwrap(text):params().floor)
+    local hits = assert(old:similar(short, { threshold = 1 }))
+    assert.are.equal(1, #hits)
+    assert.are.equal(#d.sketch, #shingle.unwrap(text):sketch(short))
+    old:close()
+    -- the C API's shingler of that index: floor 8, the stored sketch's values
+    local f = assert(io.open(dir .. "/short.txt", "wb"))
+    f:write(short)
+    f:close()
+    local out, code = run(("%s/capi_similar %s - %s/short.txt"):format(dir, path, dir))
+    assert.are.equal(0, code, out)
+    assert.is_truthy(out:find("\t1\t1\t1\t1\t" .. #d.sketch .. "\t", 1, true), out)
+  end)
   -- The stability story (docs/capi.md): the installed header, library and
   -- pkg-config file against core/include/shingle.abi, the recorded ABI of the
   -- major version.

@@ -34,11 +34,11 @@ extern "C" {
 #endif
 
 #define SHINGLE_VERSION_MAJOR 0
-#define SHINGLE_VERSION_MINOR 1
+#define SHINGLE_VERSION_MINOR 2
 #define SHINGLE_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH */
 #define SHINGLE_VERSION_NUMBER (SHINGLE_VERSION_MAJOR * 10000 + SHINGLE_VERSION_MINOR * 100 + SHINGLE_VERSION_PATCH)
-#define SHINGLE_VERSION_STRING "0.1.0"
+#define SHINGLE_VERSION_STRING "0.2.0"
 
 #if defined(SHINGLE_BUILDING) && defined(__GNUC__)
 #define SHINGLE_API __attribute__((visibility("default")))
@@ -152,9 +152,11 @@ SHINGLE_API int shingle_estimate_sketches(const shingle_sketch *a, const shingle
 typedef struct shingle_index shingle_index;
 
 #define SHINGLE_INDEX_READONLY 1
+#define SHINGLE_INDEX_CREATE 2    /* since 0.2: make the directory and an empty index if there is none */
 
-/* Open the index directory path (made by `shingle index add`, the Lua API or
- * `shingle cluster --index`); flags: SHINGLE_INDEX_READONLY or 0. Readers in
+/* Open the index directory path (made by `shingle index add`, the Lua API,
+ * `shingle cluster --index` or shingle_index_add); flags: SHINGLE_INDEX_READONLY,
+ * SHINGLE_INDEX_CREATE (to add to a new index) or 0. Readers in
  * any number of processes never wait for the one writer. SHINGLE_EIO (the
  * path and the system's reason) when it cannot be opened, SHINGLE_EFORMAT for
  * a file that is not a shingle index of this format. Closed with
@@ -220,6 +222,48 @@ SHINGLE_API int shingle_index_url_docs(shingle_index *ix, const char *url, size_
                                        size_t *n, char **errmsg);
 SHINGLE_API int shingle_index_cluster_docs(shingle_index *ix, uint32_t cluster, uint32_t *ids, size_t cap, size_t *n,
                                            char **errmsg);
+
+/* ---- an index's shingler; adding documents (since 0.2) --------------------- */
+
+/* A shingler made from the options ix's documents were sketched with (its
+ * stored configuration, as `shingle index info` shows it), for text (html 0)
+ * or HTML (html 1): its sketches are the ones ix's queries and adds use.
+ * An index that records no MOD floor (made before 0.2) was made with floor 8,
+ * which this shingler then takes. SHINGLE_ENOTFOUND for an empty index,
+ * SHINGLE_EINVAL for one made with a rule set or extractor written in Lua. */
+SHINGLE_API int shingle_index_shingler(shingle_index *ix, int html, shingle_shingler **out, char **errmsg);
+
+typedef struct shingle_input {
+    const char *url;      /* the document's URL (an index finds documents by it); not empty */
+    size_t url_len;
+    const char *text;     /* its bytes */
+    size_t len;
+    int html;             /* 1 HTML, 0 text, -1 decided by the text as `shingle index add` does */
+} shingle_input;
+
+typedef struct shingle_added {
+    uint32_t id;          /* the document's id, 0 when it was not added */
+    int status;           /* SHINGLE_OK; SHINGLE_EINVAL (no URL), SHINGLE_EUTF8 or SHINGLE_ELIMIT (it
+                           * could not be sketched), SHINGLE_EMISMATCH (the sweep has its URL with
+                           * other content): that document is left out, the others are added */
+} shingle_added;
+
+/* Add docs[0..n) to the sweep named sweep of ix (opened without
+ * SHINGLE_INDEX_READONLY) in one write transaction, as `shingle index add`
+ * adds them: each is sketched with the index's shingler, identical and
+ * near-duplicate documents join their clusters (the clusters equal a fresh
+ * clustering of everything), and readers see the whole batch at once when it
+ * commits. A URL the sweep already has with the same bytes keeps its id
+ * (out[i].id is that one). options: for an empty index, its shingler's options
+ * as shingle_shingler_new takes them (but html) and policy=, threshold=,
+ * max_df=, over the defaults of `shingle index add` (sketch=mod m=25 floor=20
+ * invalid=latin1, resemblance >= 0.5, max_df=0), recorded in the index; for an
+ * index with documents, NULL (it keeps its own). out[i] gets each document's
+ * id and status. The call fails as a whole (nothing added) on a bad option,
+ * an index made with other parameters, or an I/O error; one writer at a time
+ * (another waits for the first to commit). */
+SHINGLE_API int shingle_index_add(shingle_index *ix, const char *sweep, const char *options, const shingle_input *docs,
+                                  size_t n, shingle_added *out, char **errmsg);
 
 #ifdef __cplusplus
 }

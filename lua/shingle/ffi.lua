@@ -56,6 +56,11 @@ int shingle_index_document(shingle_index *ix, uint32_t id, shingle_document *doc
                            char *sweep, size_t sweep_cap, char **errmsg);
 int shingle_index_url_docs(shingle_index *ix, const char *url, size_t len, uint32_t *ids, size_t cap, size_t *n, char **errmsg);
 int shingle_index_cluster_docs(shingle_index *ix, uint32_t cluster, uint32_t *ids, size_t cap, size_t *n, char **errmsg);
+int shingle_index_shingler(shingle_index *ix, int html, shingle_shingler **out, char **errmsg);
+typedef struct shingle_input { const char *url; size_t url_len; const char *text; size_t len; int html; } shingle_input;
+typedef struct shingle_added { uint32_t id; int status; } shingle_added;
+int shingle_index_add(shingle_index *ix, const char *sweep, const char *options, const shingle_input *docs, size_t n,
+                      shingle_added *out, char **errmsg);
 ]]
 
 local M = {}
@@ -229,6 +234,17 @@ function M.index(ix)
   local core_ix = ix.ix or ix
   -- the binding's handle: the same engine object the C API's shingle_index is
   return setmetatable({ h = ffi.cast("shingle_index *", core_ix:handle()), owner = ix }, index_mt)
+end
+
+--- fx:shingler(html): the C shingler ix's documents were sketched with (its
+-- stored configuration; floor 8 for an index that records none), for text
+-- or, with html, for HTML; nil, err for an empty index or one whose rule set
+-- or extractor runs in Lua.
+function Index:shingler(html)
+  local p = ffi.new("shingle_shingler *[1]")
+  local rc = C.shingle_index_shingler(self.h, html and 1 or 0, p, errmsg)
+  if rc ~= 0 then return err(rc) end
+  return setmetatable({ h = ffi.gc(p[0], C.shingle_shingler_free) }, shingler_mt)
 end
 
 function Index:count()

@@ -118,16 +118,15 @@ function M.fast_path(ix)
   if not ok then return nil, tostring(sf) end
   local c = ix.config
   if c.canon or c.extractor then return nil, "the index's rule set or extractor runs in Lua" end
-  local o = { w = c.w, k = c.k, sketch = c.sketch, s = c.s, m = c.m, option = c.option, tokens = c.tokens,
-    fold = c.fold, punctuation = c.punctuation, numbers = c.numbers, invalid = c.invalid, seed = c.seed }
-  local text, err = sf.shingler(o)
+  -- the index's own shinglers, made by the C API from its stored configuration
+  local fx = sf.index(ix)
+  local text, err = fx:shingler(false)
   if not text then return nil, err end
-  o.html = true
-  local html, herr = sf.shingler(o)
+  local html, herr = fx:shingler(true)
   if not html then return nil, herr end
   local sk, serr = sf.sketch()
   if not sk then return nil, serr end
-  return { text = text, html = html, ix = sf.index(ix), sk = sk }
+  return { text = text, html = html, ix = fx, sk = sk }
 end
 
 -- ---- answers ---------------------------------------------------------------
@@ -141,8 +140,19 @@ function M.encode(v)
   return writer.json(v)
 end
 
+-- "endpoint status" keys, made once
+local count_keys = setmetatable({}, { __index = function(t, endpoint)
+  local by = setmetatable({}, { __index = function(u, status)
+    local k = endpoint .. " " .. status
+    u[status] = k
+    return k
+  end })
+  t[endpoint] = by
+  return by
+end })
+
 local function count(svc, endpoint, status)
-  local key = endpoint .. " " .. status
+  local key = count_keys[endpoint][status]
   svc.counts[key] = (svc.counts[key] or 0) + 1
   if svc.dict then svc.dict:incr(key, 1, 0) end
 end
@@ -162,7 +172,9 @@ local Abort = {} -- raised by fail() to end a handler with its answer sent
 local function send(svc, endpoint, status, body, headers)
   ngx.status = status
   ngx.header["Content-Type"] = "application/json"
-  for k, v in pairs(headers or {}) do ngx.header[k] = v end
+  if headers then
+    for k, v in pairs(headers) do ngx.header[k] = v end
+  end
   ngx.print(type(body) == "string" and body or M.encode(body), "\n")
   if svc then count(svc, endpoint, status) end
 end
@@ -207,13 +219,20 @@ local function text(maxlen)
   end
 end
 
+-- the sorted names of a spec's parameters, made once per spec table
+local spec_names = setmetatable({}, { __mode = "k", __index = function(t, spec)
+  local names = {}
+  for k in pairs(spec) do names[#names + 1] = k end
+  table.sort(names)
+  t[spec] = names
+  return names
+end })
+
 -- The query parameters of a request, checked against spec: { name = { check, required } }.
 local function params(endpoint, spec)
   local args, err = ngx.req.get_uri_args(100)
   if err == "truncated" then fail(400, "too many query parameters") end
-  local names = {}
-  for k in pairs(spec) do names[#names + 1] = k end
-  table.sort(names)
+  local names = spec_names[spec]
   local out = {}
   for k, v in pairs(args) do
     if not spec[k] then
@@ -292,17 +311,21 @@ end
 
 -- Run handler f for endpoint: its answer, or the JSON error it failed with;
 -- an unexpected Lua error is logged and answered with 500.
+local function caught(e)
+  if type(e) == "table" and e[1] == Abort then return e end
+  return { msg = tostring(e), trace = debug.traceback() }
+end
+
+local function run(endpoint, name, f)
+  local svc = service(name)
+  local status, answer, headers = f(svc)
+  send(svc, endpoint, status, answer, headers)
+end
+
 local function handle(endpoint, name, f)
-  local svc
-  local ok, err = xpcall(function()
-    svc = service(name)
-    local status, answer, headers = f(svc)
-    send(svc, endpoint, status, answer, headers)
-  end, function(e)
-    if type(e) == "table" and e[1] == Abort then return e end
-    return { msg = tostring(e), trace = debug.traceback() }
-  end)
+  local ok, err = xpcall(run, caught, endpoint, name, f) -- no closure per request
   if ok then return end
+  local svc = services[name or "default"]
   if err.status then
     send(svc, endpoint, err.status, { error = err.msg }, err.headers)
   else
@@ -326,27 +349,30 @@ local function fast_similar(fast, data, opts)
   return fast.ix:similar(sk, opts)
 end
 
+-- the handler of /similar, made once (a closure per request would keep LuaJIT from compiling the path)
+local function similar(svc)
+  method("/similar", "POST")
+  svc.similar_params = svc.similar_params or { threshold = { threshold() },
+    top = { number_in(1, svc.conf.max_top, true) }, policy = { one_of("resemblance", "containment", "either", "both") },
+    containment = { truthy }, html = { truthy }, max_df = { number_in(0, 4294967295, true) } }
+  local p = params("/similar", svc.similar_params)
+  local ix = usable(svc)
+  local data = document(svc)
+  local opts = { threshold = p.threshold or 0.5, top = p.top or 10, policy = p.policy, containment = p.containment,
+    html = html_of(p, data), max_df = p.max_df or svc.conf.max_df or ix:query_max_df(),
+    docs = true }
+  local hits, err
+  if svc.fast then hits, err = ix:read(fast_similar, svc.fast, data, opts)
+  else hits, err = ix:read(ix.similar, ix, data, opts) end
+  if not hits then fail(400, err) end
+  -- the hot path: the hits are flat objects, cjson writes them (an empty list as [])
+  if #hits == 0 then return 200, '{"hits":[]}' end
+  return 200, '{"hits":' .. cjson.encode(hits) .. "}"
+end
+
 --- POST /similar?threshold=&top=&policy=&containment=&html=&max_df=  body: a document.
 function M.similar(name)
-  handle("/similar", name, function(svc)
-    method("/similar", "POST")
-    svc.similar_params = svc.similar_params or { threshold = { threshold() },
-      top = { number_in(1, svc.conf.max_top, true) }, policy = { one_of("resemblance", "containment", "either", "both") },
-      containment = { truthy }, html = { truthy }, max_df = { number_in(0, 4294967295, true) } }
-    local p = params("/similar", svc.similar_params)
-    local ix = usable(svc)
-    local data = document(svc)
-    local opts = { threshold = p.threshold or 0.5, top = p.top or 10, policy = p.policy, containment = p.containment,
-      html = html_of(p, data), max_df = p.max_df or svc.conf.max_df or ix:query_max_df(),
-      docs = true }
-    local hits, err
-    if svc.fast then hits, err = ix:read(fast_similar, svc.fast, data, opts)
-    else hits, err = ix:read(ix.similar, ix, data, opts) end
-    if not hits then fail(400, err) end
-    -- the hot path: the hits are flat objects, cjson writes them (an empty list as [])
-    if #hits == 0 then return 200, '{"hits":[]}' end
-    return 200, '{"hits":' .. cjson.encode(hits) .. "}"
-  end)
+  handle("/similar", name, similar)
 end
 
 local function today()

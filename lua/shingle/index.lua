@@ -29,7 +29,13 @@ M.defaults = {
   w = 10, k = 64, sketch = "mod", s = 200, m = 25, option = "B", tokens = "rabin",
   fold = false, punctuation = false, numbers = true, invalid = "latin1",
   policy = "resemblance", threshold = 0.5, max_df = 0,
+  floor = require("shingle.options").defaults.floor, -- MOD's floor (20), recorded since 2026-11-23
 }
+-- The MOD floor of an index that does not record one: 8, the default of
+-- every version that did not record it, so its later adds and its queries
+-- are sketched as its documents were (the C API's shingle_index_shingler
+-- says the same: docs/capi.md).
+M.unrecorded_floor = 8
 -- (an index records its max_df, and that is its queries' default cutoff:
 -- Index:similar, `shingle similar`, the server's /similar; 0: every
 -- candidate is looked at)
@@ -85,6 +91,7 @@ function M.open(path, opts)
   if conf then
     local ok, c = pcall(cjson.decode, conf)
     if not ok or type(c) ~= "table" then return nil, path .. ": the stored configuration is corrupt" end
+    if c.floor == nil then c.floor = M.unrecorded_floor end
     self.config = c
   end
   return self
@@ -138,7 +145,7 @@ local function begin_add(self, opts, level)
     self.config = c
   else
     for _, k in ipairs({ "policy", "threshold", "w", "sketch", "m", "s", "k", "option", "tokens", "fold", "punctuation",
-      "numbers", "invalid", "seed", "canon", "extractor" }) do
+      "numbers", "invalid", "seed", "canon", "extractor", "floor" }) do
       if opts[k] ~= nil and opts[k] ~= self.config[k] then
         return nil, ("%s was made with %s = %s; an add cannot change it (the clusters would no longer equal a fresh clustering)")
           :format(self.path, k, tostring(self.config[k]))

@@ -28,6 +28,7 @@ int main(void)
     CONST(SHINGLE_EBUSY);
     CONST(SHINGLE_ELIMIT);
     CONST(SHINGLE_INDEX_READONLY);
+    CONST(SHINGLE_INDEX_CREATE);
     CONST(SHINGLE_POLICY_RESEMBLANCE);
     CONST(SHINGLE_POLICY_CONTAINMENT);
     CONST(SHINGLE_POLICY_EITHER);
@@ -55,5 +56,16 @@ int main(void)
     FIELD(shingle_document, relation);
     FIELD(shingle_document, url_len);
     FIELD(shingle_document, sweep_len);
+
+    SIZE(shingle_input);
+    FIELD(shingle_input, url);
+    FIELD(shingle_input, url_len);
+    FIELD(shingle_input, text);
+    FIELD(shingle_input, len);
+    FIELD(shingle_input, html);
+
+    SIZE(shingle_added);
+    FIELD(shingle_added, id);
+    FIELD(shingle_added, status);
     return 0;
 }

@@ -2,6 +2,7 @@
  * header core/include/shingle.h, linked against libshingle.so. The index
  * functions on a real index are checked by spec/capi_spec.lua (which builds
  * the index with the command line) through examples/capi_similar.c. */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include "shingle.h"
 #include "test.h"
 
@@ -180,6 +181,75 @@ static void opening_what_is_not_an_index_fails_with_a_reason(void)
     shingle_index_close(NULL);
 }
 
+static void documents_added_from_c_are_found_and_keep_their_ids(void)
+{
+    char tmpl[] = "/tmp/shingle-capi-XXXXXX", path[64];
+    char *dir = mkdtemp(tmpl), *msg = NULL;
+    shingle_index *ix = NULL;
+    shingle_shingler *own = NULL, *same = NULL, *html = NULL;
+    shingle_sketch *a = NULL, *b = NULL;
+    shingle_estimate e;
+    shingle_hit hits[4];
+    shingle_added out[3];
+    size_t n = 0;
+    uint32_t count = 0;
+    static const char *const edited = "The resemblance of two documents is the size of the intersection of their sets of "
+        "shingles divided by the size of the union, and it can be estimated from small sketches that are computed once "
+        "for every document, then compared in constant time for any pair of these.";
+    shingle_input docs[3] = { { "http://a.example/1", 18, NULL, 0, 0 }, { "", 0, "no URL", 6, 0 },
+                              { "http://a.example/2", 18, NULL, 0, -1 } };
+    docs[0].text = TEXT;
+    docs[0].len = strlen(TEXT);
+    docs[2].text = edited;
+    docs[2].len = strlen(edited);
+    CHECK(dir != NULL);
+    if (!dir) return;
+    snprintf(path, sizeof path, "%s/idx", dir);
+    CHECK(shingle_index_open(path, SHINGLE_INDEX_READONLY | SHINGLE_INDEX_CREATE, &ix, &msg) == SHINGLE_EINVAL);
+    CHECK(shingle_index_open(path, SHINGLE_INDEX_CREATE, &ix, &msg) == SHINGLE_OK);
+    CHECK(shingle_index_shingler(ix, 0, &own, &msg) == SHINGLE_ENOTFOUND && own == NULL);
+    CHECK(shingle_index_add(ix, "s1", "w=3 m=1 html=1", docs, 3, out, &msg) == SHINGLE_EINVAL);
+    CHECK(shingle_index_add(ix, "s1", "w=3 m=1 bogus=2", docs, 3, out, &msg) == SHINGLE_EINVAL && strstr(msg, "bogus"));
+    CHECK(shingle_index_add(ix, "s1", "w=3 m=1 threshold=0.3", docs, 3, out, &msg) == SHINGLE_OK);
+    CHECK(out[0].status == SHINGLE_OK && out[0].id == 1);
+    CHECK(out[1].status == SHINGLE_EINVAL && out[1].id == 0);
+    CHECK(out[2].status == SHINGLE_OK && out[2].id == 2);
+    CHECK(shingle_index_count(ix, &count, &msg) == SHINGLE_OK && count == 2);
+    /* an index with documents keeps its options; the same URLs again keep their ids */
+    CHECK(shingle_index_add(ix, "s1", "w=3", docs, 3, out, &msg) == SHINGLE_EINVAL);
+    CHECK(shingle_index_add(ix, "s1", NULL, docs, 3, out, &msg) == SHINGLE_OK && out[0].id == 1 && out[2].id == 2);
+    CHECK(shingle_index_count(ix, &count, &msg) == SHINGLE_OK && count == 2);
+    /* its shingler is the one made from the options it recorded (over the defaults of an index) */
+    CHECK(shingle_index_shingler(ix, 0, &own, &msg) == SHINGLE_OK);
+    CHECK(shingle_index_shingler(ix, 1, &html, &msg) == SHINGLE_OK);
+    same = make("w=3 m=1 sketch=mod floor=20 invalid=latin1");
+    a = sketch(own, edited);
+    b = sketch(same, edited);
+    CHECK(a && b && shingle_sketch_size(a) == shingle_sketch_size(b) && shingle_sketch_size(a) > 0);
+    CHECK(a && b && memcmp(shingle_sketch_values(a), shingle_sketch_values(b), 8 * shingle_sketch_size(a)) == 0);
+    CHECK(shingle_estimate_sketches(a, b, &e, &msg) == SHINGLE_OK && e.resemblance == 1.0);
+    /* the two documents are near-duplicates: one cluster, and a query finds both */
+    CHECK(shingle_index_similar(ix, a, 0.3, SHINGLE_POLICY_RESEMBLANCE, 0, 4, 0, hits, 4, &n, &msg) == SHINGLE_OK);
+    CHECK(n == 2 && hits[0].id == 2 && hits[0].resemblance == 1.0 && hits[1].id == 1);
+    {
+        shingle_document d1, d2;
+        CHECK(shingle_index_document(ix, 1, &d1, NULL, 0, NULL, 0, &msg) == SHINGLE_OK);
+        CHECK(shingle_index_document(ix, 2, &d2, NULL, 0, NULL, 0, &msg) == SHINGLE_OK);
+        CHECK(d1.cluster == d2.cluster);
+    }
+    shingle_sketch_free(a);
+    shingle_sketch_free(b);
+    shingle_shingler_free(own);
+    shingle_shingler_free(html);
+    shingle_shingler_free(same);
+    shingle_index_close(ix);
+    {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        CHECK(system(cmd) == 0);
+    }
+}
+
 int main(void)
 {
     RUN(the_version_of_the_library_is_the_headers);
@@ -190,5 +260,6 @@ int main(void)
     RUN(serialized_sketches_load_back_bit_for_bit);
     RUN(invalid_utf8_follows_the_shinglers_rule);
     RUN(opening_what_is_not_an_index_fails_with_a_reason);
+    RUN(documents_added_from_c_are_found_and_keep_their_ids);
     return TEST_END();
 }

@@ -70,8 +70,8 @@ function M.run(a)
     -- numbers read back from JSON are floats: whole ones are shown as integers
     local function v(x) return type(x) == "number" and x == math.floor(x) and ("%d"):format(x) or tostring(x) end
     io.stdout:write(("%s: %d documents\n"):format(a.db, ix:count()))
-    io.stdout:write(("w = %s, sketch = %s, m = %s, s = %s, policy = %s >= %s, max_df = %s\n"):format(v(c.w), v(c.sketch),
-      v(c.m), v(c.s), v(c.policy), v(c.threshold), v(ix:query_max_df())))
+    io.stdout:write(("w = %s, sketch = %s, m = %s, floor = %s, s = %s, policy = %s >= %s, max_df = %s\n"):format(v(c.w),
+      v(c.sketch), v(c.m), v(c.floor), v(c.s), v(c.policy), v(c.threshold), v(ix:query_max_df())))
     for _, s in ipairs(ix:sweeps()) do io.stdout:write(("sweep %-24s %d documents\n"):format(s.name, s.documents)) end
     return 0
   end
