@@ -272,6 +272,14 @@ static sh_status token_grow(canon *c)
     size_t cap = o->cap ? o->cap * 2 : 256;
     sh_token *nt;
     unsigned char *nh;
+    sh_status st;
+    if (o->flush && o->n > 0 && o->cap >= o->flush_at) {
+        /* streaming: hand the tokens over instead of growing (canon.h) */
+        if ((st = o->flush(o->flush_ctx, o, c->err)) != SH_OK)
+            return st;
+        o->n = 0;
+        return SH_OK;
+    }
     /* the caller's bound (issue 11, max_shingles): checked here, when the
      * array is full; the array never grows past the bound and the 64 tokens
      * of slack the block scanner asks for before each block (so a document

@@ -76,6 +76,18 @@ typedef struct sh_tokens {
                           * 63 more than max_n: the caller checks n) */
     char *src;           /* a copy of the input that SH_CANON_TWEET changes */
     size_t src_cap;
+    /* Streaming (issue 11; sh_shingle_stream): with flush set, once the
+     * token array holds flush_at tokens or more and is full, its tokens
+     * [0, n) are handed to flush(flush_ctx, t, err) and dropped (n = 0)
+     * instead of the array growing, so a document's tokens take
+     * O(flush_at) memory whatever its length. The canonical text is kept
+     * (tokens point into it; its size is about the input's). A status
+     * other than SH_OK from flush stops tokenizing with it. The caller
+     * takes the last tokens [0, n) after sh_canon_tokenize. The code
+     * tokenizer (SH_CANON_CODE) does not flush. */
+    sh_status (*flush)(void *ctx, struct sh_tokens *t, sh_error *err);
+    void *flush_ctx;
+    size_t flush_at;
 } sh_tokens;
 
 /* Tokenize in[0..n) into out (its previous contents are discarded; its

@@ -66,6 +66,7 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
             o->n = nt;
             if ((st = token_grow(c)) != SH_OK)
                 break;
+            nt = o->n; /* 0 when the tokens were flushed (streaming, canon.h) */
         }
         tok = o->tok + nt;
         hd = o->head + nt * SH_TOKEN_HEAD;

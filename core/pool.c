@@ -1,5 +1,6 @@
 #include "pool.h"
 #include "mail.h"
+#include "stream.h"
 #include "zio.h"
 
 #include <pthread.h>
@@ -9,6 +10,7 @@
 
 typedef struct worker {
     sh_work work;
+    sh_stream stream;     /* a document's sketch in blocks (core/stream.h) */
     sh_zbuf buf;          /* file contents, decompressed (core/zio.h) */
     sh_mail *mail;        /* made on the first message met */
     void *ctx;            /* of the extractor, made the first time this worker runs it */
@@ -81,6 +83,7 @@ static void one(sh_pool *p, worker *w, const sh_doc_in *d, sh_doc_out *o)
     const char *name = d->path ? d->path : d->name ? d->name : "document";
     size_t len = d->len;
     sh_error err;
+    sh_status st;
     memset(o, 0, sizeof *o);
     if (!data) {
         if (!d->path) { o->status = SH_EINVAL; snprintf(o->err, sizeof o->err, "document has neither text nor path"); return; }
@@ -127,16 +130,16 @@ static void one(sh_pool *p, worker *w, const sh_doc_in *d, sh_doc_out *o)
             tlen = mr.len;
             sh = p->c.html;
         }
+        /* in blocks of tokens (core/stream.h): a document's memory is its
+         * bytes, its canonical text and its distinct shingles (or only the
+         * MOD_m sample), not ~75 bytes a token (docs/robustness.md, "Limits") */
         w->work.max_shingles = p->c.max_shingles;
-        if (sh_shingle_text(sh, &w->work, text, tlen, &err) == SH_OK) {
-            uint64_t ntok = w->work.toks.n;
-            /* the tokens are not needed past their ids: a large document's
-             * are freed before its sketch is made, so they do not add to its
-             * peak (about a third of it; docs/robustness.md, "Limits") */
-            if (w->work.toks.cap > ((size_t)1 << 20)) sh_tokens_free(&w->work.toks);
-            if (sh_doc_sketch(sh, &w->work, &p->c.params, 0, p->c.want_full, p->c.sig_k, data, len, ntok, o, &err) == SH_OK)
-                return;
-        }
+        st = sh_doc_sketch_stream(sh, &w->work, &w->stream, &p->c.params, p->c.want_full, p->c.sig_k, text, tlen,
+                                  data, len, 0, o, &err);
+        /* a large document's buffers are given back, not kept for the next */
+        sh_stream_trim(&w->stream);
+        if (w->work.toks.text_cap > ((size_t)1 << 24) || w->work.toks.cap > ((size_t)1 << 20)) sh_tokens_free(&w->work.toks);
+        if (st == SH_OK) return;
     }
     o->status = err.code;
     snprintf(o->err, sizeof o->err, "%.100s: %.130s", name, err.msg);
@@ -194,6 +197,7 @@ void sh_pool_free(sh_pool *p)
     if (!p) return;
     for (t = 0; t < p->c.threads; t++) {
         sh_work_free(&p->w[t].work);
+        sh_stream_free(&p->w[t].stream);
         free(p->w[t].buf.p);
         sh_mail_free(p->w[t].mail);
         if (p->w[t].ctx_made && p->c.extractor->init && p->c.extractor->free) p->c.extractor->free(p->w[t].ctx);

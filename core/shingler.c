@@ -520,39 +520,29 @@ static sh_status too_many(const sh_work *w, sh_error *err)
                         "to include it", w->max_shingles);
 }
 
-sh_status sh_shingle_ids(const sh_shingler *s, sh_work *w, sh_error *err)
+/* The ids of tokens t->tok[0..t->n) to ids[0..): one per token (RABIN) or
+ * one per 8 bytes (PAD8, also recording each id's token in id_tok, when
+ * given); returns how many. ids has room for them (ids_needed). */
+static size_t ids_needed(const sh_shingler *s, const sh_tokens *t)
 {
-    size_t max = max_tokens(s, w);
-    if (max && w->n_ids > max) return too_many(w, err);
-    return window(s, w, err);
+    size_t i, need = 0;
+    if (s->c.tokens == SH_TOKENS_RABIN) return t->n;
+    for (i = 0; i < t->n; i++) need += (t->tok[i].len + 7) / 8;
+    return need;
 }
 
-sh_status sh_shingle_text(const sh_shingler *s, sh_work *w, const char *text, size_t n, sh_error *err)
+static size_t token_ids(const sh_shingler *s, const sh_tokens *t, uint64_t *ids, uint32_t *id_tok)
 {
-    sh_status st;
-    const sh_token *tok;
-    size_t i, nt, nid = 0;
-    w->toks.max_n = max_tokens(s, w);
-    st = sh_canon_tokenize(&s->c.canon, text, n, &w->toks, err);
-    if (st == SH_ELIMIT) return too_many(w, err);
-    if (st != SH_OK) return st;
-    /* the block scanner may end a document up to 63 tokens past the bound
-     * (the slack it needs, canon.c token_grow) */
-    if (w->toks.max_n && w->toks.n > w->toks.max_n) return too_many(w, err);
-    nt = w->toks.n;
-    tok = w->toks.tok;
-    if (nt > UINT32_MAX)
-        return sh_error_set(err, SH_EINVAL, 0, "document has %zu tokens; at most 4294967295 are supported", nt);
+    const size_t nt = t->n;
+    const sh_token *tok = t->tok;
+    size_t i, nid = 0;
     if (s->c.tokens == SH_TOKENS_RABIN) {
-        if (sh_work_reserve_ids(w, nt) != SH_OK)
-            return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu tokens", nt);
-        const unsigned char *txt = (const unsigned char *)w->toks.text, *head = w->toks.head;
-        uint64_t *ids = w->ids;
+        const unsigned char *txt = (const unsigned char *)t->text, *head = t->head;
 #ifdef SH_X86_CLMUL
         if (s->hw && s->level >= SH_SIMD_AVX512) {
-            ids_avx512(s, &w->toks, ids);
+            ids_avx512(s, t, ids);
         } else if (s->hw) {
-            ids_hw(s, &w->toks, ids);
+            ids_hw(s, t, ids);
         } else
 #endif
         for (i = 0; i < nt; i++) {
@@ -564,26 +554,127 @@ sh_status sh_shingle_text(const sh_shingler *s, sh_work *w, const char *text, si
             else
                 ids[i] = sh_token_id(s, txt + tok[i].off, len);
         }
-        nid = nt;
-    } else {
-        size_t need = 0;
-        for (i = 0; i < nt; i++) need += (tok[i].len + 7) / 8;
-        if (need > UINT32_MAX || sh_work_reserve_ids(w, need) != SH_OK)
-            return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu 8-byte words", need);
-        for (i = 0; i < nt; i++) {
-            const unsigned char *b = (const unsigned char *)w->toks.text + tok[i].off;
-            size_t len = tok[i].len;
-            while (len > 0) {
-                size_t c = len < 8 ? len : 8;
-                w->ids[nid] = sh_load_be(b, c) << (8 * (8 - c)); /* NUL-padded on the right */
-                w->id_tok[nid++] = (uint32_t)i;
-                b += c;
-                len -= c;
-            }
+        return nt;
+    }
+    for (i = 0; i < nt; i++) {
+        const unsigned char *b = (const unsigned char *)t->text + tok[i].off;
+        size_t len = tok[i].len;
+        while (len > 0) {
+            size_t c = len < 8 ? len : 8;
+            ids[nid] = sh_load_be(b, c) << (8 * (8 - c)); /* NUL-padded on the right */
+            if (id_tok) id_tok[nid] = (uint32_t)i;
+            nid++;
+            b += c;
+            len -= c;
         }
     }
+    return nid;
+}
+
+sh_status sh_shingle_ids(const sh_shingler *s, sh_work *w, sh_error *err)
+{
+    size_t max = max_tokens(s, w);
+    if (max && w->n_ids > max) return too_many(w, err);
+    return window(s, w, err);
+}
+
+sh_status sh_shingle_text(const sh_shingler *s, sh_work *w, const char *text, size_t n, sh_error *err)
+{
+    sh_status st;
+    size_t nt, need, nid;
+    w->toks.max_n = max_tokens(s, w);
+    st = sh_canon_tokenize(&s->c.canon, text, n, &w->toks, err);
+    if (st == SH_ELIMIT) return too_many(w, err);
+    if (st != SH_OK) return st;
+    /* the block scanner may end a document up to 63 tokens past the bound
+     * (the slack it needs, canon.c token_grow) */
+    if (w->toks.max_n && w->toks.n > w->toks.max_n) return too_many(w, err);
+    nt = w->toks.n;
+    if (nt > UINT32_MAX)
+        return sh_error_set(err, SH_EINVAL, 0, "document has %zu tokens; at most 4294967295 are supported", nt);
+    need = ids_needed(s, &w->toks);
+    if (need > UINT32_MAX || sh_work_reserve_ids(w, need) != SH_OK)
+        return s->c.tokens == SH_TOKENS_RABIN ? sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu tokens", nt)
+                                              : sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu 8-byte words", need);
+    nid = token_ids(s, &w->toks, w->ids, w->id_tok);
     w->n_ids = nid;
     return window(s, w, err);
+}
+
+typedef struct stream {
+    const sh_shingler *s;
+    sh_work *w;
+    sh_shingle_sink sink;
+    void *ctx;
+    uint64_t ntok, nids;
+    size_t max;               /* the most tokens (max_tokens), 0: none */
+    size_t carry;             /* ids of the last w - 1 kept at w->ids[0..carry) */
+} stream;
+
+/* One block of tokens: ids after the carried ones, the shingles they end,
+ * to the sink; the last w - 1 ids carried to the next block. */
+static sh_status stream_block(void *arg, sh_tokens *t, sh_error *err)
+{
+    stream *c = (stream *)arg;
+    const sh_shingler *s = c->s;
+    sh_work *w = c->w;
+    const size_t W = (size_t)s->c.w;
+    size_t nid, total, nf = 0;
+    sh_status st;
+    c->ntok += t->n;
+    if (c->max && c->ntok > c->max) return too_many(w, err);
+    nid = ids_needed(s, t);
+    if (nid > SIZE_MAX - c->carry || sh_work_reserve_ids(w, c->carry + nid) != SH_OK)
+        return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu tokens", t->n);
+    nid = token_ids(s, t, w->ids + c->carry, NULL);
+    total = c->carry + nid;
+    c->nids += nid;
+    if (total >= W) {
+        w->n_ids = total;
+        if ((st = window(s, w, err)) != SH_OK) return st;
+        nf = w->n_fps;
+    }
+    if ((nid || nf) && (st = c->sink(c->ctx, w->ids + c->carry, nid, w->fps, nf, c->ntok, err)) != SH_OK) return st;
+    if (total >= W) {
+        c->carry = W - 1;
+        memmove(w->ids, w->ids + total - c->carry, c->carry * sizeof *w->ids);
+    } else {
+        c->carry = total;
+    }
+    return SH_OK;
+}
+
+sh_status sh_shingle_stream(const sh_shingler *s, sh_work *w, const char *text, size_t n, size_t block,
+                            sh_shingle_sink sink, void *ctx, uint64_t *n_tokens, sh_error *err)
+{
+    stream c;
+    sh_status st;
+    memset(&c, 0, sizeof c);
+    c.s = s;
+    c.w = w;
+    c.sink = sink;
+    c.ctx = ctx;
+    c.max = max_tokens(s, w);
+    *n_tokens = 0;
+    w->n_ids = w->n_fps = 0;
+    w->toks.max_n = 0; /* counted here, over all blocks */
+    w->toks.flush = stream_block;
+    w->toks.flush_ctx = &c;
+    w->toks.flush_at = block ? block : 65536;
+    st = sh_canon_tokenize(&s->c.canon, text, n, &w->toks, err);
+    w->toks.flush = NULL;
+    w->toks.flush_ctx = NULL;
+    if (st == SH_ELIMIT) return too_many(w, err);
+    if (st != SH_OK) return st;
+    if ((st = stream_block(&c, &w->toks, err)) != SH_OK) return st;
+    if (c.nids > 0 && c.nids < (uint64_t)s->c.w) {
+        /* a text shorter than the window: one shingle of all its ids (all
+         * of them still carried) */
+        uint64_t fp = sh_window_slow(s, w->ids, c.carry);
+        if ((st = sink(ctx, NULL, 0, &fp, 1, c.ntok, err)) != SH_OK) return st;
+    }
+    *n_tokens = c.ntok;
+    return SH_OK;
 }
 
 void sh_work_free(sh_work *w)

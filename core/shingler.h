@@ -92,6 +92,25 @@ uint64_t sh_token_id(const sh_shingler *s, const void *bytes, size_t n);
 /* Canonicalize and tokenize text, then fill w->ids and w->fps. */
 sh_status sh_shingle_text(const sh_shingler *s, sh_work *w, const char *text, size_t n, sh_error *err);
 
+/* Streaming (issue 11: memory per document a small constant times its size):
+ * sh_shingle_text in blocks of about `block` tokens (0: 65536). Each block's
+ * tokens are turned into ids and the shingles they complete (the window
+ * carries the last w - 1 ids across blocks) and handed to
+ * sink(ctx, ids, n_ids, fps, n_fps, n_tokens, err): that block's new ids, in
+ * document order, and the fingerprints of the shingles ending in them, with
+ * the tokens seen so far. Concatenated over the calls, ids and fps are
+ * exactly w->ids and w->fps of sh_shingle_text (a text of fewer than w ids
+ * gives its one shingle in a last call without ids). Tokens, ids and
+ * fingerprints take O(block + w) memory; the canonical text about the
+ * input's size. w->max_shingles bounds the tokens as in sh_shingle_text
+ * (SH_ELIMIT, same message). *n_tokens gets the token count. A status other
+ * than SH_OK from sink stops it with that status. w->toks, w->ids and
+ * w->fps are scratch (w->toks holds the last block afterwards). */
+typedef sh_status (*sh_shingle_sink)(void *ctx, const uint64_t *ids, size_t n_ids, const uint64_t *fps, size_t n_fps,
+                                     uint64_t n_tokens, sh_error *err);
+sh_status sh_shingle_stream(const sh_shingler *s, sh_work *w, const char *text, size_t n, size_t block,
+                            sh_shingle_sink sink, void *ctx, uint64_t *n_tokens, sh_error *err);
+
 /* Same from a list of token ids already in w->ids[0..w->n_ids). */
 sh_status sh_shingle_ids(const sh_shingler *s, sh_work *w, sh_error *err);
 

@@ -720,6 +720,18 @@ sh_status sh_sketch_compute(const sh_shingler *sh, sh_work *w, const sh_sketch_p
     return SH_OK;
 }
 
+sh_status sh_sketch_of_values(const sh_shingler *sh, const sh_sketch_params *params, int features, uint64_t *v,
+                              size_t nv, uint64_t n_tokens, sh_sketch *hdr, sh_error *err)
+{
+    sh_sketch_params p;
+    sh_status st;
+    memset(hdr, 0, sizeof *hdr);
+    if ((st = check_kind(params, err)) != SH_OK) return st;
+    sh_sketch_identity(sh, params, features, &p);
+    select_values(p, v, nv, n_tokens, hdr);
+    return SH_OK;
+}
+
 sh_status sh_sketch_build(const sh_shingler *sh, sh_work *w, const sh_sketch_params *params,
                           int features, uint64_t n_tokens, sh_sketch **out, sh_error *err)
 {

@@ -91,6 +91,16 @@ void sh_sketch_identity(const sh_shingler *sh, const sh_sketch_params *params, i
 sh_status sh_sketch_compute(const sh_shingler *sh, sh_work *w, const sh_sketch_params *params, int features,
                             uint64_t n_tokens, sh_sketch *hdr, sh_error *err);
 
+/* The sketch sh_sketch_compute makes, from the distinct mixed values
+ * (sh_permute of the shingles, or of option A's labelled shingles)
+ * v[0..nv) a caller collected itself (core/stream.c, in blocks): v is
+ * reordered, the sketch's values end up sorted in v[0..hdr->n). For a MOD
+ * sketch of a text under option B, v need only hold the distinct values
+ * divisible by a modulus of m's chain at most the one the document's
+ * shingle count picks (the rest are not kept either way). */
+sh_status sh_sketch_of_values(const sh_shingler *sh, const sh_sketch_params *params, int features, uint64_t *v,
+                              size_t nv, uint64_t n_tokens, sh_sketch *hdr, sh_error *err);
+
 /* sh_sketch_compute into a malloc'ed sketch (free with free()). */
 sh_status sh_sketch_build(const sh_shingler *sh, sh_work *w, const sh_sketch_params *params,
                           int features, uint64_t n_tokens, sh_sketch **out, sh_error *err);
