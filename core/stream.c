@@ -7,13 +7,15 @@
 #define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* How many values ahead the set insertion prefetches its slot (as sketch.c's distinct()). */
 #define AHEAD 8
 
-/* The most slots a set keeps between documents (64 KiB); a larger one is freed. */
+/* The most slots a set keeps between documents (64 KiB); a larger one is
+ * freed. A full set of more values is made in the set's own buffer. */
 #define SET_KEEP 8192
 
 enum { MODE_MOD, MODE_SET, MODE_FPS };
@@ -232,6 +234,24 @@ static sh_status finish(sink *k, sh_work *w, const sh_sketch_params *params, int
             if (v[i]) v[nv++] = v[i];
         if (st->zero) v[nv++] = 0; /* room: the set is at most 70% full */
         if (want_full) fp.kind = SH_SKETCH_FULL;
+        if (want_full && nv > SET_KEEP) {
+            /* a large full set is made where the set was, not copied: the
+             * buffer shrunk to the values behind room for the header */
+            const size_t hw = offsetof(sh_sketch, v) / sizeof *v;
+            uint64_t *b = (uint64_t *)realloc(v, (nv + hw) * sizeof *v);
+            if (!b) return sh_error_set(err, SH_ENOMEM, 0, "out of memory for a full set of %zu values", nv);
+            memmove(b + hw, b, nv * sizeof *b);
+            st->set = NULL; /* the next document makes its own */
+            st->set_cap = st->set_n = 0;
+            st->zero = 0;
+            if ((s = sh_sketch_of_values(k->sh, &fp, 0, b + hw, nv, n_tokens, &hdr, err)) != SH_OK) {
+                free(b);
+                return s;
+            }
+            o->full = (sh_sketch *)(void *)b;
+            *o->full = hdr;
+            return sh_sketch_select(o->full, params, &o->sketch, err);
+        }
         if ((s = sh_sketch_of_values(k->sh, &fp, 0, v, nv, n_tokens, &hdr, err)) != SH_OK ||
             (s = emit(&hdr, v, want_full ? &o->full : &o->sketch, err)) != SH_OK)
             return s;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -579,6 +580,7 @@ sh_status sh_zio_read_file(const char *path, size_t max, sh_zbuf *out, sh_zkind 
     int fd, decided = 0;
     size_t n = 0;
     sh_zkind k = SH_Z_PLAIN;
+    struct stat sb;
     if (kind) *kind = SH_Z_PLAIN;
     out->len = 0;
     if ((fd = open_read(path, err)) < 0) return SH_EIO;
@@ -589,7 +591,11 @@ sh_status sh_zio_read_file(const char *path, size_t max, sh_zbuf *out, sh_zkind 
         size_t want;
         if (n == out->cap) {
             size_t nc = out->cap ? out->cap * 2 : 65536;
-            char *p = (char *)realloc(out->p, nc);
+            char *p;
+            /* never more room than the limit and the one byte that shows a
+             * file is over it */
+            if (max && max < SIZE_MAX && nc > max + 1 && max + 1 > n) nc = max + 1;
+            p = (char *)realloc(out->p, nc);
             if (!p) { close(fd); return sh_error_set(err, SH_ENOMEM, 0, "out of memory reading %s", path); }
             out->p = p;
             out->cap = nc;
@@ -603,6 +609,12 @@ sh_status sh_zio_read_file(const char *path, size_t max, sh_zbuf *out, sh_zkind 
             decided = 1;
             k = sh_zio_kind(out->p, n);
             if (k != SH_Z_PLAIN) break;
+            /* a plain file larger than the limit is refused by its size,
+             * having read no more than its first bytes */
+            if (max && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size > (uint64_t)max) {
+                close(fd);
+                return too_big(path, max, 0, err);
+            }
         }
         if (max && n > max) { close(fd); return too_big(path, max, 0, err); }
         if (got == 0) break;

@@ -14,6 +14,7 @@ typedef struct shl_warc {
     FILE *over;      /* over a core.zopen stream: the stdio view of its bytes */
     int ref;         /* and the stream, kept alive */
     char name[1024];
+    size_t max_record; /* the limit in force, for messages */
 } shl_warc;
 
 /* core.warc(path | stream [, { max_record = bytes }]) -> reader, or nil, err.
@@ -29,6 +30,7 @@ static int warc_open(lua_State *L)
     if (lua_istable(L, 2)) o.max_record = (size_t)shl_opt_num(L, 2, "max_record", 0);
     u = (shl_warc *)shl_newhandle(L, sizeof *u, SHL_WARC);
     u->ref = LUA_NOREF;
+    u->max_record = o.max_record ? o.max_record : SH_WARC_DEFAULT_MAX_RECORD;
     if (!path) {
         struct sh_zstream *zs = shl_checkzstream(L, 1);
         const char *name = luaL_optstring(L, 3, "stream");
@@ -87,7 +89,10 @@ static int warc_batch(lua_State *L)
                          strcmp(r->type, "conversion") != 0))
             continue;
         if (r->skipped) {
-            lua_pushfstring(L, "%s: record at byte %d is larger than max_record; skipped", u->name, (int)r->offset);
+            char msg[1300];
+            snprintf(msg, sizeof msg, "%s: record at byte %llu is larger than max_record, the limit of %zu bytes "
+                     "(raise --max-bytes to include it); skipped", u->name, (unsigned long long)r->offset, u->max_record);
+            lua_pushstring(L, msg);
             lua_rawseti(L, -2, ++ne);
             continue;
         }

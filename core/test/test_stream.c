@@ -158,6 +158,29 @@ static void the_mod_floor_walks_the_chain_as_the_document_grows(void)
     }
 }
 
+/* A block boundary at every position of a text: the same text behind 0 to
+ * 300 tokens of another, cut every 256 tokens (the first block the token
+ * array makes; the block scanner cuts up to 63 tokens earlier). */
+static void a_cut_at_every_position_changes_nothing(void)
+{
+    const sh_sketch_params p = params(SH_SKETCH_MOD, 3, 0), pm = params(SH_SKETCH_MIN, 0, 0);
+    sh_shingler sh, sp;
+    size_t len, k;
+    char *body = text_of(1500, 12, &len), *t = (char *)malloc(len + 300 * 3 + 1);
+    CHECK(make(&sh, 7, SH_TOKENS_RABIN, SH_OPTION_B, SH_CANON_DEFAULT_FLAGS, SH_SIMD_AUTO));
+    CHECK(make(&sp, 7, SH_TOKENS_RABIN, SH_OPTION_B, SH_CANON_DEFAULT_FLAGS, SH_SIMD_PORTABLE));
+    for (k = 0; k <= 300; k++) {
+        size_t i, l = 0;
+        for (i = 0; i < k; i++) { t[l++] = 'q'; t[l++] = ' '; }
+        memcpy(t + l, body, len);
+        l += len;
+        compare(&sh, &p, 0, 3, t, l, 256, 0);
+        compare(&sp, &pm, 1, 0, t, l, 256, 0);
+    }
+    free(body);
+    free(t);
+}
+
 /* One repeated word (few distinct shingles, the MOD candidates made distinct
  * as they pile up) and the max_shingles limit on either side of it. */
 static void repeats_and_the_limit(void)
@@ -203,6 +226,8 @@ static void memory_of_tokens_is_a_block(void)
     sh_doc_release(&o);
     sh_work_free(&w);
     sh_stream_free(&st);
+    /* a full set of more values than a set keeps is made in its buffer */
+    compare(&sh, &p, 1, 0, t, len, 4096, 0);
     free(t);
 }
 
@@ -210,6 +235,7 @@ int main(void)
 {
     RUN(blocks_give_the_whole_documents_sketch);
     RUN(the_mod_floor_walks_the_chain_as_the_document_grows);
+    RUN(a_cut_at_every_position_changes_nothing);
     RUN(repeats_and_the_limit);
     RUN(memory_of_tokens_is_a_block);
     printf("(%ld documents compared)\n", compared);

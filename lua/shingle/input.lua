@@ -252,7 +252,10 @@ function M.source(spec, opts)
       if zs:kind() == "zstd" then stream = zs else zs:close() end
       src.total_bytes = require("lfs").attributes(spec, "size")
     end
-    if stream then r, err = core.warc(stream, nil, name) else r, err = core.warc(spec) end
+    -- a record larger than the largest document is passed over unread (its
+    -- Content-Length), and so is an HTTP body that decodes past it
+    local wopts = { max_record = max_bytes }
+    if stream then r, err = core.warc(stream, wopts, name) else r, err = core.warc(spec, wopts) end
     if not r then return nil, err end
     local done = false
     src.bytes = 0
