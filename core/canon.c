@@ -280,6 +280,8 @@ static sh_status token_grow(canon *c)
         o->n = 0;
         return SH_OK;
     }
+    if (o->flush && !o->cap && o->flush_at < cap) /* small blocks (tests, fuzzing); the block scanner needs 64 */
+        cap = o->flush_at < 64 ? 64 : o->flush_at;
     /* the caller's bound (issue 11, max_shingles): checked here, when the
      * array is full; the array never grows past the bound and the 64 tokens
      * of slack the block scanner asks for before each block (so a document

@@ -621,6 +621,7 @@ static sh_status stream_block(void *arg, sh_tokens *t, sh_error *err)
     const size_t W = (size_t)s->c.w;
     size_t nid, total, nf = 0;
     sh_status st;
+    if (t->n == 0) return SH_OK; /* (ids may be NULL yet: an empty text) */
     c->ntok += t->n;
     if (c->max && c->ntok > c->max) return too_many(w, err);
     nid = ids_needed(s, t);

@@ -5,12 +5,15 @@
  * canonical bytes are non-empty, inside the text buffer and valid UTF-8
  * (unless the policy is to fail, which then names a byte of the input);
  * tokenizing twice gives the same tokens; the shingler makes one fingerprint
- * per window of w tokens; a sketch of it serializes and loads back equal. */
+ * per window of w tokens; a sketch of it serializes and loads back equal;
+ * the document sketched in blocks of 64 tokens (core/stream.h) gives the
+ * whole path's sketch, full set, signature and fingerprints. */
 #include "canon.h"
 #include "fuzz.h"
 #include "simd.h"
 #include "shingler.h"
 #include "sketch.h"
+#include "stream.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -92,6 +95,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(ser);
         free(back);
         free(sk);
+        {
+            /* sketched in blocks of 64 tokens (core/stream.h): the whole
+             * path's sketch, full set, signature and fingerprints */
+            sh_work w2;
+            sh_stream st;
+            sh_doc_out d1, d2;
+            const int full = (sel >> 3) & 1;
+            memset(&w2, 0, sizeof w2);
+            memset(&st, 0, sizeof st);
+            memset(&d1, 0, sizeof d1);
+            memset(&d2, 0, sizeof d2);
+            FUZZ_CHECK(sh_doc_sketch(shp, &w, &p, 0, full, 3, in, n, w.toks.n, &d1, &err) == SH_OK);
+            FUZZ_CHECK(sh_doc_sketch_stream(shp, &w2, &st, &p, full, 3, in, n, in, n, 1, &d2, &err) == SH_OK);
+            FUZZ_CHECK(d1.n_tokens == d2.n_tokens && d1.raw_fp == d2.raw_fp && d1.canon_fp == d2.canon_fp &&
+                       d1.set_fp == d2.set_fp && memcmp(d1.sig, d2.sig, 3 * 8) == 0);
+            FUZZ_CHECK(d1.sketch->n == d2.sketch->n && d1.sketch->n_shingles == d2.sketch->n_shingles &&
+                       memcmp(&d1.sketch->p, &d2.sketch->p, sizeof d1.sketch->p) == 0 &&
+                       memcmp(d1.sketch->v, d2.sketch->v, 8 * d1.sketch->n) == 0);
+            FUZZ_CHECK(!full || (d1.full->n == d2.full->n && memcmp(d1.full->v, d2.full->v, 8 * d1.full->n) == 0));
+            sh_doc_release(&d1);
+            sh_doc_release(&d2);
+            sh_stream_free(&st);
+            sh_work_free(&w2);
+        }
         sh_work_free(&w);
     }
     sh_tokens_free(&a);
