@@ -732,6 +732,23 @@ sh_status sh_sketch_of_values(const sh_shingler *sh, const sh_sketch_params *par
     return SH_OK;
 }
 
+size_t sh_sketch_permute_keep(sh_simd level, uint64_t seed, const uint64_t *fps, size_t n, uint64_t m, uint64_t *out)
+{
+    uint64_t inv, lim, low;
+    size_t i, k = 0;
+    mod_test(m ? m : 1, &low, &inv, &lim);
+#ifdef SK_X86
+    if (level >= SH_SIMD_AVX512) return permute_keep_mod_zmm(seed, fps, n, low, inv, lim, out);
+#endif
+    (void)level;
+    for (i = 0; i < n; i++) {
+        const uint64_t x = sh_permute(seed, fps[i]);
+        out[k] = x;
+        k += ((x & low) == 0) & (x * inv <= lim);
+    }
+    return k;
+}
+
 sh_status sh_sketch_build(const sh_shingler *sh, sh_work *w, const sh_sketch_params *params,
                           int features, uint64_t n_tokens, sh_sketch **out, sh_error *err)
 {

@@ -101,6 +101,12 @@ sh_status sh_sketch_compute(const sh_shingler *sh, sh_work *w, const sh_sketch_p
 sh_status sh_sketch_of_values(const sh_shingler *sh, const sh_sketch_params *params, int features, uint64_t *v,
                               size_t nv, uint64_t n_tokens, sh_sketch *hdr, sh_error *err);
 
+/* The hot loop of MOD_m for a caller's blocks (core/stream.c): sh_permute(seed,
+ * fps[i]) for i < n, those divisible by m (m = 1: all) packed in order to
+ * out, which has room for n + 8; returns how many. At the given SIMD level
+ * (the shingler's), the same values at every level. */
+size_t sh_sketch_permute_keep(sh_simd level, uint64_t seed, const uint64_t *fps, size_t n, uint64_t m, uint64_t *out);
+
 /* sh_sketch_compute into a malloc'ed sketch (free with free()). */
 sh_status sh_sketch_build(const sh_shingler *sh, sh_work *w, const sh_sketch_params *params,
                           int features, uint64_t n_tokens, sh_sketch **out, sh_error *err);

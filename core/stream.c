@@ -152,25 +152,21 @@ static sh_status take(void *ctx, const uint64_t *ids, size_t n_ids, const uint64
             mod_test(md, &k->low, &k->inv, &k->lim);
             mod_compact(k);
         }
-        if (!sh_grow((void **)&st->keep, &st->keep_cap, st->keep_n + nf, sizeof *st->keep, 1024))
+        if (!sh_grow((void **)&st->keep, &st->keep_cap, st->keep_n + nf + 8, sizeof *st->keep, 1024))
             return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu shingles", st->keep_n + nf);
-        for (i = 0; i < nf; i++) {
-            const uint64_t x = sh_permute(k->seed, fps[i]);
-            st->keep[st->keep_n] = x;
-            st->keep_n += (size_t)divisible(k, x);
-        }
+        st->keep_n += sh_sketch_permute_keep(k->sh->level, k->seed, fps, nf, k->md, st->keep + st->keep_n);
         /* repeats (a document of few distinct shingles) are dropped before they pile up */
         if (st->keep_n - k->kept > 65536 && st->keep_n > 2 * k->kept) mod_compact(k);
         return SH_OK;
     }
     /* MODE_SET */
-    if (!sh_grow((void **)&st->mixed, &st->mixed_cap, nf, sizeof *st->mixed, 1024) || set_room(st, nf) != SH_OK)
+    if (!sh_grow((void **)&st->mixed, &st->mixed_cap, nf + 8, sizeof *st->mixed, 1024) || set_room(st, nf) != SH_OK)
         return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu distinct shingles", st->set_n + nf);
     {
         uint64_t *v = st->mixed, *tab = st->set;
         const size_t mask = st->set_cap - 1;
         size_t nv = st->set_n;
-        for (i = 0; i < nf; i++) v[i] = sh_permute(k->seed, fps[i]);
+        sh_sketch_permute_keep(k->sh->level, k->seed, fps, nf, 1, v);
         for (i = 0; i < nf; i++) {
             const uint64_t x = v[i];
             size_t h;
