@@ -165,11 +165,11 @@ describe("max_shingles through the Lua paths", function()
   end)
 end)
 
-describe("a large document's tokens", function()
-  it("are freed before its sketch is made, and the sketch is the same as without", function()
+describe("a large document sketched in blocks by the pool (core/stream.h)", function()
+  it("gets the sketch the binding makes from its whole arrays", function()
     local shingle = require "shingle"
     local sketcher = require "shingle.sketcher"
-    -- 1.5 million tokens: more than the pool keeps (2^20) past their ids
+    -- 1.5 million tokens: 23 blocks of 64 Ki tokens
     local words, rand = {}, require("support").rng(7)
     for i = 1, 1500000 do words[i] = "w" .. rand(5000) end
     local text = table.concat(words, " ")
