@@ -330,14 +330,6 @@ ZT static inline __m512i z_permute(__m512i x, __m512i seed)
     return _mm512_xor_si512(x, _mm512_srli_epi64(x, 31));
 }
 
-ZT static void permute_zmm(uint64_t seed, const uint64_t *fps, size_t n, uint64_t *v)
-{
-    const __m512i sd = _mm512_set1_epi64((long long)seed);
-    size_t i;
-    for (i = 0; i + 8 <= n; i += 8)
-        _mm512_storeu_si512((void *)&v[i], z_permute(_mm512_loadu_si512((const void *)&fps[i]), sd));
-    for (; i < n; i++) v[i] = sh_permute(seed, fps[i]);
-}
 
 /* permute_zmm, and the values below lim packed to cand in order (cand has
  * room for n + 8): count_distinct then need not copy them. */
@@ -381,6 +373,30 @@ ZT static size_t permute_keep_mod_zmm(uint64_t seed, const uint64_t *fps, size_t
     for (; i < n; i++) {
         uint64_t x = sh_permute(seed, fps[i]);
         v[k] = x;
+        k += ((x & low) == 0) & (x * inv <= lim);
+    }
+    return k;
+}
+
+/* permute_zmm, and the values that pass keep_mod's test packed to keep in
+ * order (keep has room for n + 8): mod_features's first guess. */
+ZT static size_t permute_and_keep_zmm(uint64_t seed, const uint64_t *fps, size_t n, uint64_t low, uint64_t inv,
+                                      uint64_t lim, uint64_t *v, uint64_t *keep)
+{
+    const __m512i sd = _mm512_set1_epi64((long long)seed), vlow = _mm512_set1_epi64((long long)low);
+    const __m512i vinv = _mm512_set1_epi64((long long)inv), vlim = _mm512_set1_epi64((long long)lim);
+    size_t i, k = 0;
+    for (i = 0; i + 8 <= n; i += 8) {
+        const __m512i x = z_permute(_mm512_loadu_si512((const void *)&fps[i]), sd);
+        const __mmask8 kp = _mm512_testn_epi64_mask(x, vlow) & _mm512_cmple_epu64_mask(_mm512_mullo_epi64(x, vinv), vlim);
+        _mm512_storeu_si512((void *)&v[i], x);
+        _mm512_storeu_si512((void *)&keep[k], _mm512_maskz_compress_epi64(kp, x));
+        k += (size_t)__builtin_popcount((unsigned)kp);
+    }
+    for (; i < n; i++) {
+        const uint64_t x = sh_permute(seed, fps[i]);
+        v[i] = x;
+        keep[k] = x;
         k += ((x & low) == 0) & (x * inv <= lim);
     }
     return k;
@@ -649,25 +665,36 @@ static sh_status mod_features(const sh_shingler *sh, sh_sketch_params p, sh_work
                               sh_error *err)
 {
     const size_t n = w->n_fps;
-    size_t i, nv, nc, k = 0;
-    uint64_t *v, *keep, inv, lim, low;
+    size_t i, nv, k = 0;
+    uint64_t *v, *keep, inv, lim, low, m;
     (void)sh;
     if (reserve(w, 2 * n + 8) != SH_OK || table_slots(w, distinct_scratch(n), 0) != SH_OK)
         return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu features", n);
     keep = w->vals;
     v = w->vals + n;
+    /* the multiples of m kept as the values are mixed: the modulus stays m
+     * unless the set is small (below floor * m distinct values) */
+    mod_test(p.m, &low, &inv, &lim);
 #ifdef SK_X86
     if (sh->level >= SH_SIMD_AVX512) {
-        permute_zmm(p.seed, w->fps, n, v);
+        k = permute_and_keep_zmm(p.seed, w->fps, n, low, inv, lim, v, keep);
     } else
 #endif
-    for (i = 0; i < n; i++) v[i] = sh_permute(p.seed, w->fps[i]);
-    nv = count_distinct(v, n, 0, keep, &nc, w->tab);
-    p.m = sh_mod_for(p.m, p.floor, nv);
-    mod_test(p.m, &low, &inv, &lim);
     for (i = 0; i < n; i++) {
-        keep[k] = v[i];
-        k += ((v[i] & low) == 0) & (v[i] * inv <= lim);
+        const uint64_t x = sh_permute(p.seed, w->fps[i]);
+        v[i] = x;
+        keep[k] = x;
+        k += ((x & low) == 0) & (x * inv <= lim);
+    }
+    nv = count_distinct(v, n, 0, NULL, NULL, w->tab);
+    m = sh_mod_for(p.m, p.floor, nv);
+    if (m != p.m) {
+        p.m = m;
+        mod_test(p.m, &low, &inv, &lim);
+        for (i = 0, k = 0; i < n; i++) {
+            keep[k] = v[i];
+            k += ((v[i] & low) == 0) & (v[i] * inv <= lim);
+        }
     }
     w->n_vals = sorted_distinct(keep, k);
     p.s = 0;
