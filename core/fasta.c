@@ -29,6 +29,8 @@ sh_status sh_fasta_init(sh_fasta *f, const sh_shingler *sh, unsigned k, sh_error
 
 static const unsigned char complement[256] = { ['A'] = 'T', ['C'] = 'G', ['G'] = 'C', ['T'] = 'A', ['N'] = 'N' };
 static const unsigned char code[256] = { ['A'] = 0, ['C'] = 1, ['G'] = 2, ['N'] = 3, ['T'] = 4 };
+/* 2-bit codes of DNA k-mers (k <= 32); 4: N (the sequence holds only these) */
+static const unsigned char base2[256] = { ['A'] = 0, ['C'] = 1, ['G'] = 2, ['T'] = 3, ['N'] = 4 };
 
 /* A rolling state: the k-mer's fingerprint, its reverse complement's, and
  * for choosing between them (k <= 21) their 3-bit codes. */
@@ -81,56 +83,131 @@ static inline void roll_next(const sh_fasta *f, const unsigned char *s, int dna,
     }
 }
 
-/* The ids of the k-mers of one sequence s[0..n) to ids (n - k + 1 of them).
- * Each roll waits on table lookups of the last one, so for DNA with k <= 21
- * (the default) four stretches of the sequence roll at once, interleaved,
- * to keep the loads coming. */
+/* The ids of the k-mers of one sequence s[0..n) to ids (n - k + 1 of them):
+ * proteins, and DNA with k > 32 (kmers2 takes the rest). */
 static void kmers(const sh_fasta *f, const unsigned char *s, size_t n, int dna, uint64_t *ids)
 {
-    const uint64_t *t8 = f->sh->id.t;
     const size_t k = f->k, m = n - k + 1;
     const uint64_t mask = k >= 21 ? ~(uint64_t)0 >> 1 : ((uint64_t)1 << (3 * k)) - 1;
-    const unsigned top = 3 * (unsigned)(k - 1);
     roll r;
     size_t i;
-    if (dna && k <= 21 && m >= 64) {
-        const size_t q = m / 4;
-        roll r0, r1, r2, r3;
-        roll_start(f, s, dna, &r0);
-        roll_start(f, s + q, dna, &r1);
-        roll_start(f, s + 2 * q, dna, &r2);
-        roll_start(f, s + 3 * q, dna, &r3);
-#define STEP(R, A) do { \
-            const unsigned char in_ = s[(A) + k], out_ = s[A]; \
-            const uint64_t g_ = R.rc ^ t8[complement[out_]]; \
-            ids[A] = R.kr < R.kf ? R.rc : R.fw; \
-            R.fw = (R.fw << 8) ^ t8[R.fw >> 56] ^ t8[in_] ^ f->out[out_]; \
-            R.rc = (g_ >> 8) ^ f->inv[g_ & 0xff] ^ f->pre[complement[in_]]; \
-            R.kf = ((R.kf << 3) | code[in_]) & mask; \
-            R.kr = (R.kr >> 3) | ((uint64_t)code[complement[in_]] << top); \
-        } while (0)
-        /* the last step of each stretch rolls one past it: its k-mer is
-         * still in the sequence (the next stretch's first), except the last */
-        for (i = 0; i < q; i++) {
-            STEP(r0, i);
-            STEP(r1, q + i);
-            STEP(r2, 2 * q + i);
-            if (3 * q + i + 1 < m) STEP(r3, 3 * q + i);
-            else ids[3 * q + i] = r3.kr < r3.kf ? r3.rc : r3.fw;
-        }
-        for (i = 4 * q; i < m; i++) {
-            if (i + 1 < m) STEP(r3, i);
-            else ids[i] = r3.kr < r3.kf ? r3.rc : r3.fw;
-        }
-#undef STEP
-        return;
-    }
     roll_start(f, s, dna, &r);
     for (i = 0;; i++) {
         ids[i] = pick(f, s + i, dna, &r);
         if (i + 1 == m) break;
         roll_next(f, s + i, dna, mask, &r);
     }
+}
+
+/* DNA k-mers with k <= 32 (version 2 of the extractor, fasta.h): each base
+ * as 2 bits (A 0, C 1, G 2, T 3), the k-mer's code fw (first base highest)
+ * and its reverse complement's rc rolled in one shift and one or each; the
+ * smaller is the canonical k-mer (the order of the codes is the byte order
+ * of the letters), and its id is sh_token_id of its packed bytes, which for
+ * at most 8 bytes is T * x^64 mod P_id, T their big-endian value: one
+ * carry-less multiply and a Barrett reduction, or eight table lookups.
+ * A k-mer with an N in it has no id. Returns the ids written. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(SH_NO_SIMD)
+#include <immintrin.h>
+#define FA_HW 1
+__attribute__((target("pclmul,sse2")))
+static size_t kmers2_hw(const sh_fasta *f, const unsigned char *s, size_t n, uint64_t *ids)
+{
+    const unsigned k = f->k, shift = 2 * (k - 1), pad = 8 * ((k + 3) / 4) - 2 * k;
+    const uint64_t mask = k == 32 ? ~(uint64_t)0 : ((uint64_t)1 << (2 * k)) - 1;
+    const __m128i mu = _mm_cvtsi64_si128((long long)f->sh->cid.mu), p = _mm_cvtsi64_si128((long long)f->sh->cid.p);
+    uint64_t fw = 0, rc = 0;
+    size_t i, run = 0, nid = 0;
+    for (i = 0; i < n; i++) {
+        const unsigned c = base2[s[i]];
+        uint64_t t;
+        __m128i a;
+        if (c > 3) { run = 0; continue; } /* N */
+        fw = ((fw << 2) | c) & mask;
+        rc = (rc >> 2) | ((uint64_t)(3 - c) << shift);
+        t = (fw < rc ? fw : rc) << pad;
+        a = _mm_cvtsi64_si128((long long)t);
+        a = _mm_xor_si128(a, _mm_srli_si128(_mm_clmulepi64_si128(a, mu, 0x00), 8));
+        ids[nid] = (uint64_t)_mm_cvtsi128_si64(_mm_clmulepi64_si128(a, p, 0x00));
+        nid += ++run >= k;
+    }
+    return nid;
+}
+
+/* kmers2 at the AVX-512 level: the canonical codes first (the rolling is
+ * all there is to that loop), then their ids eight at a time, with four
+ * carry-less multiplies (VPCLMULQDQ) per eight. */
+#define FZ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,vpclmulqdq,pclmul")))
+FZ static size_t kmers2_zmm(const sh_fasta *f, const unsigned char *s, size_t n, uint64_t *ids)
+{
+    const unsigned k = f->k, shift = 2 * (k - 1), pad = 8 * ((k + 3) / 4) - 2 * k;
+    const uint64_t mask = k == 32 ? ~(uint64_t)0 : ((uint64_t)1 << (2 * k)) - 1;
+    const __m512i mu = _mm512_set1_epi64((long long)f->sh->cid.mu), p = _mm512_set1_epi64((long long)f->sh->cid.p);
+    const uint64_t rcin[4] = { (uint64_t)3 << shift, (uint64_t)2 << shift, (uint64_t)1 << shift, 0 };
+    uint64_t fw = 0, rc = 0;
+    size_t i, run = 0, nid = 0;
+    for (i = 0; i < n; i++) {
+        const unsigned c = base2[s[i]];
+        uint64_t a;
+        if (c > 3) { run = 0; continue; } /* N */
+        fw = fw * 4 + c; /* the bits above the k-mer's are cut below */
+        rc = (rc >> 2) | rcin[c];
+        a = fw & mask;
+        ids[nid] = a < rc ? a : rc;
+        nid += ++run >= k;
+    }
+    /* T = code << pad, then T * x^64 mod P_id (Barrett, clmul.h), in place */
+    for (i = 0; i + 8 <= nid; i += 8) {
+        const __m512i x = _mm512_slli_epi64(_mm512_loadu_si512((const void *)&ids[i]), pad);
+        const __m512i h = _mm512_unpackhi_epi64(_mm512_clmulepi64_epi128(x, mu, 0x00), _mm512_clmulepi64_epi128(x, mu, 0x01));
+        const __m512i a = _mm512_xor_si512(x, h);
+        _mm512_storeu_si512((void *)&ids[i],
+                            _mm512_unpacklo_epi64(_mm512_clmulepi64_epi128(a, p, 0x00), _mm512_clmulepi64_epi128(a, p, 0x01)));
+    }
+    for (; i < nid; i++) {
+        __m128i a = _mm_cvtsi64_si128((long long)(ids[i] << pad));
+        a = _mm_xor_si128(a, _mm_srli_si128(_mm_clmulepi64_si128(a, _mm512_castsi512_si128(mu), 0x00), 8));
+        ids[i] = (uint64_t)_mm_cvtsi128_si64(_mm_clmulepi64_si128(a, _mm512_castsi512_si128(p), 0x00));
+    }
+    return nid;
+}
+#undef FZ
+#endif
+
+static size_t kmers2(const sh_fasta *f, const unsigned char *s, size_t n, uint64_t *ids)
+{
+    const unsigned k = f->k, shift = 2 * (k - 1), pad = 8 * ((k + 3) / 4) - 2 * k;
+    const uint64_t mask = k == 32 ? ~(uint64_t)0 : ((uint64_t)1 << (2 * k)) - 1;
+    const sh_mulx *m = &f->sh->id64;
+    uint64_t fw = 0, rc = 0;
+    size_t i, run = 0, nid = 0;
+#ifdef FA_HW
+    if (f->sh->hw && f->sh->level >= SH_SIMD_AVX512) return kmers2_zmm(f, s, n, ids);
+    if (f->sh->hw) return kmers2_hw(f, s, n, ids);
+#endif
+    for (i = 0; i < n; i++) {
+        const unsigned c = base2[s[i]];
+        if (c > 3) { run = 0; continue; } /* N */
+        fw = ((fw << 2) | c) & mask;
+        rc = (rc >> 2) | ((uint64_t)(3 - c) << shift);
+        ids[nid] = sh_mulx_apply(m, (fw < rc ? fw : rc) << pad);
+        nid += ++run >= k;
+    }
+    return nid;
+}
+
+/* Drop the ids of DNA k-mers with an N in them (k > 32, version 2): ids[i]
+ * is the k-mer at s + i, m of them; returns how many remain, in order. */
+static size_t drop_n(const unsigned char *s, size_t m, size_t k, uint64_t *ids)
+{
+    size_t i, j, kept = 0, after = 0; /* after: the k-mers from here on have no N seen so far */
+    for (j = 0; j + 1 < k; j++) if (s[j] == 'N') after = j + 1;
+    for (i = 0; i < m; i++) {
+        if (s[i + k - 1] == 'N') after = i + k;
+        ids[kept] = ids[i];
+        kept += i >= after;
+    }
+    return kept;
 }
 
 static int space(unsigned char b)
@@ -214,10 +291,15 @@ sh_status sh_fasta_features(const sh_fasta *f, const char *in, size_t n, sh_work
         int dna = 1;
         for (j = 0; j < m && dna; j++) dna = complement[q[j]] != 0;
         if (m >= f->k) {
-            if (sh_work_reserve_ids(w, nid + m - f->k + 1) != SH_OK)
+            /* (kmers2 may store one id past the last it keeps) */
+            if (sh_work_reserve_ids(w, nid + m - f->k + 2) != SH_OK)
                 return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu k-mers", nid + m - f->k + 1);
-            kmers(f, q, m, dna, w->ids + nid);
-            nid += m - f->k + 1;
+            if (dna && f->k <= 32) {
+                nid += kmers2(f, q, m, w->ids + nid);
+            } else {
+                kmers(f, q, m, dna, w->ids + nid);
+                nid += dna ? drop_n(q, m - f->k + 1, f->k, w->ids + nid) : m - f->k + 1;
+            }
         }
     }
     w->n_ids = nid;

@@ -8,13 +8,22 @@
  * are comments); its sequence is their concatenation, upper-cased, without
  * white space. A sequence of only A, C, G, T and N is DNA: each k-mer and
  * its reverse complement count as one, the smaller of the two in byte
- * order. The feature id of a k-mer is sh_token_id of its bytes, so the
- * sketches equal those of the Lua extractor's strings.
+ * order, and a k-mer with an N in it has no id (version 2 of the extractor,
+ * docs/api.md). For k <= 32 the feature id of a DNA k-mer is sh_token_id of
+ * its bases packed 2 bits each (A 0, C 1, G 2, T 3, the first in the high
+ * bits, ceil(k / 4) bytes), else of its bytes, so the sketches equal those
+ * of the Lua extractor's strings.
  *
- * Rolling fingerprints (Rabin 1981; Broder 1993): the id of the next k-mer
- * takes a few table lookups, not k bytes, for the k-mer (one byte in at
- * x^64, one out at x^(8k + 64)) and for its reverse complement (one byte
- * off the end by multiplying by x^-8, one in front at x^(8k + 56)). */
+ * DNA with k <= 32: the 2-bit codes of the k-mer and of its reverse
+ * complement roll in 64-bit words (a shift and an or each per base), the
+ * smaller is the canonical one, and its id, T * x^64 mod P_id for its
+ * packed bytes T, is one carry-less multiply and a Barrett reduction (eight
+ * at a time with VPCLMULQDQ), or eight table lookups without.
+ * Otherwise rolling fingerprints (Rabin 1981; Broder 1993): the id of the
+ * next k-mer takes a few table lookups, not k bytes, for the k-mer (one
+ * byte in at x^64, one out at x^(8k + 64)) and for its reverse complement
+ * (one byte off the end by multiplying by x^-8, one in front at
+ * x^(8k + 56)). */
 #ifndef SHINGLE_FASTA_H
 #define SHINGLE_FASTA_H
 

@@ -93,6 +93,61 @@ describe("the FASTA extractor", function()
     assert.are.equal(1, a:resemblance(extractors.sketch(ex21, shingle.unwrap(sh21), s)))
   end)
 
+  -- the slow obvious definition of version 2's features, written anew here:
+  -- every k-mer of a record's sequence; for DNA (only A, C, G, T, N) none
+  -- with an N, the smaller of it and its reverse complement, and for k <= 32
+  -- its bases as 2-bit codes (A 0, C 1, G 2, T 3) packed four to a byte,
+  -- first base highest, the last byte filled with zero bits
+  local function reference(seqs, k)
+    local out = {}
+    for _, s in ipairs(seqs) do
+      local dna = not s:find("[^ACGTN]")
+      for i = 1, #s - k + 1 do
+        local kmer = s:sub(i, i + k - 1)
+        if not dna then
+          out[#out + 1] = kmer
+        elseif not kmer:find("N") then
+          local rc = {}
+          for j = k, 1, -1 do rc[#rc + 1] = ({ A = "T", C = "G", G = "C", T = "A" })[kmer:sub(j, j)] end
+          rc = table.concat(rc)
+          local c = rc < kmer and rc or kmer
+          if k <= 32 then
+            local bits = {}
+            for j = 1, k do bits[#bits + 1] = ({ A = "00", C = "01", G = "10", T = "11" })[c:sub(j, j)] end
+            local b = table.concat(bits)
+            b = b .. ("0"):rep((8 - #b % 8) % 8)
+            c = b:gsub("%d%d%d%d%d%d%d%d", function(byte) return string.char(tonumber(byte, 2)) end)
+          end
+          out[#out + 1] = c
+        end
+      end
+    end
+    return out
+  end
+
+  it("makes version 2's features: N-free canonical k-mers, 2-bit packed up to k = 32", function()
+    assert.are.same({ "\x1b", "\x1b" }, fasta.new{ k = 4 }.extract(">a\nACGTNACGT\n")) -- ACGT: 00 01 10 11
+    assert.are.same({ "\x6c" }, fasta.new{ k = 4 }.extract(">a\nCGTA\n"))              -- its complement TACG is larger
+    assert.are.same({ "\0\0" }, fasta.new{ k = 5 }.extract(">a\nTTTTT\n"))           -- AAAAA, two bytes
+    assert.are.same({ "AXC", "XCG" }, fasta.new{ k = 3 }.extract(">p\naxcg\n"))     -- a protein: letters as they are
+    local r = 0
+    local function base(alpha) r = (r * 16807 + 11) % 2147483647; local i = r % #alpha + 1; return alpha:sub(i, i) end
+    for _, k in ipairs({ 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 21, 31, 32, 33, 40 }) do
+      for round = 1, 6 do
+        local seqs, lines = {}, {}
+        for rec = 1, 1 + round % 3 do
+          local alpha = (round + rec) % 4 == 0 and "ACDEFGHIKLMNPQRSTVWY" or ((round % 2 == 0) and "ACGTN" or "ACGT")
+          local t = {}
+          for i = 1, 20 + r % 150 do t[i] = base(alpha) end
+          seqs[rec] = table.concat(t)
+          lines[#lines + 1] = ">r" .. rec
+          for i = 1, #seqs[rec], 50 do lines[#lines + 1] = seqs[rec]:sub(i, i + 49):lower() end
+        end
+        assert.are.same(reference(seqs, k), fasta.new{ k = k }.extract(table.concat(lines, "\n")), "k = " .. k)
+      end
+    end
+  end)
+
   it("rejects data before the first header", function()
     local f, err = fasta.extract("ACGT\n>x\nACGT\n", "g.fa")
     assert.is_nil(f)

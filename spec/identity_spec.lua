@@ -28,6 +28,21 @@ describe("sketch identity", function()
     assert.are.equal(1, a:resemblance(b))
   end)
 
+  it("refuses sketches of version 1 of the FASTA extractor, saying so", function()
+    -- version 1's identity was the extractor's name ("fasta"); its features
+    -- do not matter here, only the identity its sketches carry
+    local v1 = { name = "fasta", kind = "set", extract = function() return { "ACGTACGTACGTACGTACGTA" } end }
+    local old_text = sketcher.shinglers({ extractor = v1, sketch = "min", s = 50 })
+    local old = assert(extractors.sketch(v1, old_text, fasta, "x.fa"))
+    local err = refused(fasta_sketch("fasta"), old)
+    assert.is_truthy(err:find("extractor:fasta is an earlier version of the extractor fasta; sketch the data again", 1, true), err)
+    err = refused(fasta_sketch("fasta:k=15"), (function()
+      local v1k = { name = "fasta:k=15", kind = "set", extract = v1.extract }
+      return assert(extractors.sketch(v1k, (sketcher.shinglers({ extractor = v1k, sketch = "min", s = 50 })), fasta, "x.fa"))
+    end)())
+    assert.is_truthy(err:find("earlier version of the extractor fasta:k=15", 1, true), err)
+  end)
+
   it("names the canonicalization option that differs", function()
     local t = "the quick brown fox jumps over the lazy dog and runs far away into the forest"
     local err = refused(shingle.new{ fold = true }:sketch(t), shingle.new{}:sketch(t))

@@ -135,6 +135,10 @@ describe("sketching on the pool's threads instead of the main thread", function(
     local a = compare({ w = 10, extractor = "fasta" }, fasta_docs(), true)
     assert.is_truthy(a[14].error:find("line 1: sequence data before the first '>' header", 1, true), a[14].error)
     compare({ w = 10, extractor = "fasta:k=15", sketch = "mod", m = 4 }, fasta_docs(), true)
+    -- 2-bit codes up to k = 32 (one 64-bit word), letters above; 1 and 4 bases
+    for _, k in ipairs({ 1, 4, 31, 32, 33 }) do
+      compare({ w = 10, extractor = "fasta:k=" .. k, sketch = "full" }, fasta_docs(), true)
+    end
   end)
 
   it("the code extractor (a C tokenizer) gives the Lua extractor's sketches", function()

@@ -24,17 +24,33 @@ static void make(void)
 static int lower(unsigned char b) { return b >= 'a' && b <= 'z' ? b - 32 : b; }
 
 /* The id of the k-mer at s (upper-case sequence bytes), canonical for DNA:
- * the smaller of it and its reverse complement, built and compared. */
+ * the smaller of it and its reverse complement, built and compared; for
+ * k <= 32 the id of its bases packed 2 bits each (A 0, C 1, G 2, T 3; the
+ * first in the high bits of the first byte; ceil(k / 4) bytes). */
 static uint64_t slow_id(const unsigned char *s, size_t k, int dna)
 {
-    unsigned char rc[SH_FASTA_MAX_K];
+    unsigned char rc[SH_FASTA_MAX_K], packed[8];
+    const unsigned char *c;
     size_t j;
     if (!dna) return sh_token_id(&sh, s, k);
     for (j = 0; j < k; j++) {
         unsigned char b = s[k - 1 - j];
         rc[j] = b == 'A' ? 'T' : b == 'C' ? 'G' : b == 'G' ? 'C' : b == 'T' ? 'A' : 'N';
     }
-    return memcmp(rc, s, k) < 0 ? sh_token_id(&sh, rc, k) : sh_token_id(&sh, s, k);
+    c = memcmp(rc, s, k) < 0 ? rc : s;
+    if (k > 32) return sh_token_id(&sh, c, k);
+    memset(packed, 0, sizeof packed);
+    for (j = 0; j < k; j++) {
+        const unsigned v = c[j] == 'A' ? 0 : c[j] == 'C' ? 1 : c[j] == 'G' ? 2 : 3;
+        packed[j / 4] = (unsigned char)(packed[j / 4] | v << (6 - 2 * (j % 4)));
+    }
+    return sh_token_id(&sh, packed, (k + 3) / 4);
+}
+
+/* Whether the DNA k-mer at s has an N (it then has no id). */
+static int has_n(const unsigned char *s, size_t k)
+{
+    return memchr(s, 'N', k) != NULL;
 }
 
 static void rolling_ids_equal_fingerprints_from_scratch(void)
@@ -81,7 +97,8 @@ static void rolling_ids_equal_fingerprints_from_scratch(void)
             }
             for (r = 0; r < (size_t)nrec; r++)
                 for (i = 0; i + ks[ki] <= seqlen[r]; i++, nid++)
-                    if (nid >= w.n_ids || w.ids[nid] != slow_id(seq[r] + i, ks[ki], dna[r])) {
+                    if (dna[r] && has_n(seq[r] + i, ks[ki])) nid--; /* no id */
+                    else if (nid >= w.n_ids || w.ids[nid] != slow_id(seq[r] + i, ks[ki], dna[r])) {
                         if (!bad) fprintf(stderr, "k %u round %d record %zu at %zu: differs\n", ks[ki], round, r, i);
                         bad++;
                     }
@@ -107,10 +124,11 @@ static void palindromes_and_runs_pick_the_smaller_strand(void)
     CHECK(sh_fasta_init(&f, &sh, 4, &err) == SH_OK);
     CHECK(sh_fasta_features(&f, in, strlen(in), &w, &err) == SH_OK);
     CHECK_EQ_U64(w.n_ids, 5 + 13);
-    CHECK_EQ_U64(w.ids[0], sh_token_id(&sh, "ACGT", 4));
-    CHECK_EQ_U64(w.ids[1], sh_token_id(&sh, "CGTA", 4)); /* its complement TACG is larger */
-    for (i = 5; i < 10; i++) CHECK_EQ_U64(w.ids[i], sh_token_id(&sh, "AAAA", 4));
-    CHECK_EQ_U64(w.ids[17], sh_token_id(&sh, "AAAA", 4)); /* TTTT */
+    /* ids of the bases packed 2 bits each: ACGT 00 01 10 11, CGTA 01 10 11 00 */
+    CHECK_EQ_U64(w.ids[0], sh_token_id(&sh, "\x1b", 1));
+    CHECK_EQ_U64(w.ids[1], sh_token_id(&sh, "\x6c", 1)); /* its complement TACG is larger */
+    for (i = 5; i < 10; i++) CHECK_EQ_U64(w.ids[i], sh_token_id(&sh, "\0", 1));
+    CHECK_EQ_U64(w.ids[17], sh_token_id(&sh, "\0", 1)); /* TTTT */
     sh_work_free(&w);
 }
 

@@ -58,6 +58,7 @@ local canon_fields = { "lowercase", "numbers", "punctuation", "fold", "invalid" 
 -- a comparison refused for other rules says which part differs (the
 -- binding calls registry["shingle.rules_diff"], core/lua/l_sketch.c).
 local described = {}
+local retired = {} -- rules names of earlier versions of extractors: the note to give
 
 --- The message for sketches of rules a and b (fingerprints): the parts of
 -- their descriptions that differ, or nil when one is not known here.
@@ -74,8 +75,15 @@ function M.rules_diff(a, b)
     end
   end
   if #diffs == 0 then return nil end
+  local note = retired[pa.rules] or retired[pb.rules]
   return "cannot compare sketches made with different canonicalization rules (" .. table.concat(diffs, "; ")
-    .. "): sketch both documents with the same shingler"
+    .. "): " .. (note or "sketch both documents with the same shingler")
+end
+
+--- Note that the rule set or extractor name (as in a rules description) is
+-- an earlier version's: a comparison refused for it says note.
+function M.retire(name, note)
+  retired[name] = note
 end
 debug.getregistry()["shingle.rules_diff"] = M.rules_diff
 

@@ -9,6 +9,7 @@
 local shingle = require "shingle"
 local core = require "shingle.core"
 local rules = require "shingle.rules"
+local options = require "shingle.options"
 
 local M = {}
 M.__index = M
@@ -46,8 +47,19 @@ function M.shinglers(cfg)
     local err
     ex, err = require("shingle.extractors").get(cfg.extractor)
     if not ex then error(err, 0) end
-    -- an extractor that is a C tokenizer (code) is one in the shingler
-    canon = { { name = "extractor:" .. ex.name, tokens = function(t) return t end, c = ex.tokenizer } }
+    -- an extractor that is a C tokenizer (code) is one in the shingler;
+    -- its identity (a new version's) may differ from its name
+    canon = { { name = "extractor:" .. (ex.identity or ex.name), tokens = function(t) return t end, c = ex.tokenizer } }
+    -- the identities of its earlier versions, so that a comparison with
+    -- their sketches is refused saying so
+    for _, old in ipairs(ex.retired or {}) do
+      local r = {}
+      for k, v in pairs(o) do r[k] = v end
+      for k in pairs(canon_keys) do r[k] = nil end
+      r.canon = { { name = "extractor:" .. old, tokens = canon[1].tokens } }
+      options.retire(options.resolve(r).rules_name, ("extractor:%s is an earlier version of the extractor %s;"
+        .. " sketch the data again"):format(old, ex.name))
+    end
   elseif canon then
     canon = rules.load(canon)
   end

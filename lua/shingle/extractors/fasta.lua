@@ -2,8 +2,17 @@
 -- sharing most k-mers resemble each other, the way MinHash sketches compare
 -- genomes. A k-mer and its reverse complement count as one for DNA.
 --
--- The pipeline's threads run the same extraction in C (core/fasta.c, rolling
--- fingerprints of both strands); this Lua function is its reference.
+-- A sequence of only A, C, G, T and N is DNA. Version 2 (2026-11-23): a DNA
+-- k-mer with an N in it is no feature (as Mash and sourmash skip them), and
+-- for k <= 32 the feature of a canonical k-mer is its bases packed 2 bits
+-- each (A 0, C 1, G 2, T 3; the first base in the high bits of the first
+-- byte; ceil(k / 4) bytes), which C rolls in a 64-bit word. Sketches made by
+-- version 1 (N a base, the k-mer's letters as the feature) are refused in
+-- comparisons with version 2's, which say so: the identity is "fasta@2".
+--
+-- The pipeline's threads run the same extraction in C (core/fasta.c, 2-bit
+-- codes of both strands rolled, or rolling fingerprints for k > 32 and
+-- proteins); this Lua function is its reference.
 --
 -- The module is the extractor for k = 21; fasta.new{ k = 15 } makes another,
 -- independent one (named "fasta:k=15", so that its sketches are not compared
@@ -13,6 +22,20 @@ local comp = { A = "T", C = "G", G = "C", T = "A", N = "N" }
 local function canonical(kmer)
   local rc = kmer:reverse():gsub(".", comp)
   return rc < kmer and rc or kmer
+end
+
+local two = { A = 0, C = 1, G = 2, T = 3 }
+
+-- The bases of a k-mer of A, C, G, T packed 2 bits each, four to a byte,
+-- the first in the high bits, the last byte filled up with zero bits.
+local function pack(kmer)
+  local bytes = {}
+  for i = 1, #kmer, 4 do
+    local b = 0
+    for j = i, i + 3 do b = b * 4 + (two[kmer:sub(j, j)] or 0) end
+    bytes[#bytes + 1] = string.char(b)
+  end
+  return table.concat(bytes)
 end
 
 local DEFAULT_K = 21
@@ -37,7 +60,12 @@ local function extract(k, bytes, path)
     local dna = not s:find("[^ACGTN]")
     for i = 1, #s - k + 1 do
       local kmer = s:sub(i, i + k - 1)
-      feats[#feats + 1] = dna and canonical(kmer) or kmer
+      if not dna then
+        feats[#feats + 1] = kmer
+      elseif not kmer:find("N", 1, true) then
+        local c = canonical(kmer)
+        feats[#feats + 1] = k <= 32 and pack(c) or c
+      end
     end
   end
   return feats
@@ -55,8 +83,11 @@ local function new(opts)
   if type(k) ~= "number" or k ~= math.floor(k) or k < 1 or k > 1000 then
     error(("the FASTA extractor's k is %s; use a whole number from 1 to 1000"):format(tostring(k)), 2)
   end
+  local name = k == DEFAULT_K and "fasta" or ("fasta:k=" .. k)
   return {
-    name = k == DEFAULT_K and "fasta" or ("fasta:k=" .. k),
+    name = name,
+    identity = name .. "@2", -- version 2: N-free k-mers, 2-bit packed (above)
+    retired = { name },      -- version 1's identity: refused, saying so
     kind = "set",
     k = k,
     c = "fasta", -- the pipeline extracts in C (core/fasta.h): this extract is its reference
