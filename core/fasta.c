@@ -29,8 +29,10 @@ sh_status sh_fasta_init(sh_fasta *f, const sh_shingler *sh, unsigned k, sh_error
 
 static const unsigned char complement[256] = { ['A'] = 'T', ['C'] = 'G', ['G'] = 'C', ['T'] = 'A', ['N'] = 'N' };
 static const unsigned char code[256] = { ['A'] = 0, ['C'] = 1, ['G'] = 2, ['N'] = 3, ['T'] = 4 };
-/* 2-bit codes of DNA k-mers (k <= 32); 4: N (the sequence holds only these) */
-static const unsigned char base2[256] = { ['A'] = 0, ['C'] = 1, ['G'] = 2, ['T'] = 3, ['N'] = 4 };
+/* 1 + the 2-bit code of a DNA base (k <= 32), 5 for N, 0 for a byte that
+ * makes the sequence a protein's */
+static const unsigned char base2[256] = { ['A'] = 1, ['C'] = 2, ['G'] = 3, ['T'] = 4, ['N'] = 5 };
+#define NOT_DNA ((size_t)-1)
 
 /* A rolling state: the k-mer's fingerprint, its reverse complement's, and
  * for choosing between them (k <= 21) their 3-bit codes. */
@@ -106,7 +108,8 @@ static void kmers(const sh_fasta *f, const unsigned char *s, size_t n, int dna, 
  * of the letters), and its id is sh_token_id of its packed bytes, which for
  * at most 8 bytes is T * x^64 mod P_id, T their big-endian value: one
  * carry-less multiply and a Barrett reduction, or eight table lookups.
- * A k-mer with an N in it has no id. Returns the ids written. */
+ * A k-mer with an N in it has no id. Returns the ids written, or NOT_DNA
+ * at a byte that is not a base (a protein: the caller starts again). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(SH_NO_SIMD)
 #include <immintrin.h>
 #define FA_HW 1
@@ -119,10 +122,14 @@ static size_t kmers2_hw(const sh_fasta *f, const unsigned char *s, size_t n, uin
     uint64_t fw = 0, rc = 0;
     size_t i, run = 0, nid = 0;
     for (i = 0; i < n; i++) {
-        const unsigned c = base2[s[i]];
+        const unsigned c = base2[s[i]] - 1u;
         uint64_t t;
         __m128i a;
-        if (c > 3) { run = 0; continue; } /* N */
+        if (c > 3) {
+            if (c != 4) return NOT_DNA;
+            run = 0; /* N */
+            continue;
+        }
         fw = ((fw << 2) | c) & mask;
         rc = (rc >> 2) | ((uint64_t)(3 - c) << shift);
         t = (fw < rc ? fw : rc) << pad;
@@ -147,9 +154,13 @@ FZ static size_t kmers2_zmm(const sh_fasta *f, const unsigned char *s, size_t n,
     uint64_t fw = 0, rc = 0;
     size_t i, run = 0, nid = 0;
     for (i = 0; i < n; i++) {
-        const unsigned c = base2[s[i]];
+        const unsigned c = base2[s[i]] - 1u;
         uint64_t a;
-        if (c > 3) { run = 0; continue; } /* N */
+        if (c > 3) {
+            if (c != 4) return NOT_DNA;
+            run = 0; /* N */
+            continue;
+        }
         fw = fw * 4 + c; /* the bits above the k-mer's are cut below */
         rc = (rc >> 2) | rcin[c];
         a = fw & mask;
@@ -186,8 +197,12 @@ static size_t kmers2(const sh_fasta *f, const unsigned char *s, size_t n, uint64
     if (f->sh->hw) return kmers2_hw(f, s, n, ids);
 #endif
     for (i = 0; i < n; i++) {
-        const unsigned c = base2[s[i]];
-        if (c > 3) { run = 0; continue; } /* N */
+        const unsigned c = base2[s[i]] - 1u;
+        if (c > 3) {
+            if (c != 4) return NOT_DNA;
+            run = 0; /* N */
+            continue;
+        }
         fw = ((fw << 2) | c) & mask;
         rc = (rc >> 2) | ((uint64_t)(3 - c) << shift);
         ids[nid] = sh_mulx_apply(m, (fw < rc ? fw : rc) << pad);
@@ -289,14 +304,17 @@ sh_status sh_fasta_features(const sh_fasta *f, const char *in, size_t n, sh_work
         const size_t m = (size_t)(start[r + 1] - start[r]);
         size_t j;
         int dna = 1;
-        for (j = 0; j < m && dna; j++) dna = complement[q[j]] != 0;
+        /* (for k <= 32 kmers2 finds out as it goes) */
+        for (j = 0; j < m && dna && f->k > 32; j++) dna = complement[q[j]] != 0;
         if (m >= f->k) {
             /* (kmers2 may store one id past the last it keeps) */
             if (sh_work_reserve_ids(w, nid + m - f->k + 2) != SH_OK)
                 return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu k-mers", nid + m - f->k + 1);
-            if (dna && f->k <= 32) {
-                nid += kmers2(f, q, m, w->ids + nid);
+            const size_t got = dna && f->k <= 32 ? kmers2(f, q, m, w->ids + nid) : NOT_DNA;
+            if (got != NOT_DNA) {
+                nid += got;
             } else {
+                if (f->k <= 32) dna = 0;
                 kmers(f, q, m, dna, w->ids + nid);
                 nid += dna ? drop_n(q, m - f->k + 1, f->k, w->ids + nid) : m - f->k + 1;
             }

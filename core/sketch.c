@@ -430,13 +430,14 @@ static size_t hash_distinct(const uint64_t *l, size_t nl, uint64_t *tab)
     return nd;
 }
 
-/* count_distinct's bits: 2^b >= 32 n (at least 64), and for up to
- * FIRST_MAX values 2^b >= 8 n. */
+/* count_distinct's bits: 2^b >= 32 n (at least 64); for up to FIRST_MAX
+ * values 2^b >= 8 n, from 4,097 on 4 n (first[] is then past the L1 cache
+ * anyway, and a smaller bitmap stays in it). */
 #define FIRST_MAX ((size_t)65535)
 static unsigned distinct_bits(size_t n)
 {
     unsigned b = 6;
-    const size_t per = n <= FIRST_MAX ? 8 : 32;
+    const size_t per = n <= 4096 ? 8 : n <= FIRST_MAX ? 4 : 32;
     while (b < 63 && ((size_t)1 << b) < per * n) b++;
     return b;
 }
@@ -455,11 +456,11 @@ static size_t distinct_scratch(size_t n)
  * collision, about one value in three): each value's top b bits pick a bit
  * of a bitmap, and a value whose bit was already set is a suspect, a
  * repeat or a value that only shares the bit.
- * Up to FIRST_MAX values (2^b >= 8 n), the index of the first value of each
+ * Up to FIRST_MAX values (2^b >= 8 n or 4 n), the index of the first value of each
  * bit is kept (first[], 16 bits; a value whose bit is set writes to a spare
  * slot instead, so the store needs no branch): the values that are first of
  * their bit are distinct, a suspect equal to its bit's first value is a
- * repeat, and the other suspects (about n / 16 of them) are made distinct
+ * repeat, and the other suspects (about n / 16 or n / 8 of them) are made distinct
  * by hashing, none of them being equal to a first value.
  * Above (2^b >= 32 n: first[] would outgrow the caches), every repeat is a
  * suspect, so the distinct count is n less the repeats among the values

@@ -36,6 +36,8 @@ local function fasta_docs()
   docs[#docs + 1] = { text = ">every byte\n" .. table.concat(all):rep(3) .. "\n>lower\nacgtacgtnnacgtACGTacgt\n", path = "bytes.fa" }
   docs[#docs + 1] = { text = "ACGT\n>late header\nACGT\n", path = "bad.fa" }
   docs[#docs + 1] = { text = "; nothing here\n", path = "empty.fa" }
+  -- DNA for 300 bases, then a protein's letter: every k-mer is a protein's
+  docs[#docs + 1] = { text = ">late\n" .. ("ACGTTGCA"):rep(38):sub(1, 300) .. "E\n>n\n" .. ("N"):rep(40) .. "\n", path = "late.fa" }
   return docs
 end
 

@@ -181,6 +181,35 @@ static void what_is_not_fasta_is_refused_naming_the_line(void)
     sh_work_free(&w);
 }
 
+/* A record that reads as DNA for a long stretch and then has a byte that
+ * is no base (a protein's letter, late): every k-mer of it is a protein's
+ * (its letters, no strand chosen), also those the 2-bit path had made
+ * before it met the letter; and an N-only record has no k-mer. */
+static void a_late_letter_makes_the_record_a_protein(void)
+{
+    static char in[600];
+    static const unsigned ks[] = { 4, 21, 32, 33 };
+    size_t n, i, ki;
+    long bad = 0;
+    sh_work w;
+    memset(&w, 0, sizeof w);
+    for (ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
+        sh_fasta f;
+        sh_error err;
+        CHECK(sh_fasta_init(&f, &sh, ks[ki], &err) == SH_OK);
+        n = (size_t)sprintf(in, ">late\n");
+        for (i = 0; i < 300; i++) in[n++] = "ACGTTGCA"[i % 8];
+        in[n++] = 'E';
+        n += (size_t)sprintf(in + n, "\n>n\nNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN\n");
+        CHECK(sh_fasta_features(&f, in, n, &w, &err) == SH_OK);
+        CHECK_EQ_U64(w.n_ids, 301 - ks[ki] + 1);
+        for (i = 0; i < w.n_ids; i++)
+            if (w.ids[i] != sh_token_id(&sh, in + 6 + i, ks[ki])) bad++;
+    }
+    CHECK_EQ_U64(bad, 0);
+    sh_work_free(&w);
+}
+
 int main(void)
 {
     make();
@@ -188,5 +217,6 @@ int main(void)
     RUN(palindromes_and_runs_pick_the_smaller_strand);
     RUN(every_byte_value_is_read_as_the_lua_extractor_reads_it);
     RUN(what_is_not_fasta_is_refused_naming_the_line);
+    RUN(a_late_letter_makes_the_record_a_protein);
     return TEST_END();
 }
