@@ -153,20 +153,41 @@ FZ static size_t kmers2_zmm(const sh_fasta *f, const unsigned char *s, size_t n,
     const uint64_t rcin[4] = { (uint64_t)3 << shift, (uint64_t)2 << shift, (uint64_t)1 << shift, 0 };
     uint64_t fw = 0, rc = 0;
     size_t i, run = 0, nid = 0;
-    for (i = 0; i < n; i++) {
-        const unsigned c = base2[s[i]] - 1u;
+#define FZ_STEP(C, J) do { \
+            fw = fw * 4 + (C); /* the bits above the k-mer's are cut below */ \
+            rc = (rc >> 2) | rcin[C]; \
+            a = fw & mask; \
+            ids[nid + (J)] = a < rc ? a : rc; \
+        } while (0)
+    for (i = 0; i < n;) {
         uint64_t a;
-        if (c > 3) {
-            if (c != 4) return NOT_DNA;
-            run = 0; /* N */
-            continue;
+        if (i + 4 <= n && run >= k) {
+            /* four bases, all A, C, G or T, each ending a k-mer: no branch
+             * or count per base */
+            const unsigned c0 = base2[s[i]] - 1u, c1 = base2[s[i + 1]] - 1u, c2 = base2[s[i + 2]] - 1u,
+                           c3 = base2[s[i + 3]] - 1u;
+            if ((c0 | c1 | c2 | c3) <= 3) {
+                FZ_STEP(c0, 0);
+                FZ_STEP(c1, 1);
+                FZ_STEP(c2, 2);
+                FZ_STEP(c3, 3);
+                nid += 4;
+                i += 4;
+                continue;
+            }
         }
-        fw = fw * 4 + c; /* the bits above the k-mer's are cut below */
-        rc = (rc >> 2) | rcin[c];
-        a = fw & mask;
-        ids[nid] = a < rc ? a : rc;
-        nid += ++run >= k;
+        {
+            const unsigned c = base2[s[i++]] - 1u;
+            if (c > 3) {
+                if (c != 4) return NOT_DNA;
+                run = 0; /* N */
+                continue;
+            }
+            FZ_STEP(c, 0);
+            nid += ++run >= k;
+        }
     }
+#undef FZ_STEP
     /* T = code << pad, then T * x^64 mod P_id (Barrett, clmul.h), in place */
     for (i = 0; i + 8 <= nid; i += 8) {
         const __m512i x = _mm512_slli_epi64(_mm512_loadu_si512((const void *)&ids[i]), pad);

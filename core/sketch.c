@@ -273,6 +273,16 @@ static uint64_t positions(uint64_t n, uint32_t w)
     return n >= w ? n - w + 1 : (n > 0);
 }
 
+/* The count a MOD_m sketch under option B records and its floor looks at:
+ * the shingles of a text with repetition (its shingle positions), the
+ * features of a set (w = 0) with repetition (n_tokens, their number). The
+ * distinct count would cost a hash probe or a bitmap pass per shingle or
+ * feature, and no MOD_m estimator uses it (docs/guide.md). */
+static uint64_t mod_count(uint32_t w, uint64_t n_tokens)
+{
+    return w ? positions(n_tokens, w) : n_tokens;
+}
+
 /* Select from the nv distinct values v (reordered in place) the ones kind p
  * keeps: they end up sorted in v[0..hdr->n), and hdr gets the header of the
  * sketch they make. */
@@ -290,7 +300,7 @@ static void select_values(sh_sketch_params p, uint64_t *v, size_t nv, uint64_t n
     case SH_SKETCH_MOD:
         /* the floor looks at shingle positions of a text (as mod_sketch does,
          * so both paths pick the same modulus), at the set size of features */
-        p.m = sh_mod_for(p.m, p.floor, p.w ? positions(n_tokens, p.w) : nv);
+        p.m = sh_mod_for(p.m, p.floor, mod_count(p.w, n_tokens));
         keep = keep_mod(v, nv, p.m);
         break;
     case SH_SKETCH_MINMOD:
@@ -307,7 +317,7 @@ static void select_values(sh_sketch_params p, uint64_t *v, size_t nv, uint64_t n
     sh_sort_u64(v, keep);
     hdr->p = p;
     /* MOD sketches of texts count shingles with repetition, as mod_sketch does */
-    hdr->n_shingles = (p.kind == SH_SKETCH_MOD && p.w && p.option == SH_OPTION_B) ? positions(n_tokens, p.w) : nv;
+    hdr->n_shingles = (p.kind == SH_SKETCH_MOD && p.option == SH_OPTION_B) ? mod_count(p.w, n_tokens) : nv;
     hdr->n_tokens = n_tokens;
     hdr->n = keep;
 }
@@ -373,30 +383,6 @@ ZT static size_t permute_keep_mod_zmm(uint64_t seed, const uint64_t *fps, size_t
     for (; i < n; i++) {
         uint64_t x = sh_permute(seed, fps[i]);
         v[k] = x;
-        k += ((x & low) == 0) & (x * inv <= lim);
-    }
-    return k;
-}
-
-/* permute_zmm, and the values that pass keep_mod's test packed to keep in
- * order (keep has room for n + 8): mod_features's first guess. */
-ZT static size_t permute_and_keep_zmm(uint64_t seed, const uint64_t *fps, size_t n, uint64_t low, uint64_t inv,
-                                      uint64_t lim, uint64_t *v, uint64_t *keep)
-{
-    const __m512i sd = _mm512_set1_epi64((long long)seed), vlow = _mm512_set1_epi64((long long)low);
-    const __m512i vinv = _mm512_set1_epi64((long long)inv), vlim = _mm512_set1_epi64((long long)lim);
-    size_t i, k = 0;
-    for (i = 0; i + 8 <= n; i += 8) {
-        const __m512i x = z_permute(_mm512_loadu_si512((const void *)&fps[i]), sd);
-        const __mmask8 kp = _mm512_testn_epi64_mask(x, vlow) & _mm512_cmple_epu64_mask(_mm512_mullo_epi64(x, vinv), vlim);
-        _mm512_storeu_si512((void *)&v[i], x);
-        _mm512_storeu_si512((void *)&keep[k], _mm512_maskz_compress_epi64(kp, x));
-        k += (size_t)__builtin_popcount((unsigned)kp);
-    }
-    for (; i < n; i++) {
-        const uint64_t x = sh_permute(seed, fps[i]);
-        v[i] = x;
-        keep[k] = x;
         k += ((x & low) == 0) & (x * inv <= lim);
     }
     return k;
@@ -617,12 +603,11 @@ static sh_status min_sketch(const sh_shingler *sh, sh_sketch_params p, sh_work *
     return SH_OK;
 }
 
-/* MOD_m of a text under option B, the clustering default, in one pass: each
- * shingle is mixed and tested for divisibility, and only the kept ones (about
- * 1 in m) are sorted and made distinct, into w->vals. The shingle count
- * recorded is the number of shingles with repetition: counting the distinct
- * ones would need a hash probe for every shingle, a third of the sketching
- * time, and no MOD_m estimator uses it (docs/guide.md). */
+/* MOD_m of a text or a feature set under option B, the clustering default,
+ * in one pass: each shingle (feature) is mixed and tested for divisibility,
+ * and only the kept ones (about 1 in m) are sorted and made distinct, into
+ * w->vals. The count recorded, and the floor's, is mod_count's: with
+ * repetition. */
 static sh_status mod_sketch(sh_simd level, sh_sketch_params p, sh_work *w, uint64_t n_tokens, sh_sketch *hdr,
                             sh_error *err)
 {
@@ -633,7 +618,7 @@ static sh_status mod_sketch(sh_simd level, sh_sketch_params p, sh_work *w, uint6
     (void)level;
     if (reserve(w, n + 8) != SH_OK) return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", n);
     v = w->vals;
-    p.m = sh_mod_for(p.m, p.floor, positions(n_tokens, p.w));
+    p.m = sh_mod_for(p.m, p.floor, mod_count(p.w, n_tokens));
     mod_test(p.m, &low, &inv, &lim);
 #ifdef SK_X86
     if (level >= SH_SIMD_AVX512) {
@@ -651,59 +636,9 @@ static sh_status mod_sketch(sh_simd level, sh_sketch_params p, sh_work *w, uint6
     p.s = 0;
     p.cls = 0;
     hdr->p = p;
-    hdr->n_shingles = positions(n_tokens, p.w);
+    hdr->n_shingles = mod_count(p.w, n_tokens);
     hdr->n_tokens = n_tokens;
     hdr->n = d;
-    return SH_OK;
-}
-
-/* MOD_m of a feature set (extractors: k-mers, the notes of a melody): as
- * select_values makes it, whose floor and shingle count are the set's size,
- * without a hash table: the distinct values counted as MIN_s counts them,
- * then those of the modulus for that size filtered, sorted and made
- * distinct. */
-static sh_status mod_features(const sh_shingler *sh, sh_sketch_params p, sh_work *w, uint64_t n_tokens, sh_sketch *hdr,
-                              sh_error *err)
-{
-    const size_t n = w->n_fps;
-    size_t i, nv, k = 0;
-    uint64_t *v, *keep, inv, lim, low, m;
-    (void)sh;
-    if (reserve(w, 2 * n + 8) != SH_OK || table_slots(w, distinct_scratch(n), 0) != SH_OK)
-        return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu features", n);
-    keep = w->vals;
-    v = w->vals + n;
-    /* the multiples of m kept as the values are mixed: the modulus stays m
-     * unless the set is small (below floor * m distinct values) */
-    mod_test(p.m, &low, &inv, &lim);
-#ifdef SK_X86
-    if (sh->level >= SH_SIMD_AVX512) {
-        k = permute_and_keep_zmm(p.seed, w->fps, n, low, inv, lim, v, keep);
-    } else
-#endif
-    for (i = 0; i < n; i++) {
-        const uint64_t x = sh_permute(p.seed, w->fps[i]);
-        v[i] = x;
-        keep[k] = x;
-        k += ((x & low) == 0) & (x * inv <= lim);
-    }
-    nv = count_distinct(v, n, 0, NULL, NULL, w->tab);
-    m = sh_mod_for(p.m, p.floor, nv);
-    if (m != p.m) {
-        p.m = m;
-        mod_test(p.m, &low, &inv, &lim);
-        for (i = 0, k = 0; i < n; i++) {
-            keep[k] = v[i];
-            k += ((v[i] & low) == 0) & (v[i] * inv <= lim);
-        }
-    }
-    w->n_vals = sorted_distinct(keep, k);
-    p.s = 0;
-    p.cls = 0;
-    hdr->p = p;
-    hdr->n_shingles = nv;
-    hdr->n_tokens = n_tokens;
-    hdr->n = w->n_vals;
     return SH_OK;
 }
 
@@ -739,7 +674,7 @@ sh_status sh_sketch_compute(const sh_shingler *sh, sh_work *w, const sh_sketch_p
     if ((st = check_kind(params, err)) != SH_OK) return st;
     sh_sketch_identity(sh, params, features, &p);
     if (p.kind == SH_SKETCH_MOD && p.option == SH_OPTION_B)
-        return features ? mod_features(sh, p, w, n_tokens, hdr, err) : mod_sketch(sh->level, p, w, n_tokens, hdr, err);
+        return mod_sketch(sh->level, p, w, n_tokens, hdr, err);
     if (p.kind == SH_SKETCH_MIN && p.option == SH_OPTION_B)
         return min_sketch(sh, p, w, n_tokens, hdr, err);
     if (distinct(sh, w, p.option == SH_OPTION_A, p.seed) != SH_OK)

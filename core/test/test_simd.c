@@ -381,18 +381,20 @@ static void sketches_agree_at_every_level_and_with_the_definition(void)
                     bad++;
                 }
             }
-            if (kind && round % 2) { /* the shingles as a feature set: MOD_m against its definition */
+            if (kind && round % 2) { /* the shingles as a feature set: MOD_m against its definition, whose
+                                      * floor and count are the number of features with repetition (the
+                                      * n_tokens given: here n) */
                 sh_sketch *fs;
                 uint64_t m;
                 size_t want = 0;
                 for (i = 0; i < w.n_fps; i++) all[i] = sh_permute(shs[1].c.seed, w.fps[i]);
                 qsort(all, w.n_fps, 8, cmp_u64);
                 for (i = 0, nd = 0; i < w.n_fps; i++) if (!nd || all[i] != all[nd - 1]) all[nd++] = all[i];
-                m = sh_mod_for(p.m, p.floor, nd);
+                m = sh_mod_for(p.m, p.floor, n);
                 for (i = 0; i < nd; i++) if (all[i] % m == 0) all[want++] = all[i];
                 for (lv = SH_SIMD_PORTABLE; lv <= (int)best; lv++) {
                     if (sh_sketch_build(&shs[lv], &w, &p, 1, n, &fs, &err) != SH_OK) { bad++; continue; }
-                    if (fs->n_shingles != nd || fs->n != want || fs->p.m != m || memcmp(fs->v, all, want * 8) != 0) {
+                    if (fs->n_shingles != n || fs->n != want || fs->p.m != m || memcmp(fs->v, all, want * 8) != 0) {
                         if (!bad) fprintf(stderr, "MOD of %zu features differs from its definition at level %s\n", n,
                                           sh_simd_name((sh_simd)lv));
                         bad++;
