@@ -24,16 +24,15 @@ local function canonical(kmer)
   return rc < kmer and rc or kmer
 end
 
-local two = { A = 0, C = 1, G = 2, T = 3 }
+local two = { [65] = 0, [67] = 1, [71] = 2, [84] = 3 } -- A C G T by byte
 
 -- The bases of a k-mer of A, C, G, T packed 2 bits each, four to a byte,
 -- the first in the high bits, the last byte filled up with zero bits.
 local function pack(kmer)
   local bytes = {}
   for i = 1, #kmer, 4 do
-    local b = 0
-    for j = i, i + 3 do b = b * 4 + (two[kmer:sub(j, j)] or 0) end
-    bytes[#bytes + 1] = string.char(b)
+    local a, b, c, d = kmer:byte(i, i + 3)
+    bytes[#bytes + 1] = string.char(((two[a] * 4 + (two[b] or 0)) * 4 + (two[c] or 0)) * 4 + (two[d] or 0))
   end
   return table.concat(bytes)
 end
