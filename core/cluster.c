@@ -51,15 +51,64 @@ fail:
     return st;
 }
 
+static sh_status p1_name(sh_p1 *p, const char *name, uint64_t *at, sh_error *err)
+{
+    size_t k = strlen(name) + 1;
+    sh_status st;
+    char *c;
+    if (p->last_name && strcmp(p->last_name, name) == 0) { *at = p->last_name_at; return SH_OK; }
+    if ((st = sh_recwriter_append(&p->names, name, k, err)) != SH_OK) return st;
+    if (!(c = (char *)malloc(k))) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+    memcpy(c, name, k);
+    free(p->last_name);
+    p->last_name = c;
+    p->last_name_at = *at = p->names_size;
+    p->names_size += k;
+    return SH_OK;
+}
+
+sh_status sh_p1_sources(sh_p1 *p, const char *dir, const char *cwd, sh_error *err)
+{
+    char path[4096];
+    uint64_t at;
+    sh_status st;
+    if (!p->want_full) return SH_OK;
+    sh_run_path(path, sizeof path, dir, "sources.bin");
+    if ((st = sh_recwriter_open(&p->src, path, SH_MAGIC_SOURCES, sizeof(sh_srcrec), NULL, 0, err)) != SH_OK) return st;
+    sh_run_path(path, sizeof path, dir, "srcnames.bin");
+    if ((st = sh_recwriter_open(&p->names, path, SH_MAGIC_SRCNAMES, 1, NULL, 0, err)) != SH_OK) return st;
+    p->sources = 1;
+    return p1_name(p, cwd, &at, err);
+}
+
 sh_status sh_p1_add(sh_p1 *p, const sh_doc_out *outs, size_t n, sh_error *err)
+{
+    return sh_p1_add_src(p, outs, NULL, n, err);
+}
+
+sh_status sh_p1_add_src(sh_p1 *p, const sh_doc_out *outs, const sh_doc_src *srcs, size_t n, sh_error *err)
 {
     size_t i;
     sh_status st;
     uint64_t *zeros = NULL;
     for (i = 0; i < n; i++) {
         const sh_doc_out *o = &outs[i];
+        const sh_doc_src *src = srcs ? &srcs[i] : NULL;
+        int again = p->sources && src && src->kind != SH_SRC_STORED && src->name;
         sh_docrec r;
         memset(&r, 0, sizeof r);
+        if (p->sources) {
+            sh_srcrec sr;
+            memset(&sr, 0, sizeof sr);
+            if (again) {
+                sr.kind = (uint8_t)src->kind;
+                sr.html = (uint8_t)(src->html != 0);
+                sr.off = src->off;
+                sr.len = src->len;
+                if ((st = p1_name(p, src->name, &sr.name, err)) != SH_OK) return st;
+            }
+            if ((st = sh_recwriter_append(&p->src, &sr, 1, err)) != SH_OK) return st;
+        }
         r.rep = (uint32_t)p->n_docs;
         r.status = (uint8_t)o->status;
         if (o->status == SH_OK) {
@@ -82,11 +131,18 @@ sh_status sh_p1_add(sh_p1 *p, const sh_doc_out *outs, size_t n, sh_error *err)
                 if (!o->full)
                     return sh_error_set(err, SH_EINVAL, 0, "document %llu has no full shingle set, and this run keeps them "
                                         "(exact verification)", (unsigned long long)p->n_docs + 1);
+                r.full_n = (uint32_t)o->full->n;
+                if (again) {
+                    /* made again from its source for phase 4 when it is a candidate */
+                    r.full_off = SH_FULL_AT_SOURCE;
+                    goto full_done;
+                }
                 r.full_off = p->n_full;
                 r.full_n = (uint32_t)o->full->n;
                 if ((st = sh_recwriter_append(&p->full, o->full->v, o->full->n, err)) != SH_OK) return st;
                 p->n_full += o->full->n;
             }
+        full_done:
             p->n_ok++;
             p->n_bytes += o->bytes;
         }
@@ -114,7 +170,11 @@ sh_status sh_p1_commit(sh_p1 *p, sh_error *err)
     if ((st = sh_recwriter_commit(&p->sketches, err)) != SH_OK) goto fail;
     if (p->want_full && (st = sh_recwriter_commit(&p->full, err)) != SH_OK) goto fail;
     if (p->sig_k && (st = sh_recwriter_commit(&p->sigs, err)) != SH_OK) goto fail;
+    if (p->sources && ((st = sh_recwriter_commit(&p->src, err)) != SH_OK || (st = sh_recwriter_commit(&p->names, err)) != SH_OK))
+        goto fail;
     if ((st = sh_recwriter_commit(&p->docs, err)) != SH_OK) goto fail;
+    free(p->last_name);
+    p->last_name = NULL;
     return SH_OK;
 fail:
     sh_p1_abort(p);
@@ -127,6 +187,10 @@ void sh_p1_abort(sh_p1 *p)
     sh_recwriter_abort(&p->sketches);
     sh_recwriter_abort(&p->full);
     sh_recwriter_abort(&p->sigs);
+    sh_recwriter_abort(&p->src);
+    sh_recwriter_abort(&p->names);
+    free(p->last_name);
+    p->last_name = NULL;
 }
 
 /* ---- identical documents -------------------------------------------------- */

@@ -25,6 +25,11 @@
 /* ---- phase 1: sketch documents and write them ---------------------------- */
 typedef struct sh_p1 {
     sh_recwriter docs, sketches, full, sigs;
+    sh_recwriter src, names;  /* with sources: sources.bin, srcnames.bin */
+    int sources;
+    uint64_t names_size;      /* bytes of srcnames.bin so far */
+    char *last_name;          /* the last name written (a JSON Lines file repeats) */
+    uint64_t last_name_at;
     int want_full;
     uint32_t sig_k;
     uint64_t n_docs, n_values, n_full, n_ok, n_bytes;
@@ -34,6 +39,23 @@ typedef struct sh_p1 {
 sh_status sh_p1_open(sh_p1 *p, const char *dir, const sh_pool_config *cfg, const sh_sketch_params *identity, sh_error *err);
 /* Append the results of one pool batch; documents keep their order (ids). */
 sh_status sh_p1_add(sh_p1 *p, const sh_doc_out *outs, size_t n, sh_error *err);
+
+/* Where a document came from (formats.h, sources.bin): kind SH_SRC_FILE with
+ * name its path, SH_SRC_JSONL with name the plain file and off, len its
+ * line; SH_SRC_STORED for one that cannot be read again. */
+typedef struct sh_doc_src {
+    int kind;
+    int html;
+    const char *name;
+    uint64_t off, len;
+} sh_doc_src;
+
+/* With exact verification (the pool's want_full): write sources.bin and
+ * srcnames.bin (cwd first), and keep in shingles.bin only the full sets of
+ * documents that cannot be read again. Call after sh_p1_open. */
+sh_status sh_p1_sources(sh_p1 *p, const char *dir, const char *cwd, sh_error *err);
+/* sh_p1_add with each document's source (srcs[i]; NULL: none). */
+sh_status sh_p1_add_src(sh_p1 *p, const sh_doc_out *outs, const sh_doc_src *srcs, size_t n, sh_error *err);
 sh_status sh_p1_commit(sh_p1 *p, sh_error *err);
 void sh_p1_abort(sh_p1 *p);
 
@@ -75,7 +97,10 @@ sh_status sh_pairs(const char *dir, const sh_pairs_config *cfg, sh_pairs_stats *
 typedef int (*sh_accept_fn)(void *ud, uint32_t a, uint32_t b, uint32_t shared, const sh_estimate *e,
                             uint32_t size_a, uint32_t size_b);
 
+typedef struct sh_fullsets sh_fullsets; /* verifysets.h */
+
 typedef struct sh_decide_config {
+    const sh_fullsets *fullsets; /* with verify: the candidates' sets made again in memory (verifysets.h), or NULL */
     sh_progress_fn progress; /* may be NULL */
     void *progress_ud;
     sh_accept_fn accept;    /* NULL: decide by policy and threshold */

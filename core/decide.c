@@ -23,6 +23,7 @@ sh_status sh_decider_open(sh_decider *x, const char *dir, const sh_decide_config
     x->st = st;
     memset(st, 0, sizeof *st);
     if ((s = sh_run_open(&x->r, dir, 1, c->verify, need_sigs, err)) != SH_OK) return s;
+    x->r.mem = c->fullsets;
     m = sh_run_max_len(&x->r, 0);
     x->sa = (sh_sketch *)malloc(sizeof(sh_sketch) + m * 8);
     x->sb = (sh_sketch *)malloc(sizeof(sh_sketch) + m * 8);

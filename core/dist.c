@@ -1028,7 +1028,7 @@ static sh_status answer_full(void *ud, uint32_t id, spool *out, sh_error *err)
         o->scratch = b;
         o->cap = r->full_n;
     }
-    if ((s = sh_recstream_read(&o->l->full, r->full_off, r->full_n, o->scratch, err)) != SH_OK) return s;
+    if ((s = sh_run_full(o->l, id - o->first, o->scratch, err)) != SH_OK) return s;
     if ((s = answer_header(out, id, r->full_n, err)) != SH_OK) return s;
     return spool_add(out, o->scratch, (size_t)r->full_n * 8, err);
 }
@@ -1169,7 +1169,7 @@ sh_status sh_dist_decide(sh_dist *d, const sh_decide_config *cfg, sh_decide_stat
                     oc.scratch = b;
                     oc.cap = r->full_n;
                 }
-                if ((s = sh_recstream_read(&l.full, r->full_off, r->full_n, oc.scratch, err)) != SH_OK) goto done;
+                if ((s = sh_run_full(&l, need[i] - d->first, oc.scratch, err)) != SH_OK) goto done;
                 h.docs[i].full_off = h.nfull;
                 h.docs[i].full_n = r->full_n;
                 if ((s = sh_recwriter_append(&h.full, oc.scratch, r->full_n, err)) != SH_OK) goto done;

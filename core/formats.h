@@ -132,6 +132,40 @@ typedef struct sh_clusterrec {
 } sh_clusterrec;
 SH_FORMAT_CHECK(clusterrec, sizeof(sh_clusterrec) == 8);
 
+/* Where each document came from, for exact verification to shingle again
+ * only the documents of candidate pairs instead of keeping every full set
+ * (core/verifysets.h). Phase 1 writes them when every document it can read
+ * again is named by a file path or a line of a plain JSON Lines file:
+ *   sources.bin   sh_srcrec per document, in id order
+ *   srcnames.bin  the names, each ended by a NUL (record size 1); the first
+ *                 is the working directory of phase 1, which relative names
+ *                 are read against
+ * A document read again has full_off SH_FULL_AT_SOURCE in docs.bin (full_n
+ * is its set's size); the others keep theirs in shingles.bin. Phase 4
+ * writes the candidates' sets to fullsets.bin (values, as shingles.bin)
+ * with fullsets.idx (u64 per document: its first value there, or
+ * SH_FULL_AT_SOURCE), and removes both when it is done. */
+#define SH_MAGIC_SOURCES "SHSRCS\0\0"     /* sources.bin: sh_srcrec */
+#define SH_MAGIC_SRCNAMES "SHSRCNM\0"     /* srcnames.bin: NUL-ended names (record size 1) */
+#define SH_MAGIC_FULLIDX "SHFULIX\0"      /* fullsets.idx: u64 per document */
+#define SH_FULL_AT_SOURCE UINT64_MAX      /* docs.bin full_off: the full set is made again from the source */
+
+enum {
+    SH_SRC_STORED = 0,   /* its full set is in shingles.bin (or it has none) */
+    SH_SRC_FILE = 1,     /* the file at name, read as phase 1 read it (decompressed, a message rendered) */
+    SH_SRC_JSONL = 2     /* len bytes at byte off of the plain JSON Lines file name: one line */
+};
+
+typedef struct sh_srcrec {
+    uint64_t off;          /* SH_SRC_JSONL: the line's first byte */
+    uint64_t len;          /* SH_SRC_JSONL: its length */
+    uint64_t name;         /* byte offset of its name in srcnames.bin */
+    uint8_t kind;          /* SH_SRC_* */
+    uint8_t html;          /* 1: canonicalized as HTML */
+    uint8_t pad[6];
+} sh_srcrec;
+SH_FORMAT_CHECK(srcrec, sizeof(sh_srcrec) == 32);
+
 /* ==== the files of a collections run (core/webgraph.h, core/collections.h) ==== */
 
 #define SH_MAGIC_PAGES "SHCPAGE\0"       /* pages.bin: sh_pagerec; meta u32 site_depth, u32 anchored */

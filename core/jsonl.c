@@ -369,6 +369,9 @@ struct sh_jsonl_reader {
     char *buf;
     size_t cap, start, end, scan, max_line;
     uint64_t lineno, consumed;
+    uint64_t base;             /* the byte of the input where reading started (sh_jsonl_range) */
+    uint64_t line_at;          /* the byte of the input where the last line handed out starts */
+    size_t line_len;           /* and its length (without its newline) */
     uint64_t left;             /* bytes still to read (UINT64_MAX: to the end) */
     int eof, done;
     char name[512];
@@ -524,6 +527,7 @@ sh_status sh_jsonl_next_line(sh_jsonl_reader *r, char **line, size_t *n, uint64_
         }
         s = r->buf + r->start;
         len = last ? r->end - r->start : (size_t)(nl - s);
+        r->line_at = r->base + r->consumed;
         r->start += len + (last ? 0 : 1);
         r->scan = r->start;
         r->consumed += len + (last ? 0 : 1);
@@ -535,12 +539,13 @@ sh_status sh_jsonl_next_line(sh_jsonl_reader *r, char **line, size_t *n, uint64_
                                 r->max_line, len);
         }
         if (len > 0 && s[len - 1] == '\r') len--;
-        if (r->lineno == 1 && len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) { s += 3; len -= 3; } /* a byte order mark */
+        if (r->lineno == 1 && len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) { s += 3; len -= 3; r->line_at += 3; } /* a byte order mark */
         for (k = 0; k < len && (s[k] == ' ' || s[k] == '\t' || s[k] == '\r'); k++) {}
         if (k == len) continue; /* blank */
         *line = s;
         *n = len;
         *lineno = r->lineno;
+        r->line_len = len;
         return SH_OK;
     }
 }
@@ -572,11 +577,18 @@ sh_status sh_jsonl_range(sh_jsonl_reader *r, uint64_t start, uint64_t stop, uint
         return SH_EIO;
     }
     r->left = stop - start;
+    r->base = start;
     r->lineno = line > 0 ? line - 1 : 0;
     return SH_OK;
 }
 
 uint64_t sh_jsonl_offset(const sh_jsonl_reader *r) { return r->consumed; }
+
+uint64_t sh_jsonl_line_offset(const sh_jsonl_reader *r, size_t *len)
+{
+    if (len) *len = r->line_len;
+    return r->line_at;
+}
 
 const char *sh_jsonl_name(const sh_jsonl_reader *r) { return r->name; }
 

@@ -94,6 +94,12 @@ sh_status sh_jsonl_next(sh_jsonl_reader *r, const sh_jsonl_fields *f, sh_jsonl_d
 
 /* Bytes consumed so far (for progress). */
 uint64_t sh_jsonl_offset(const sh_jsonl_reader *r);
+/* Where the last line handed out (sh_jsonl_next_line, sh_jsonl_next) starts
+ * in the input, in bytes from its beginning (after a byte order mark), and
+ * *len its length (without newline or carriage return): what reads it again
+ * from a plain file (pread), as exact verification does for the documents
+ * of candidate pairs (core/verifysets.h). */
+uint64_t sh_jsonl_line_offset(const sh_jsonl_reader *r, size_t *len);
 /* The name messages use. */
 const char *sh_jsonl_name(const sh_jsonl_reader *r);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "byteorder.h"
+#include "verifysets.h"
 
 void sh_run_path(char *out, size_t cap, const char *dir, const char *name)
 {
@@ -18,6 +19,8 @@ void sh_run_close(sh_run *r)
     sh_recfile_close(&r->skv);
     sh_recstream_close(&r->full);
     sh_recfile_close(&r->sigs);
+    sh_recfile_close(&r->fidx);
+    sh_recstream_close(&r->fsets);
 }
 
 /* Map and check docs.bin and, as asked, the files of sketch values, full sets
@@ -29,6 +32,7 @@ sh_status sh_run_open(sh_run *r, const char *dir, int need_values, int need_full
     sh_sketch *empty;
     memset(r, 0, sizeof *r);
     r->full.fd = -1;
+    r->fsets.fd = -1;
     sh_run_path(path, sizeof path, dir, "docs.bin");
     if ((st = sh_recfile_open(&r->docs, path, SH_MAGIC_DOCS, sizeof(sh_docrec), 1, err)) != SH_OK) return st;
     if (r->docs.record_size != sizeof(sh_docrec) || r->docs.meta_size != ((SH_DOCS_META_SIZE + 7u) & ~7u) ||
@@ -52,6 +56,18 @@ sh_status sh_run_open(sh_run *r, const char *dir, int need_values, int need_full
             sh_run_close(r);
             if (st == SH_EIO) return sh_error_set(err, SH_EIO, 0, "%s is missing: exact verification needs the full shingle sets kept in phase 1 (run cluster with --verify exact)", path);
             return st;
+        }
+        /* the candidates' sets made again from their sources (verifysets.c) */
+        sh_run_path(path, sizeof path, dir, "fullsets.idx");
+        if (sh_recfile_open(&r->fidx, path, SH_MAGIC_FULLIDX, 8, 1, NULL) == SH_OK) {
+            if (r->fidx.count != r->n) {
+                sh_run_close(r);
+                return sh_error_set(err, SH_EFORMAT, 0, "%s is not of this run (%llu documents, not %u)", path,
+                                    (unsigned long long)r->fidx.count, r->n);
+            }
+            r->fat = (const uint64_t *)(const void *)r->fidx.records;
+            sh_run_path(path, sizeof path, dir, "fullsets.bin");
+            if ((st = sh_recstream_open(&r->fsets, path, SH_MAGIC_SHINGLES, 8, err)) != SH_OK) { sh_run_close(r); return st; }
         }
     }
     if (need_sigs) {
@@ -101,6 +117,20 @@ sh_status sh_run_docs(sh_recfile *f, const char *dir, const sh_docrec **recs, si
 
 /* ---- documents as the estimator takes them --------------------------------- */
 
+sh_status sh_run_full(const sh_run *r, uint32_t i, uint64_t *out, sh_error *err)
+{
+    const sh_docrec *d = &r->d[i];
+    if (d->full_off != SH_FULL_AT_SOURCE) return sh_recstream_read(&r->full, d->full_off, d->full_n, out, err);
+    if (r->mem && i < r->mem->n && r->mem->at[i] != SH_FULL_AT_SOURCE) {
+        memcpy(out, r->mem->v + r->mem->at[i], (size_t)d->full_n * 8);
+        return SH_OK;
+    }
+    if (!r->fat || r->fat[i] == SH_FULL_AT_SOURCE)
+        return sh_error_set(err, SH_EINVAL, 0, "the full shingle set of document %u was not made again from its source "
+                            "(sh_verify_sets makes those of the candidate pairs before phase 4)", i + 1);
+    return sh_recstream_read(&r->fsets, r->fat[i], d->full_n, out, err);
+}
+
 /* A sketch of document i as the estimator takes it, in caller-owned scratch;
  * the full set is read from shingles.bin (NULL, with err set, if that fails). */
 sh_sketch *sh_run_view(const sh_run *r, uint32_t i, sh_sketch *scratch, int full, sh_error *err)
@@ -115,7 +145,7 @@ sh_sketch *sh_run_view(const sh_run *r, uint32_t i, sh_sketch *scratch, int full
         scratch->p.m = 0;
         scratch->p.floor = 0;
         scratch->n = d->full_n;
-        if (sh_recstream_read(&r->full, d->full_off, d->full_n, scratch->v, err) != SH_OK) return NULL;
+        if (sh_run_full(r, i, scratch->v, err) != SH_OK) return NULL;
     } else {
         if (r->p.kind == SH_SKETCH_CLASS) scratch->p.cls = sh_size_class(d->n_shingles);
         if (r->p.kind == SH_SKETCH_MOD) scratch->p.m = sh_mod_step(r->p.m, d->mod_steps);

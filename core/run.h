@@ -19,6 +19,10 @@
 typedef struct sh_run {
     sh_recfile docs, skv, sigs;
     sh_recstream full;
+    sh_recfile fidx;          /* fullsets.idx, when phase 4's step made the candidates' sets again */
+    sh_recstream fsets;       /* fullsets.bin */
+    const uint64_t *fat;      /* fidx's records, or NULL */
+    const sh_fullsets *mem;   /* the same held in memory (the caller's), or NULL */
     const sh_docrec *d;       /* the documents, d[0..n) */
     const uint64_t *v, *sig;  /* sketch values; signatures, sig_k per document */
     uint32_t n;
@@ -34,7 +38,14 @@ void sh_run_path(char *out, size_t cap, const char *dir, const char *name);
 sh_status sh_run_open(sh_run *r, const char *dir, int need_values, int need_full, int need_sigs, sh_error *err);
 void sh_run_close(sh_run *r);
 
-/* Document i's sketch (or, with full, its full set from shingles.bin) as the
+/* THE full set of document i of the run: its full_n values into out, from
+ * shingles.bin, or, for a document phase 1 can read again (formats.h,
+ * sources.bin), from fullsets.bin as sh_verify_sets made it for phase 4.
+ * Phase 4 (sh_run_view, decide.c) and the distributed one (dist.c) read
+ * full sets through it alone. SH_EINVAL naming the document if its set was
+ * not made. */
+sh_status sh_run_full(const sh_run *r, uint32_t i, uint64_t *out, sh_error *err);
+/* Document i's sketch (or, with full, its full set, sh_run_full) as the
  * estimator takes it, in caller-owned scratch with room for
  * sh_run_max_len(r, full) values; NULL with err set if reading fails. */
 sh_sketch *sh_run_view(const sh_run *r, uint32_t i, sh_sketch *scratch, int full, sh_error *err);

@@ -125,7 +125,7 @@ end)
 describe("shingle cluster on a full disk #faults", function()
   -- the files of a run in the order a run writes them, grouped by phase
   local phases = {
-    { "phase 1", { "docs.bin", "sketches.bin", "shingles.bin", "docs.jsonl", "phase1.json" } },
+    { "phase 1", { "docs.bin", "sketches.bin", "shingles.bin", "sources.bin", "srcnames.bin", "docs.jsonl", "phase1.json" } },
     { "duplicate elimination", { "docs.bin" } },
     { "pairs", { "pairs.bin" } },
     { "cluster formation", { "links.bin", "clusters.bin" } },

@@ -155,6 +155,12 @@ static int box_done(lua_State *L)
     return 0;
 }
 
+void *shl_tobox(lua_State *L, int i)
+{
+    box *b = (box *)shl_testudata(L, i, SHL_BOX);
+    return b && !b->done ? (void *)b->data : NULL;
+}
+
 void shl_box_done(lua_State *L, int i)
 {
     box *b = (box *)luaL_checkudata(L, i, SHL_BOX);

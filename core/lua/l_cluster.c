@@ -9,6 +9,8 @@
 #include "cluster.h"
 #include "fasta.h"
 #include "midi.h"
+#include "verifysets.h"
+#include <unistd.h>
 
 #define SHL_POOL "shingle.Pool"
 #define SHL_P1 "shingle.Phase1"
@@ -195,16 +197,26 @@ static int pool_sketch(lua_State *L)
 
 /* ---- phase 1 ---------------------------------------------------------------- */
 
-/* core.phase1(dir, pool) -> writer */
+/* core.phase1(dir, pool [, { sources = bool }]) -> writer. sources (with a
+ * pool that makes full sets): documents given with a path, or with source,
+ * at and at_len (a line of a plain JSON Lines file, core.jsonl), keep their
+ * source in sources.bin instead of their full set in shingles.bin
+ * (core/verifysets.h). */
 static int p1_new(lua_State *L)
 {
     const char *dir = luaL_checkstring(L, 1);
     shl_pool *pool = check_pool(L, 2);
+    int sources = lua_istable(L, 3) && shl_opt_bool(L, 3, "sources", 0);
     shl_p1 *u = (shl_p1 *)shl_newhandle(L, sizeof *u, SHL_P1);
     sh_sketch_params id;
     sh_error err;
     sh_sketch_identity(pool->cfg.text, &pool->cfg.params, 0, &id);
     if (sh_p1_open(&u->p1, dir, &pool->cfg, &id, &err) != SH_OK) return shl_fail(L, &err);
+    if (sources && pool->cfg.want_full) {
+        char cwd[4096];
+        if (!getcwd(cwd, sizeof cwd)) { sh_p1_abort(&u->p1); return luaL_error(L, "cannot find the working directory"); }
+        if (sh_p1_sources(&u->p1, dir, cwd, &err) != SH_OK) { sh_p1_abort(&u->p1); return shl_fail(L, &err); }
+    }
     u->open = 1;
     return 1;
 }
@@ -217,10 +229,10 @@ static shl_p1 *check_p1(lua_State *L)
 }
 
 /* Append a batch to the writer; on failure the writer is abandoned. */
-static int p1_append(lua_State *L, shl_p1 *u, const sh_doc_out *outs, size_t n)
+static int p1_append(lua_State *L, shl_p1 *u, const sh_doc_out *outs, size_t n, const sh_doc_src *srcs)
 {
     sh_error err;
-    if (sh_p1_add(&u->p1, outs, n, &err) != SH_OK) {
+    if (sh_p1_add_src(&u->p1, outs, srcs, n, &err) != SH_OK) {
         sh_p1_abort(&u->p1);
         u->open = 0;
         return shl_fail(L, &err);
@@ -236,14 +248,41 @@ static int p1_add(lua_State *L)
     size_t n, i, ok = 0;
     sh_doc_in *ins;
     sh_doc_out *outs;
+    sh_doc_src *srcs = NULL;
     sh_error err;
     luaL_checktype(L, 3, LUA_TTABLE);
     if (pool->cfg.want_full != u->p1.want_full || pool->cfg.sig_k != u->p1.sig_k)
         return luaL_error(L, "the pool must be the one the writer was opened with");
     ins = shl_read_docs(L, 3, &n);
+    if (u->p1.sources) {
+        /* where each document came from (the strings stay referenced by the list) */
+        srcs = (sh_doc_src *)lua_newuserdata(L, (n ? n : 1) * sizeof *srcs);
+        for (i = 0; i < n; i++) {
+            sh_doc_src *sr = &srcs[i];
+            memset(sr, 0, sizeof *sr);
+            sr->html = ins[i].html;
+            if (!ins[i].data && ins[i].path) {
+                sr->kind = SH_SRC_FILE;
+                sr->name = ins[i].path;
+                continue;
+            }
+            lua_rawgeti(L, 3, (int)(i + 1));
+            lua_getfield(L, -1, "source");
+            lua_getfield(L, -2, "at");
+            lua_getfield(L, -3, "at_len");
+            if (lua_type(L, -3) == LUA_TSTRING && lua_isnumber(L, -2) && lua_isnumber(L, -1) && lua_tonumber(L, -2) >= 0 &&
+                lua_tonumber(L, -1) >= 0) {
+                sr->kind = SH_SRC_JSONL;
+                sr->name = lua_tostring(L, -3);
+                sr->off = (uint64_t)lua_tonumber(L, -2);
+                sr->len = (uint64_t)lua_tonumber(L, -1);
+            }
+            lua_pop(L, 4);
+        }
+    }
     outs = new_outs(L, n);
     if (sh_pool_run(pool->pool, ins, outs, n, &err) != SH_OK) return shl_raise(L, &err);
-    if (p1_append(L, u, outs, n)) return 3;
+    if (p1_append(L, u, outs, n, srcs)) return 3;
     lua_newtable(L);
     for (i = 0; i < n; i++) {
         if (outs[i].status == SH_OK) { ok++; continue; }
@@ -310,7 +349,7 @@ static int p1_add_sketches(lua_State *L)
         lua_pop(L, 1);
         ok++;
     }
-    if (p1_append(L, u, outs, n)) return 3;
+    if (p1_append(L, u, outs, n, NULL)) return 3;
     lua_pushinteger(L, (lua_Integer)ok);
     return 1;
 }
@@ -410,6 +449,75 @@ static int accept_lua(void *ud, uint32_t a, uint32_t b, uint32_t shared, const s
     return x->ok;
 }
 
+static void free_fullsets(void *p)
+{
+    sh_fullsets **box = (sh_fullsets **)p;
+    sh_fullsets_free(*box);
+    *box = NULL;
+}
+
+static int accept_all(void *ud, uint32_t a, uint32_t b, uint32_t shared, const sh_estimate *e, uint32_t na, uint32_t nb)
+{
+    (void)ud; (void)a; (void)b; (void)shared; (void)e; (void)na; (void)nb;
+    return 1;
+}
+
+/* core.verify_sets(dir, pool, { policy, threshold, candidate, every, fields = { text = name }, progress })
+ * -> { documents, values, bytes }: the full sets of the candidates of phase 4
+ * made again from their sources (core/verifysets.h); every: of every
+ * document (methods whose candidates are not pairs.bin's, a Lua predicate). */
+static int c_verify_sets(lua_State *L)
+{
+    const char *dir = luaL_checkstring(L, 1);
+    shl_pool *pool = check_pool(L, 2);
+    sh_decide_config c;
+    sh_verify_sets_stats st;
+    sh_jsonl_fields f;
+    shl_progress lp;
+    sh_error err;
+    int every;
+    lua_Number memory;
+    sh_fullsets **box;
+    int bi;
+    luaL_checktype(L, 3, LUA_TTABLE);
+    shl_read_decide(L, 3, &c);
+    every = shl_opt_bool(L, 3, "every", 0);
+    if (shl_opt_bool(L, 3, "all_pairs", 0)) c.accept = accept_all; /* sh_candidates: every pair */
+    memset(&f, 0, sizeof f);
+    lua_getfield(L, 3, "fields");
+    if (lua_istable(L, -1)) {
+        f.text = shl_opt_str(L, lua_gettop(L), "text", NULL); /* referenced by the table */
+        f.url = shl_opt_str(L, lua_gettop(L), "url", NULL);
+        f.id = shl_opt_str(L, lua_gettop(L), "id", NULL);
+        f.date = shl_opt_str(L, lua_gettop(L), "date", NULL);
+    }
+    if (!pool->cfg.want_full) return luaL_error(L, "the pool must make full sets (option full)");
+    memory = shl_opt_num(L, 3, "memory", 0);
+    box = (sh_fullsets **)shl_newbox(L, sizeof *box, free_fullsets); /* holds the sets until phase 4 is done */
+    *box = NULL;
+    bi = lua_gettop(L);
+    shl_get_progress(L, 3, &lp, &c.progress, &c.progress_ud);
+    if (sh_verify_sets(dir, pool->pool, &c, every, &f, memory > 0 ? (size_t)memory : 0, box, &st, &err) != SH_OK)
+        return shl_fail(L, &err);
+    lua_createtable(L, 0, 5);
+    SHL_SETI(L, "documents", st.documents);
+    SHL_SETI(L, "values", st.values);
+    SHL_SETI(L, "bytes", st.bytes);
+    lua_pushboolean(L, st.in_memory);
+    lua_setfield(L, -2, "in_memory");
+    if (*box) { lua_pushvalue(L, bi); lua_setfield(L, -2, "sets"); }
+    return 1;
+}
+
+/* core.verify_sets_remove(dir [, sets]): fullsets.bin and fullsets.idx, and
+ * the sets verify_sets held in memory, after phase 4 */
+static int c_verify_sets_remove(lua_State *L)
+{
+    sh_verify_sets_remove(luaL_checkstring(L, 1));
+    if (shl_tobox(L, 2)) shl_box_done(L, 2);
+    return 0;
+}
+
 /* core.decide(dir, { policy, threshold, candidate, verify, progress } [, predicate]) */
 static int c_decide(lua_State *L)
 {
@@ -422,6 +530,9 @@ static int c_decide(lua_State *L)
     luaL_checktype(L, 2, LUA_TTABLE);
     shl_read_decide(L, 2, &c);
     if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TFUNCTION);
+    lua_getfield(L, 2, "fullsets"); /* core.verify_sets' sets, held by the table during the call */
+    if (shl_tobox(L, -1)) c.fullsets = *(sh_fullsets **)shl_tobox(L, -1);
+    lua_pop(L, 1);
     lua_settop(L, 3);
     shl_get_progress(L, 2, &lp, &c.progress, &c.progress_ud);
     memset(&x, 0, sizeof x);
@@ -620,7 +731,7 @@ void shl_open_cluster(lua_State *L)
                                      { "abort", p1_close }, { NULL, NULL } };
     static const luaL_Reg funcs[] = {
         { "pool", pool_new }, { "phase1", p1_new }, { "dedupe", c_dedupe }, { "pairs", c_pairs },
-        { "decide", c_decide }, { "supershingle", c_supershingle }, { "lsh", c_lsh }, { "greedy", c_greedy },
+        { "decide", c_decide }, { "verify_sets", c_verify_sets }, { "verify_sets_remove", c_verify_sets_remove }, { "supershingle", c_supershingle }, { "lsh", c_lsh }, { "greedy", c_greedy },
         { "read_clusters", c_read_clusters }, { "read_links", c_read_links }, { "read_docs", c_read_docs },
         { "pair_estimates", c_pair_estimates }, { "now", c_now }, { NULL, NULL }
     };

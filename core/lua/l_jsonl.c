@@ -17,6 +17,7 @@ typedef struct shl_jsonl {
     char names[4][256];
     sh_zstream *zs;     /* a compressed input (core/zio.h): owned unless ref holds its userdata */
     int ref;
+    int path_ref;       /* a plain file: its path, given to each document as `source` (LUA_NOREF: none) */
 } shl_jsonl;
 
 /* sh_read_fn over a zio stream: decompressed bytes */
@@ -61,6 +62,7 @@ static int jsonl_open(lua_State *L)
     int compressed = 0;
     u = (shl_jsonl *)shl_newhandle(L, sizeof *u, SHL_JSONL);
     u->ref = LUA_NOREF;
+    u->path_ref = LUA_NOREF;
     if (lua_istable(L, 2)) {
         lua_Number m = shl_opt_num(L, 2, "max_line", 0);
         luaL_argcheck(L, m == 0 || (m >= 1 && m <= 1e15), 2, "max_line must be a positive number of bytes");
@@ -98,6 +100,10 @@ static int jsonl_open(lua_State *L)
             sh_zstream_close(u->zs);
             u->zs = NULL;
             s = sh_jsonl_open(path, max_line, &u->r, &err);
+            if (s == SH_OK) {
+                lua_pushvalue(L, 1);
+                u->path_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+            }
         }
     }
     if (s != SH_OK) return shl_fail(L, &err);
@@ -132,7 +138,9 @@ static shl_jsonl *check_reader(lua_State *L)
 }
 
 /* r:batch(n) -> docs, errors, done: up to n documents { text, url, date,
- * line } (a document without url or id gets NAME:LINE), the messages for
+ * line [, source, at, at_len] } (a document without url or id gets
+ * NAME:LINE; source, at and at_len, for a plain file, are its path and where
+ * the line is in it: what exact verification reads again), the messages for
  * lines that were skipped (each naming the input, the line and the column),
  * and whether the input is exhausted. */
 static int jsonl_batch(lua_State *L)
@@ -169,6 +177,16 @@ static int jsonl_batch(lua_State *L)
         if (d.date.p) { lua_pushlstring(L, d.date.p, d.date.n); lua_setfield(L, -2, "date"); }
         lua_pushinteger(L, (lua_Integer)line);
         lua_setfield(L, -2, "line");
+        if (u->path_ref != LUA_NOREF) {
+            size_t line_len;
+            uint64_t at = sh_jsonl_line_offset(u->r, &line_len);
+            lua_rawgeti(L, LUA_REGISTRYINDEX, u->path_ref);
+            lua_setfield(L, -2, "source");
+            lua_pushinteger(L, (lua_Integer)at);
+            lua_setfield(L, -2, "at");
+            lua_pushinteger(L, (lua_Integer)line_len);
+            lua_setfield(L, -2, "at_len");
+        }
         lua_rawseti(L, -3, ++nd);
     }
     lua_pushboolean(L, done);
@@ -192,6 +210,8 @@ static int jsonl_close(lua_State *L)
     u->zs = NULL;
     luaL_unref(L, LUA_REGISTRYINDEX, u->ref);
     u->ref = LUA_NOREF;
+    luaL_unref(L, LUA_REGISTRYINDEX, u->path_ref);
+    u->path_ref = LUA_NOREF;
     return 0;
 }
 

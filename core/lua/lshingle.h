@@ -54,6 +54,8 @@ void *shl_newbox(lua_State *L, size_t size, void (*fin)(void *));
 void **shl_newptrbox(lua_State *L);
 /* Release the contents of the box at index i now (idempotent). */
 void shl_box_done(lua_State *L, int i);
+/* The contents of the box at index i, or NULL if it is not a box or released. */
+void *shl_tobox(lua_State *L, int i);
 
 /* ---- handle classes ------------------------------------------------------
  * Register metatable name with methods (its __index) and meta. close, the

@@ -157,6 +157,9 @@ function M:run_staged(inputs)
   end
   self.pcfg.outdir = self.dir .. "/run"
   local p = pipeline.new(self.pcfg)
+  -- the exact scores of each removed document against the one kept (not
+  -- always a candidate pair of phase 4) need every full set kept
+  p.store_full = true
   self.pipeline = p
   -- where each document came from, by id: flat arrays (a million documents fit)
   local src_input, src_pos, src_len, src_path, dates = {}, {}, {}, {}, {}

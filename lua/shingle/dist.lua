@@ -367,6 +367,7 @@ function Run:go(inputs)
   wc.log = self.log                      -- warnings from every rank
   wc.threads = cfg.threads or math.max(1, math.floor(core.cpus() / world:local_size()))
   local p = pipeline.new(wc)
+  p.store_full = true -- a rank answers for its documents' full sets from shingles.bin (core/dist.c)
   local st = self:phase("sketching", function()
     return p:sketch(share, { source = function(piece) return piece_source(piece, cfg) end })
   end)

@@ -31,6 +31,9 @@ M.defaults = {
   -- exact verification costs little (docs/accuracy.md): on by default, with
   -- candidates gathered at threshold - 0.2 so that noisy estimates lose no pair
   verify = true, candidate = nil,
+  -- with verify: every full set kept by phase 1 (else only those of documents
+  -- that cannot be read again; phase 4 shingles the candidates again)
+  keep_sets = false,
   -- alternatives
   bands = nil, rows = nil, meta = false, meta_w = 4, check = true,
   -- inputs and reporting
@@ -146,7 +149,12 @@ function M:phase1()
   -- from here on the directory holds an unfinished run: run.json, written
   -- last, is what marks a finished one
   os.remove(self.dir .. "/run.json")
-  local w, werr = core.phase1(self.dir, sk.pool)
+  -- exact verification keeps where each document came from (a file, a line of
+  -- a JSON Lines file) instead of its full set, and makes the sets of the
+  -- candidates again before phase 4 (M:verification_sets); with Lua on this
+  -- thread, the other methods and distributed ranks (store_full) it keeps them
+  local sources = c.verify and c.method == "shingles" and not sk.lua and not self.store_full and not c.keep_sets
+  local w, werr = core.phase1(self.dir, sk.pool, { sources = sources })
   if not w then return nil, werr end
   local meta_path = self.dir .. "/docs.jsonl"
   local meta, merr = io.open(meta_path .. ".tmp", "wb")
@@ -211,8 +219,8 @@ end
 
 --- Make the files of phase 1 final: true, or nil, err (and nothing written).
 function Phase1:commit()
-  local cok = self.meta:close()
-  if not cok then self:abort(); return nil, "cannot write " .. self.meta_path end
+  local cok, cerr = self.meta:close()
+  if not cok then self:abort(); return nil, ("cannot write %s: %s"):format(self.meta_path, tostring(cerr)) end
   local committed, cerr = self.w:commit()
   if not committed then os.remove(self.meta_path .. ".tmp"); return nil, cerr end
   local rok, rerr = os.rename(self.meta_path .. ".tmp", self.meta_path)
@@ -273,7 +281,8 @@ local function stepper(quiet)
   local function update(step, done, total)
     if step ~= name then
       if current then current:done() end
-      local units = { ["shingle merging"] = "docs", ["pair formation"] = "records", ["cluster formation"] = "pairs" }
+      local units = { ["shingle merging"] = "docs", ["pair formation"] = "records", ["cluster formation"] = "pairs",
+        ["verification sets"] = "docs" }
       current, name = progress.new(step, total > 0 and total or nil, units[step] or "records", quiet), step
     end
     current:update(done, total > 0 and total or nil)
@@ -330,6 +339,11 @@ function M:decide(opts)
   local update, finish = stepper(c.quiet)
   o.progress = update
   local st, ps, err
+  if c.verify then
+    local vok, verr = self:verification_sets(o, opts and opts.predicate ~= nil)
+    if not vok then finish(); return nil, verr end
+    o.fullsets = vok ~= true and vok or nil
+  end
   if opts and opts.predicate then
     if c.method ~= "shingles" then return nil, "a policy function needs the shingles method (pairs from phases 2-3)" end
     st, err = core.decide(self.dir, o, opts.predicate)
@@ -347,6 +361,7 @@ function M:decide(opts)
     if not st then err = ps; ps = nil end
   end
   finish()
+  core.verify_sets_remove(self.dir, o.fullsets)
   if not st then return nil, err end
   if ps then
     self.times.shingle_merging = ps.t_merge
@@ -356,6 +371,39 @@ function M:decide(opts)
   self.times.cluster_formation = core.now() - t0 - (ps and (ps.t_merge + ps.t_form) or 0)
   self.stats.clusters = st
   return st
+end
+
+--- Exact verification of a run whose phase 1 kept where documents came
+-- from (sources.bin) rather than their full sets: the sets of the documents
+-- phase 4 verifies (both ends of the candidate pairs; every document for the
+-- other methods or a policy function) made again from the inputs, on the
+-- pool's threads, in memory when they take at most a quarter of the memory
+-- budget, else into fullsets.bin (removed after phase 4). true, or the sets
+-- in memory (for core.decide's fullsets), or nil, err.
+function M:verification_sets(o, every_pair)
+  local c = self.cfg
+  if not require("lfs").attributes(self.dir .. "/sources.bin", "mode") then return true end
+  local t0 = core.now()
+  local sok, text, html = pcall(self.shinglers, self)
+  if not sok then return nil, text end
+  local sk = require("shingle.sketcher").new(text, html, { threads = c.threads, full = true, sig_k = 0,
+    extractor = self.extractor, max_bytes = c.max_bytes, mail = c.mail, max_shingles = c.max_shingles, config = c,
+    on_error = c.on_error })
+  if sk.lua then return nil, "exact verification cannot shingle documents again with Lua on the main thread" end
+  local vo = {}
+  for k, v in pairs(o) do vo[k] = v end
+  vo.every = c.method ~= "shingles"
+  vo.all_pairs = every_pair
+  vo.fields = c.fields
+  vo.memory = c.memory / 4
+  local st, err = core.verify_sets(self.dir, sk.pool, vo)
+  sk.pool:close()
+  if not st then return nil, err end
+  local sets = st.sets
+  st.sets = nil
+  self.stats.verification_sets = st
+  self.times.verification_sets = core.now() - t0
+  return sets or true
 end
 
 local relation = { [0] = "similar", "exact", "lexical", "shingle" }
@@ -598,7 +646,8 @@ function M:phase1_signature(inputs)
   local c = self.cfg
   local parts = {}
   for _, k in ipairs({ "w", "sketch", "m", "floor", "s", "k", "option", "seed", "fold", "punctuation", "numbers", "invalid",
-    "canon", "extractor", "verify", "method", "meta", "bands", "rows", "format", "html", "max_bytes", "max_shingles", "mail" }) do
+    "canon", "extractor", "verify", "method", "meta", "bands", "rows", "format", "html", "max_bytes", "max_shingles", "mail",
+    "keep_sets" }) do
     local v = c[k]
     if type(v) == "table" or type(v) == "function" then return nil end
     parts[#parts + 1] = k .. "=" .. tostring(v)
@@ -619,7 +668,8 @@ function M:phase1_signature(inputs)
 end
 
 -- The files of phase 1, which a resumed run starts from.
-M.phase1_files = { "docs.bin", "sketches.bin", "shingles.bin", "sigs.bin", "docs.jsonl", "phase1.json" }
+M.phase1_files = { "docs.bin", "sketches.bin", "shingles.bin", "sigs.bin", "sources.bin", "srcnames.bin", "docs.jsonl",
+  "phase1.json" }
 
 --- Phase 1, or with cfg.resume the record of a finished phase 1 over the
 -- same inputs and options (phase1.json, written after docs.bin).

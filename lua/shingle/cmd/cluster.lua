@@ -18,6 +18,8 @@ function M.configure(parser)
   common.resource_options(c)
   c:option("--max-df", "Drop shingles shared by more documents than this (the paper: 1000).", "1000"):convert(tonumber)
   common.decision_options(c)
+  c:flag("--keep-sets", "With --verify exact: keep every document's full shingle set in the output directory (as large "
+    .. "as the input, or larger), so that recluster does not read the inputs again.")
   c:option("--bands", "LSH: bands (default: chosen for the threshold).")
     :convert(tonumber)
   c:option("--rows", "LSH: rows per band."):convert(tonumber)
@@ -44,6 +46,7 @@ function M.config(a)
     policy = a.policy, threshold = a.threshold, verify = a.verify ~= "none", candidate = a.candidate,
     bands = a.bands, rows = a.rows, meta = a.meta, check = not a.no_check,
     canon = a.rules, extractor = a.extractor, resume = a.resume, output_format = a.output_format, on_error = a.on_error,
+    keep_sets = a.keep_sets or nil,
   }
   for _, part in ipairs({ res, common.input_config(a), common.shingler_config(a) }) do
     for k, v in pairs(part) do cfg[k] = v end
