@@ -11,6 +11,8 @@
 #include "midi.h"
 #include "verifysets.h"
 #include <unistd.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 
 #define SHL_POOL "shingle.Pool"
 #define SHL_P1 "shingle.Phase1"
@@ -724,6 +726,16 @@ static int c_now(lua_State *L)
     return 1;
 }
 
+/* core.cputime() -> seconds of CPU (user + system) this process has used, all threads */
+static int c_cputime(lua_State *L)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) { lua_pushnumber(L, 0); return 1; }
+    lua_pushnumber(L, (lua_Number)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (lua_Number)ru.ru_stime.tv_sec +
+                          ru.ru_stime.tv_usec / 1e6);
+    return 1;
+}
+
 void shl_open_cluster(lua_State *L)
 {
     static const luaL_Reg pool_m[] = { { "sketch", pool_sketch }, { NULL, NULL } };
@@ -733,7 +745,7 @@ void shl_open_cluster(lua_State *L)
         { "pool", pool_new }, { "phase1", p1_new }, { "dedupe", c_dedupe }, { "pairs", c_pairs },
         { "decide", c_decide }, { "verify_sets", c_verify_sets }, { "verify_sets_remove", c_verify_sets_remove }, { "supershingle", c_supershingle }, { "lsh", c_lsh }, { "greedy", c_greedy },
         { "read_clusters", c_read_clusters }, { "read_links", c_read_links }, { "read_docs", c_read_docs },
-        { "pair_estimates", c_pair_estimates }, { "now", c_now }, { NULL, NULL }
+        { "pair_estimates", c_pair_estimates }, { "now", c_now }, { "cputime", c_cputime }, { NULL, NULL }
     };
     shl_newclass(L, SHL_POOL, pool_m, NULL, pool_close);
     shl_newclass(L, SHL_P1, p1_m, NULL, p1_close);

@@ -244,7 +244,7 @@ end
 function M:sketch(inputs, opts)
   inputs = input.inputs(inputs) -- a path, a function or a list
   local c = self.cfg
-  local t0 = core.now()
+  local t0, c0 = core.now(), core.cputime()
   local w, err = self:phase1()
   if not w then return nil, err end
   local bar = progress.new("sketching", nil, "docs", c.quiet)
@@ -267,6 +267,7 @@ function M:sketch(inputs, opts)
   local cok, cerr = w:commit()
   if not cok then return nil, cerr end
   self.times.sketching = core.now() - t0
+  self.times.cpu_sketching = core.cputime() - c0
   self.stats.documents = w.documents
   self.stats.sketched = w.sketched
   self.stats.skipped = r:total_skipped()
@@ -293,10 +294,11 @@ end
 
 --- Section "Identical documents": keep one representative per group.
 function M:dedupe()
-  local t0 = core.now()
+  local t0, c0 = core.now(), core.cputime()
   local st, err = core.dedupe(self.dir)
   if not st then return nil, err end
   self.times.duplicate_elimination = core.now() - t0
+  self.times.cpu_duplicate_elimination = core.cputime() - c0
   self.stats.identical = st
   return st
 end
@@ -306,12 +308,14 @@ function M:pairs()
   local c = self.cfg
   if c.method ~= "shingles" then return true end
   local update, finish = stepper(c.quiet)
+  local c0 = core.cputime()
   local st, err = core.pairs(self.dir, { memory = c.memory, max_df = c.max_df, temp_dir = c.temp_dir, progress = update })
   finish()
   if not st then return nil, err end
   self.times.shingle_merging = st.t_merge
   self.times.pair_formation = st.t_form
   self.times.pair_merging = st.t_pairmerge
+  self.times.cpu_pairs = core.cputime() - c0
   self.stats.pairs = st
   return st
 end
@@ -334,7 +338,7 @@ end
 -- verify) that decides instead of the policy.
 function M:decide(opts)
   local c = self.cfg
-  local t0 = core.now()
+  local t0, c0 = core.now(), core.cputime()
   local o = self:decision_options()
   local update, finish = stepper(c.quiet)
   o.progress = update
@@ -369,6 +373,7 @@ function M:decide(opts)
     self.stats.pairs = ps
   end
   self.times.cluster_formation = core.now() - t0 - (ps and (ps.t_merge + ps.t_form) or 0)
+  self.times.cpu_cluster_formation = core.cputime() - c0 - (self.times.cpu_verification_sets or 0)
   self.stats.clusters = st
   return st
 end
@@ -383,7 +388,7 @@ end
 function M:verification_sets(o, every_pair)
   local c = self.cfg
   if not require("lfs").attributes(self.dir .. "/sources.bin", "mode") then return true end
-  local t0 = core.now()
+  local t0, c0 = core.now(), core.cputime()
   local sok, text, html = pcall(self.shinglers, self)
   if not sok then return nil, text end
   local sk = require("shingle.sketcher").new(text, html, { threads = c.threads, full = true, sig_k = 0,
@@ -403,6 +408,7 @@ function M:verification_sets(o, every_pair)
   st.sets = nil
   self.stats.verification_sets = st
   self.times.verification_sets = core.now() - t0
+  self.times.cpu_verification_sets = core.cputime() - c0
   return sets or true
 end
 
@@ -494,7 +500,7 @@ end
 
 --- Write clusters.jsonl, pairs.jsonl and summary.json.
 function M:report()
-  local t0 = core.now()
+  local t0, c0 = core.now(), core.cputime()
   local reps, dups = core.read_docs(self.dir)
   if not reps then return nil, dups end
   local cl, docs = core.read_clusters(self.dir)
@@ -535,6 +541,7 @@ function M:report()
   end)
   if not ok then return nil, err end
   self.times.report = core.now() - t0
+  self.times.cpu_report = core.cputime() - c0
   return self:write_summary()
 end
 
