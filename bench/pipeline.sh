@@ -47,7 +47,7 @@ if [ ! -s "$CORPUS" ] || [ ! -s "$TRUTH" ]; then
   /usr/bin/time -f "generated in %e s wall, %U s user" \
     build/bench/gen --docs "$DOCS" --size 5000 --seed 1 --out "$CORPUS" --truth "$TRUTH"
 fi
-BYTES=$(stat -c %s "$CORPUS")
+BYTES=$(stat -L -c %s "$CORPUS")
 echo "corpus: $CORPUS, $DOCS documents, $BYTES bytes of JSON Lines"
 cat "$CORPUS" > /dev/null   # into the page cache: sketching, not the disk, is measured
 # a reference measured in the same run on this shared machine: wc -w over the corpus
@@ -60,7 +60,8 @@ run() {  # label, options...
   rm -rf "$out"
   mkdir -p "$out"
   local peak=0 s
-  ( while :; do du -sb "$out" 2>/dev/null | cut -f1; sleep 1; done ) > "$SCRATCH/du.log" &
+  # the run writes beside OUT (.out.new) and swaps it in at the end: both count
+  ( while :; do du -sbc "$out" "$SCRATCH/.out.new" 2>/dev/null | tail -1 | cut -f1; sleep 1; done ) > "$SCRATCH/du.log" &
   local sampler=$!
   /usr/bin/time -v -o "$SCRATCH/time.log" "$SNAP/bin/shingle" cluster "$CORPUS" -o "$out" --memory "$MEMORY" "$@" \
     > "$SCRATCH/run.log" 2>&1 || { cat "$SCRATCH/run.log"; kill "$sampler"; exit 1; }
@@ -74,6 +75,17 @@ run() {  # label, options...
     local f = assert(io.open(arg[1])); local s = cjson.decode(f:read("a")); f:close()
     print(("sketching throughput: %.1f MB/s of JSON Lines (%d bytes in %.2f s)"):format(
       arg[2] / s.phases.sketching / 1e6, arg[2], s.phases.sketching))
+    -- CPU seconds of each step (all threads): on a shared machine the figure to trust
+    local names = { "sketching", "duplicate_elimination", "pairs", "verification_sets", "cluster_formation", "report" }
+    local parts, total = {}, 0
+    for _, k in ipairs(names) do
+      local v = s.phases["cpu_" .. k]
+      if v then parts[#parts + 1] = ("%s %.2f"):format(k, v); total = total + v end
+    end
+    print(("CPU seconds per step: %s (total %.2f)"):format(table.concat(parts, ", "), total))
+    if s.phases.verification_sets then
+      print(("verification sets (inside cluster formation): %.2f s wall"):format(s.phases.verification_sets))
+    end
 LUA
   sed -n -E 's/^\s*(Elapsed \(wall clock\) time.*|Maximum resident set size.*|User time.*|System time.*|Percent of CPU.*)$/\1/p' "$SCRATCH/time.log"
   awk -v t="$(sed -n -E 's/^\s*Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([0-9]+):([0-9.]+)$/\1 \2/p' "$SCRATCH/time.log")" \

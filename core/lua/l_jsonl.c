@@ -1,6 +1,7 @@
 /* shingle.core binding for JSON Lines input (core/jsonl.h): a streaming,
  * bounded reader that hands out documents in batches. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,43 @@
 
 #define SHL_JSONL "shingle.JsonlReader"
 
+/* ---- reading ahead --------------------------------------------------------
+ * A plain file is read and its lines parsed (sh_jsonl_next: the JSON decoded
+ * and checked, in C) by a thread of the reader's own, one batch ahead of
+ * r:batch: while the caller sketches a batch on the pool and writes it,
+ * the next one is being read and decoded on the other core. Each batch is
+ * what r:batch would have made at that point (the same documents, errors and
+ * end), copied into an arena; r:batch only makes the Lua values. */
+typedef struct pf_doc {
+    size_t text, text_n, url, url_n, date, date_n;   /* offsets into the arena */
+    uint64_t line, at;
+    size_t at_len;
+    unsigned char has_url, has_date;
+} pf_doc;
+
+typedef struct pf_batch {
+    char *arena;
+    size_t used, cap;
+    pf_doc *docs;
+    size_t nd, capd, pos;      /* documents, and how many r:batch has handed out */
+    size_t *errs;              /* offsets of NUL-ended messages */
+    size_t ne, cape;
+    int done, full, errs_out;  /* the input ended; filled, not yet taken; errors handed out */
+    uint64_t offset;           /* sh_jsonl_offset after it */
+} pf_batch;
+
+typedef struct pf {
+    pthread_t tid;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pf_batch b[2];
+    int take, stop, finished;  /* the batch r:batch reads from; stop the thread; r:batch saw the end */
+    size_t n;                  /* documents per batch */
+    sh_jsonl_reader *r;
+    const sh_jsonl_fields *f;
+    uint64_t offset;           /* of the batches handed out */
+} pf;
+
 typedef struct shl_jsonl {
     sh_jsonl_reader *r;
     sh_jsonl_fields f;
@@ -18,7 +56,143 @@ typedef struct shl_jsonl {
     sh_zstream *zs;     /* a compressed input (core/zio.h): owned unless ref holds its userdata */
     int ref;
     int path_ref;       /* a plain file: its path, given to each document as `source` (LUA_NOREF: none) */
+    pf *ahead;          /* the reading-ahead thread, once started (plain files) */
+    int no_ahead;       /* option ahead = false: read on the calling thread */
 } shl_jsonl;
+
+/* room for k more bytes in b's arena; 0 when memory is out */
+static int pf_room(pf_batch *b, size_t k)
+{
+    if (b->used + k <= b->cap) return 1;
+    {
+        size_t nc = b->cap ? b->cap : (size_t)1 << 20;
+        char *a;
+        while (nc < b->used + k) nc *= 2;
+        if (!(a = (char *)realloc(b->arena, nc))) return 0;
+        b->arena = a;
+        b->cap = nc;
+    }
+    return 1;
+}
+
+static size_t pf_put(pf_batch *b, const char *p, size_t n)
+{
+    size_t at = b->used;
+    memcpy(b->arena + at, p, n);
+    b->used += n;
+    return at;
+}
+
+static int pf_error(pf_batch *b, const char *msg)
+{
+    size_t k = strlen(msg) + 1;
+    if (b->ne == b->cape) {
+        size_t nc = b->cape ? 2 * b->cape : 16;
+        size_t *e = (size_t *)realloc(b->errs, nc * sizeof *e);
+        if (!e) return 0;
+        b->errs = e;
+        b->cape = nc;
+    }
+    if (!pf_room(b, k)) return 0;
+    b->errs[b->ne++] = pf_put(b, msg, k);
+    return 1;
+}
+
+/* one batch, as jsonl_batch reads it on the calling thread */
+static void pf_fill(pf *a, pf_batch *b)
+{
+    b->used = b->nd = b->ne = b->pos = 0;
+    b->done = b->errs_out = 0;
+    while (b->nd < a->n) {
+        sh_jsonl_doc d;
+        uint64_t line = 0;
+        sh_error err;
+        sh_status st = sh_jsonl_next(a->r, a->f, &d, &line, &err);
+        pf_doc *x;
+        if (st != SH_OK) {
+            if (!pf_error(b, err.msg)) { b->done = 1; break; }
+            if (st == SH_EIO || st == SH_ENOMEM) { b->done = 1; break; }
+            continue;
+        }
+        if (!d.text.p) { b->done = 1; break; }
+        if (b->nd == b->capd) {
+            size_t nc = b->capd ? 2 * b->capd : 64;
+            pf_doc *nd = (pf_doc *)realloc(b->docs, nc * sizeof *nd);
+            if (!nd) { pf_error(b, "out of memory reading ahead"); b->done = 1; break; }
+            b->docs = nd;
+            b->capd = nc;
+        }
+        if (!pf_room(b, d.text.n + d.url.n + d.date.n + 3)) { pf_error(b, "out of memory reading ahead"); b->done = 1; break; }
+        x = &b->docs[b->nd++];
+        memset(x, 0, sizeof *x);
+        x->text = pf_put(b, d.text.p, d.text.n);
+        x->text_n = d.text.n;
+        if (d.url.p) { x->has_url = 1; x->url = pf_put(b, d.url.p, d.url.n); x->url_n = d.url.n; }
+        if (d.date.p) { x->has_date = 1; x->date = pf_put(b, d.date.p, d.date.n); x->date_n = d.date.n; }
+        x->line = line;
+        x->at = sh_jsonl_line_offset(a->r, &x->at_len);
+    }
+    b->offset = sh_jsonl_offset(a->r);
+}
+
+static void *pf_run(void *arg)
+{
+    pf *a = (pf *)arg;
+    int k = 0;
+    for (;;) {
+        pf_batch *b = &a->b[k];
+        pthread_mutex_lock(&a->mu);
+        while (b->full && !a->stop) pthread_cond_wait(&a->cv, &a->mu);
+        if (a->stop) { pthread_mutex_unlock(&a->mu); break; }
+        pthread_mutex_unlock(&a->mu);
+        pf_fill(a, b);
+        pthread_mutex_lock(&a->mu);
+        b->full = 1;
+        pthread_cond_broadcast(&a->cv);
+        pthread_mutex_unlock(&a->mu);
+        if (b->done) break;
+        k ^= 1;
+    }
+    return NULL;
+}
+
+static void pf_free(pf *a)
+{
+    int k;
+    if (!a) return;
+    pthread_mutex_lock(&a->mu);
+    a->stop = 1;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+    pthread_join(a->tid, NULL);
+    pthread_mutex_destroy(&a->mu);
+    pthread_cond_destroy(&a->cv);
+    for (k = 0; k < 2; k++) {
+        free(a->b[k].arena);
+        free(a->b[k].docs);
+        free(a->b[k].errs);
+    }
+    free(a);
+}
+
+/* start reading ahead in batches of n; NULL (read on this thread) if a thread cannot be had */
+static pf *pf_start(sh_jsonl_reader *r, const sh_jsonl_fields *f, size_t n)
+{
+    pf *a = (pf *)calloc(1, sizeof *a);
+    if (!a) return NULL;
+    a->r = r;
+    a->f = f;
+    a->n = n;
+    pthread_mutex_init(&a->mu, NULL);
+    pthread_cond_init(&a->cv, NULL);
+    if (pthread_create(&a->tid, NULL, pf_run, a) != 0) {
+        pthread_mutex_destroy(&a->mu);
+        pthread_cond_destroy(&a->cv);
+        free(a);
+        return NULL;
+    }
+    return a;
+}
 
 /* sh_read_fn over a zio stream: decompressed bytes */
 static ssize_t zs_read(void *ctx, void *buf, size_t n)
@@ -65,6 +239,7 @@ static int jsonl_open(lua_State *L)
     u->path_ref = LUA_NOREF;
     if (lua_istable(L, 2)) {
         lua_Number m = shl_opt_num(L, 2, "max_line", 0);
+        u->no_ahead = !shl_opt_bool(L, 2, "ahead", 1);
         luaL_argcheck(L, m == 0 || (m >= 1 && m <= 1e15), 2, "max_line must be a positive number of bytes");
         max_line = (size_t)m;
         lua_getfield(L, 2, "fields");
@@ -143,11 +318,73 @@ static shl_jsonl *check_reader(lua_State *L)
  * the line is in it: what exact verification reads again), the messages for
  * lines that were skipped (each naming the input, the line and the column),
  * and whether the input is exhausted. */
+static int jsonl_batch_ahead(lua_State *L, shl_jsonl *u, lua_Integer max)
+{
+    pf *a = u->ahead;
+    pf_batch *b;
+    int nd = 0, ne = 0, done = 0;
+    size_t i;
+    lua_newtable(L);
+    lua_newtable(L);
+    if (a->finished) { lua_pushboolean(L, 1); return 3; }
+    b = &a->b[a->take];
+    pthread_mutex_lock(&a->mu);
+    while (!b->full) pthread_cond_wait(&a->cv, &a->mu);
+    pthread_mutex_unlock(&a->mu);
+    if (!b->errs_out) {
+        for (i = 0; i < b->ne; i++) {
+            lua_pushstring(L, b->arena + b->errs[i]);
+            lua_rawseti(L, -2, ++ne);
+        }
+        b->errs_out = 1;
+    }
+    for (; b->pos < b->nd && nd < max; b->pos++) {
+        const pf_doc *x = &b->docs[b->pos];
+        lua_createtable(L, 0, 7);
+        lua_pushlstring(L, b->arena + x->text, x->text_n);
+        lua_setfield(L, -2, "text");
+        if (x->has_url) lua_pushlstring(L, b->arena + x->url, x->url_n);
+        else {
+            char num[24];
+            snprintf(num, sizeof num, "%llu", (unsigned long long)x->line);
+            lua_pushfstring(L, "%s:%s", sh_jsonl_name(u->r), num);
+        }
+        lua_setfield(L, -2, "url");
+        if (x->has_date) { lua_pushlstring(L, b->arena + x->date, x->date_n); lua_setfield(L, -2, "date"); }
+        lua_pushinteger(L, (lua_Integer)x->line);
+        lua_setfield(L, -2, "line");
+        if (u->path_ref != LUA_NOREF) {
+            lua_rawgeti(L, LUA_REGISTRYINDEX, u->path_ref);
+            lua_setfield(L, -2, "source");
+            lua_pushinteger(L, (lua_Integer)x->at);
+            lua_setfield(L, -2, "at");
+            lua_pushinteger(L, (lua_Integer)x->at_len);
+            lua_setfield(L, -2, "at_len");
+        }
+        lua_rawseti(L, -3, ++nd);
+    }
+    if (b->pos == b->nd) {
+        /* all of it handed out: the slot goes back to the thread */
+        a->offset = b->offset;
+        done = b->done;
+        pthread_mutex_lock(&a->mu);
+        b->full = 0;
+        pthread_cond_broadcast(&a->cv);
+        pthread_mutex_unlock(&a->mu);
+        a->take ^= 1;
+        if (done) a->finished = 1;
+    }
+    lua_pushboolean(L, done);
+    return 3;
+}
+
 static int jsonl_batch(lua_State *L)
 {
     shl_jsonl *u = check_reader(L);
     lua_Integer max = luaL_optinteger(L, 2, 256);
     int nd = 0, ne = 0, done = 0;
+    if (!u->ahead && !u->zs && !u->no_ahead && max > 0) u->ahead = pf_start(u->r, &u->f, (size_t)max);
+    if (u->ahead) return jsonl_batch_ahead(L, u, max);
     lua_newtable(L);
     lua_newtable(L);
     while (nd < max) {
@@ -196,7 +433,8 @@ static int jsonl_batch(lua_State *L)
 /* r:offset() -> bytes read so far */
 static int jsonl_offset(lua_State *L)
 {
-    lua_pushnumber(L, (lua_Number)sh_jsonl_offset(check_reader(L)->r));
+    shl_jsonl *u = check_reader(L);
+    lua_pushnumber(L, (lua_Number)(u->ahead ? u->ahead->offset : sh_jsonl_offset(u->r)));
     return 1;
 }
 
@@ -204,6 +442,8 @@ static int jsonl_offset(lua_State *L)
 static int jsonl_close(lua_State *L)
 {
     shl_jsonl *u = (shl_jsonl *)luaL_checkudata(L, 1, SHL_JSONL);
+    pf_free(u->ahead); /* the thread stops before the reader it reads goes */
+    u->ahead = NULL;
     sh_jsonl_close(u->r);
     u->r = NULL;
     if (u->ref == LUA_NOREF) sh_zstream_close(u->zs);
