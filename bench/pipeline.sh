@@ -61,7 +61,8 @@ run() {  # label, options...
   mkdir -p "$out"
   local peak=0 s
   # the run writes beside OUT (.out.new) and swaps it in at the end: both count
-  ( while :; do du -sbc "$out" "$SCRATCH/.out.new" 2>/dev/null | tail -1 | cut -f1; sleep 1; done ) > "$SCRATCH/du.log" &
+  ( set +e +o pipefail; while :; do du -sbc "$out" "$SCRATCH/.out.new" 2>/dev/null | tail -1 | cut -f1; sleep 1; done ) \
+    > "$SCRATCH/du.log" &
   local sampler=$!
   /usr/bin/time -v -o "$SCRATCH/time.log" "$SNAP/bin/shingle" cluster "$CORPUS" -o "$out" --memory "$MEMORY" "$@" \
     > "$SCRATCH/run.log" 2>&1 || { cat "$SCRATCH/run.log"; kill "$sampler"; exit 1; }
