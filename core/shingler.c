@@ -45,6 +45,7 @@ sh_status sh_shingler_init(sh_shingler *s, const sh_shingler_config *cfg, sh_err
     sh_rabin_init(&s->win, c.poly, c.k);
     sh_rabin_init(&s->id, c.idpoly, 64);
     sh_mulx_init(&s->id64, &s->id, 64);
+    sh_mulx_init(&s->id128, &s->id, 128);
     sh_mulx_init(&s->w64, &s->win, 64);
     sh_mulx_init(&s->wk, &s->win, (uint64_t)c.k);
     sh_mulx_init(&s->wout, &s->win, 64u * (uint64_t)c.w + (uint64_t)c.k);

@@ -50,6 +50,7 @@ typedef struct sh_shingler {
     sh_rabin win;             /* P, degree k */
     sh_rabin id;              /* P_id, degree 64 */
     sh_mulx id64;             /* v * x^64 mod P_id: token ids 8 bytes at a time */
+    sh_mulx id128;            /* v * x^128 mod P_id: a set's fingerprint two values at a time (document.c) */
     sh_mulx w64;              /* v * x^64 mod P */
     sh_mulx wk;               /* v * x^k mod P (== w64 when k = 64) */
     sh_mulx wout;             /* v * x^(64w + k) mod P: the id leaving the window */
