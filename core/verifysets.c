@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,12 +120,11 @@ void sh_fullsets_free(sh_fullsets *f)
     free(f);
 }
 
-/* shingle the batch on the pool; its sets into fullsets.bin (w) or memory (mv) */
-static sh_status run_batch(vs *v, sh_pool *pool, const sh_jsonl_fields *f, sh_recwriter *w, uint64_t *mv, uint64_t *fat,
-                           uint64_t *nvals, sh_verify_sets_stats *st, sh_error *err)
+/* the batch's documents as the pool takes them: a JSON Lines line decoded in place */
+static sh_status parse_batch(vs *v, const sh_jsonl_fields *f, sh_error *err)
 {
     size_t k;
-    sh_status s = SH_OK;
+    sh_status s;
     for (k = 0; k < v->n; k++) {
         uint32_t i = v->ids[k];
         const sh_srcrec *sr = &v->src[i];
@@ -136,16 +136,55 @@ static sh_status run_batch(vs *v, sh_pool *pool, const sh_jsonl_fields *f, sh_re
         } else {
             sh_jsonl_doc doc;
             char *line = v->buf + v->at[k];
-            if ((s = sh_jsonl_parse(line, (size_t)sr->len, f, &doc, err)) != SH_OK)
-                return sh_error_set(err, SH_EFORMAT, 0, "document %u is no longer the line at byte %llu of %s: %s; "
+            sh_error perr;
+            if ((s = sh_jsonl_parse(line, (size_t)sr->len, f, &doc, &perr)) != SH_OK)
+                return sh_error_set(err, SH_EFORMAT, 0, "document %u is no longer the line at byte %llu of %s (%.200s); "
                                     "the input changed since phase 1 (run shingle cluster again)", i + 1,
-                                    (unsigned long long)sr->off, name_at(v, sr->name), err ? err->msg : "");
+                                    (unsigned long long)sr->off, name_at(v, sr->name), perr.msg);
             in->data = doc.text.p;
             in->len = doc.text.n;
             in->name = name_at(v, sr->name);
-            st->bytes += sr->len;
         }
     }
+    return SH_OK;
+}
+
+/* the next batch of the candidates cand[*at..n): read again and decoded (on a
+ * helper thread while the pool shingles the batch before it) */
+static sh_status prepare(vs *v, const uint32_t *cand, size_t n, size_t *at, const sh_jsonl_fields *f, sh_error *err)
+{
+    sh_status s;
+    v->n = 0;
+    v->used = 0;
+    while (*at < n && v->n < BATCH_DOCS && v->used < BATCH_BYTES)
+        if ((s = add_doc(v, cand[(*at)++], err)) != SH_OK) return s;
+    return parse_batch(v, f, err);
+}
+
+typedef struct prep_job {
+    vs *v;
+    const uint32_t *cand;
+    size_t n, *at;
+    const sh_jsonl_fields *f;
+    sh_status s;
+    sh_error err;
+} prep_job;
+
+static void *prep_run(void *arg)
+{
+    prep_job *j = (prep_job *)arg;
+    j->s = prepare(j->v, j->cand, j->n, j->at, j->f, &j->err);
+    return NULL;
+}
+
+/* shingle the prepared batch on the pool; its sets into fullsets.bin (w) or memory (mv) */
+static sh_status run_batch(vs *v, sh_pool *pool, sh_recwriter *w, uint64_t *mv, uint64_t *fat,
+                           uint64_t *nvals, sh_verify_sets_stats *st, sh_error *err)
+{
+    size_t k;
+    sh_status s = SH_OK;
+    for (k = 0; k < v->n; k++)
+        if (v->src[v->ids[k]].kind == SH_SRC_JSONL) st->bytes += v->src[v->ids[k]].len;
     memset(v->outs, 0, v->n * sizeof *v->outs);
     if ((s = sh_pool_run(pool, v->ins, v->outs, v->n, err)) != SH_OK) return s;
     for (k = 0; k < v->n && s == SH_OK; k++) {
@@ -186,16 +225,17 @@ sh_status sh_verify_sets(const char *dir, sh_pool *pool, const sh_decide_config 
     uint64_t *fat = NULL, nvals = 0, total = 0, done = 0;
     char path[4096];
     sh_status s;
-    uint32_t i;
-    int any = 0;
-    vs v;
+    uint32_t i, *cand = NULL;
+    size_t at = 0;
+    int any = 0, k;
+    vs two[2], *cur, *nxt;
     memset(st, 0, sizeof *st);
     memset(&sf, 0, sizeof sf);
     memset(&nf, 0, sizeof nf);
     memset(&w, 0, sizeof w);
     memset(&wi, 0, sizeof wi);
-    memset(&v, 0, sizeof v);
-    v.fd = -1;
+    memset(two, 0, sizeof two);
+    two[0].fd = two[1].fd = -1;
     if (mem) *mem = NULL;
     sh_verify_sets_remove(dir);
     if ((s = sh_run_open(&r, dir, 0, 0, 0, err)) != SH_OK) return s;
@@ -213,23 +253,28 @@ sh_status sh_verify_sets(const char *dir, sh_pool *pool, const sh_decide_config 
         s = sh_error_set(err, SH_EFORMAT, 0, "%s is corrupt", path);
         goto done;
     }
-    v.dir = dir;
-    v.r = &r;
-    v.src = (const sh_srcrec *)(const void *)sf.records;
-    v.names = (const char *)nf.records;
-    v.names_size = nf.count;
+    two[0].dir = dir;
+    two[0].r = &r;
+    two[0].src = (const sh_srcrec *)(const void *)sf.records;
+    two[0].names = (const char *)nf.records;
+    two[0].names_size = nf.count;
+    two[1] = two[0];
     mark = (unsigned char *)calloc((size_t)r.n + 1, 1);
     fat = (uint64_t *)malloc(((size_t)r.n + 1) * 8);
-    v.at = (size_t *)malloc(BATCH_DOCS * sizeof *v.at);
-    v.ids = (uint32_t *)malloc(BATCH_DOCS * sizeof *v.ids);
-    v.ins = (sh_doc_in *)malloc(BATCH_DOCS * sizeof *v.ins);
-    v.outs = (sh_doc_out *)calloc(BATCH_DOCS, sizeof *v.outs);
-    if (!mark || !fat || !v.at || !v.ids || !v.ins || !v.outs) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
+    cand = (uint32_t *)malloc(((size_t)r.n + 1) * sizeof *cand);
+    if (!mark || !fat || !cand) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
+    for (k = 0; k < 2; k++) {
+        two[k].at = (size_t *)malloc(BATCH_DOCS * sizeof *two[k].at);
+        two[k].ids = (uint32_t *)malloc(BATCH_DOCS * sizeof *two[k].ids);
+        two[k].ins = (sh_doc_in *)malloc(BATCH_DOCS * sizeof *two[k].ins);
+        two[k].outs = (sh_doc_out *)calloc(BATCH_DOCS, sizeof *two[k].outs);
+        if (!two[k].at || !two[k].ids || !two[k].ins || !two[k].outs) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
+    }
     if (every) memset(mark, 1, r.n);
     else if ((s = sh_candidates(dir, cfg, mark, NULL, NULL, err)) != SH_OK) goto done;
     for (i = 0; i < r.n; i++) {
         fat[i] = SH_FULL_AT_SOURCE;
-        if (mark[i] && r.d[i].status == SH_OK && r.d[i].full_off == SH_FULL_AT_SOURCE) { total++; want += r.d[i].full_n; }
+        if (mark[i] && r.d[i].status == SH_OK && r.d[i].full_off == SH_FULL_AT_SOURCE) { cand[total++] = i; want += r.d[i].full_n; }
     }
     if (mem && want <= memory / 8 && (mv = (uint64_t *)malloc((size_t)want * 8 + 8)) != NULL) {
         st->in_memory = 1;
@@ -238,16 +283,36 @@ sh_status sh_verify_sets(const char *dir, sh_pool *pool, const sh_decide_config 
         if ((s = sh_recwriter_open(&w, path, SH_MAGIC_SHINGLES, 8, NULL, 0, err)) != SH_OK) goto done;
         w.scratch = 1; /* made again by the next phase 4 if lost */
     }
-    for (i = 0; i < r.n; i++) {
-        if (!(mark[i] && r.d[i].status == SH_OK && r.d[i].full_off == SH_FULL_AT_SOURCE)) continue;
-        if ((s = add_doc(&v, i, err)) != SH_OK) goto done;
-        if (v.n == BATCH_DOCS || v.used >= BATCH_BYTES) {
-            done += v.n;
-            if ((s = run_batch(&v, pool, fields, &w, mv, fat, &nvals, st, err)) != SH_OK) goto done;
-            if (cfg->progress) cfg->progress(cfg->progress_ud, "verification sets", done, total);
+    /* batch n + 1 is read again and decoded on a helper thread while the pool
+     * (with this thread) shingles batch n */
+    cur = &two[0];
+    nxt = &two[1];
+    if ((s = prepare(cur, cand, (size_t)total, &at, fields, err)) != SH_OK) goto done;
+    while (cur->n) {
+        prep_job job;
+        pthread_t tid;
+        int started;
+        vs *t;
+        memset(&job, 0, sizeof job);
+        job.v = nxt;
+        job.cand = cand;
+        job.n = (size_t)total;
+        job.at = &at;
+        job.f = fields;
+        started = pthread_create(&tid, NULL, prep_run, &job) == 0;
+        done += cur->n;
+        s = run_batch(cur, pool, &w, mv, fat, &nvals, st, err);
+        if (started) pthread_join(tid, NULL);
+        else if (s == SH_OK) job.s = prepare(nxt, cand, (size_t)total, &at, fields, &job.err);
+        if (s != SH_OK) goto done;
+        if (job.s != SH_OK) {
+            s = job.s;
+            if (err) *err = job.err;
+            goto done;
         }
+        if (cfg->progress) cfg->progress(cfg->progress_ud, "verification sets", done, total);
+        t = cur; cur = nxt; nxt = t;
     }
-    if (v.n && (s = run_batch(&v, pool, fields, &w, mv, fat, &nvals, st, err)) != SH_OK) goto done;
     if (cfg->progress) cfg->progress(cfg->progress_ud, "verification sets", total, total);
     if (mv) {
         sh_fullsets *f = (sh_fullsets *)malloc(sizeof *f);
@@ -269,16 +334,19 @@ sh_status sh_verify_sets(const char *dir, sh_pool *pool, const sh_decide_config 
     if ((s = sh_recwriter_append(&wi, fat, r.n, err)) != SH_OK) goto done;
     s = sh_recwriter_commit(&wi, err);
 done:
-    if (v.n) sh_pool_release(v.outs, v.n);
     sh_recwriter_abort(&w);
     sh_recwriter_abort(&wi);
     if (s != SH_OK) sh_verify_sets_remove(dir);
-    if (v.fd >= 0) close(v.fd);
-    free(v.buf);
-    free(v.at);
-    free(v.ids);
-    free(v.ins);
-    free(v.outs);
+    for (k = 0; k < 2; k++) {
+        if (two[k].outs) sh_pool_release(two[k].outs, BATCH_DOCS);
+        if (two[k].fd >= 0) close(two[k].fd);
+        free(two[k].buf);
+        free(two[k].at);
+        free(two[k].ids);
+        free(two[k].ins);
+        free(two[k].outs);
+    }
+    free(cand);
     free(mark);
     free(fat);
     free(mv);

@@ -144,6 +144,30 @@ describe("exact verification from the sources", function()
     assert.are.same(decisions(dir .. "/fresh").links, decisions(dir .. "/out").links)
   end)
 
+  it("refuses a JSON Lines line that is no longer a document, naming it", function()
+    local jsonl = corpus(dir)
+    local p = run({ jsonl }, dir .. "/out", {})
+    -- the first document of a cluster: a candidate, read again
+    local first = assert(core.read_clusters(dir .. "/out"))
+    local _, members = core.read_clusters(dir .. "/out")
+    local id = members[1]
+    assert.is_truthy(first and id)
+    local lines, k = {}, 0
+    for line in io.lines(jsonl) do lines[#lines + 1] = line end
+    for i, line in ipairs(lines) do
+      if line ~= "" then
+        k = k + 1
+        if k == id then lines[i] = line:gsub('"text":"', '"text":"\1', 1) end
+      end
+    end
+    support.write(jsonl, table.concat(lines, "\n") .. "\n")
+    local q = assert(pipeline.load(dir .. "/out", { quiet = true }))
+    local ok, err = q:rerun()
+    assert.is_nil(ok)
+    assert.matches(("document %d is no longer the line at byte %%d+ of .-corpus.jsonl %%(column %%d+: a control character"):format(id), err)
+    assert.is_true(p.stats.verification_sets.documents > 0)
+  end)
+
   it("keeps the full sets of documents it cannot read again (standard input, Lua sources)", function()
     local jsonl = corpus(dir)
     run({ jsonl }, dir .. "/kept", {}, true)
