@@ -15,6 +15,7 @@ int luaopen_shingle_core(lua_State *L)
     shl_open_shingler(L);
     shl_open_util(L);
     shl_open_cluster(L);
+    shl_open_report(L);
     shl_open_io(L);
     shl_open_index(L);
     shl_open_collections(L);

@@ -122,6 +122,7 @@ void shl_open_sketch(lua_State *L);      /* Sketch, load, is_sketch */
 void shl_open_shingler(lua_State *L);    /* Shingler, new */
 void shl_open_util(lua_State *L);        /* rabin, mix, confidence ... */
 void shl_open_cluster(lua_State *L);     /* the pipeline: pool, phases, run files */
+void shl_open_report(lua_State *L);      /* the report of a cluster run: pairs.jsonl in bulk */
 void shl_open_io(lua_State *L);          /* WARC reader, link extraction */
 void shl_open_index(lua_State *L);       /* the LMDB index */
 void shl_open_collections(lua_State *L); /* web graph, trivial clusters, growing, view */

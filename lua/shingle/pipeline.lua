@@ -505,12 +505,11 @@ function M:report()
   if not reps then return nil, dups end
   local cl, docs = core.read_clusters(self.dir)
   if not cl then return nil, docs end
-  local links, lerr = core.read_links(self.dir)
-  if not links then return nil, lerr end
   -- only the documents the outputs name: clustered ones and the ends of links
   local wanted = {}
   for _, d in ipairs(docs) do wanted[d] = true end
-  for _, l in ipairs(links) do wanted[l[1]] = true; wanted[l[2]] = true end
+  local lok, lerr = core.link_ends(self.dir, wanted)
+  if not lok then return nil, lerr end
   local urls, dates = self:documents(wanted)
   if not urls then return nil, dates end
   local ok, err = writer.write_files(self:outputs("clusters"), function(w)
@@ -531,7 +530,21 @@ function M:report()
     end
   end)
   if not ok then return nil, err end
-  ok, err = writer.write_files(self:outputs("pairs"), function(w)
+  local specs = self:outputs("pairs")
+  if #specs == 1 then
+    -- pairs.jsonl alone (the default): written in bulk in C (core/lua/l_report.c),
+    -- the same bytes as the records below through the writer
+    local path = specs[1].path
+    local n, werr = core.links_jsonl(self.dir, path .. ".tmp", urls, path)
+    if not n then os.remove(path .. ".tmp"); return nil, werr end
+    local rok, rerr = os.rename(path .. ".tmp", path)
+    if not rok then return nil, ("cannot rename %s.tmp: %s"):format(path, util.reason(rerr, path .. ".tmp")) end
+    self.times.report = core.now() - t0
+    return self:write_summary()
+  end
+  local links, rlerr = core.read_links(self.dir)
+  if not links then return nil, rlerr end
+  ok, err = writer.write_files(specs, function(w)
     for _, l in ipairs(links) do
       local rec = { a = l[1], b = l[2], url_a = urls[l[1]], url_b = urls[l[2]],
         resemblance = r4(l[3]), containment_ab = r4(l[4]), containment_ba = r4(l[5]) }
