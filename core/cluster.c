@@ -349,6 +349,28 @@ sh_status sh_pairs(const char *dir, const sh_pairs_config *cfg, sh_pairs_stats *
     sh_run_add_disk(st, keys);
     st->t_merge = sh_now() - t0;
     t0 = sh_now();
+    sh_run_path(path, sizeof path, dir, "pairs.bin");
+    if (sh_form_pairs_memory_need(st->records, r.n) <= cfg->memory / 2) {
+        /* phase 3 in memory (pairs.h): the same pairs.bin without sorting the pair records */
+        sh_form_config c;
+        sh_form_stats fs;
+        double t_count = 0;
+        memset(&c, 0, sizeof c);
+        memset(&fs, 0, sizeof fs);
+        c.key_size = 8;
+        c.max_df = cfg->max_df;
+        c.progress = cfg->progress;
+        c.progress_ud = cfg->progress_ud;
+        c.progress_step = "pair formation";
+        c.progress_total = st->records;
+        s = sh_form_pairs_memory(keys, &c, r.n, path, &fs, &st->pairs, &t_count, err);
+        st->shingles += fs.keys;
+        st->common_dropped += fs.dropped;
+        st->pair_records += fs.pair_records;
+        st->t_form = sh_now() - t0 - t_count;
+        st->t_pairmerge = t_count;
+        goto done;
+    }
     if ((s = sh_pairsort_open(&pairs, cfg->memory / 2, tmp, err)) != SH_OK) goto done;
     if ((s = sh_run_form(keys, pairs, cfg->max_df, NULL, st, cfg->progress, cfg->progress_ud, err)) != SH_OK) goto done;
     sh_extsort_free(keys);
@@ -357,7 +379,6 @@ sh_status sh_pairs(const char *dir, const sh_pairs_config *cfg, sh_pairs_stats *
     t0 = sh_now();
     if ((s = sh_extsort_finish(pairs, err)) != SH_OK) goto done;
     sh_run_add_disk(st, pairs);
-    sh_run_path(path, sizeof path, dir, "pairs.bin");
     s = sh_pairs_write(path, pairs, 0, &st->pairs, err);
     st->t_pairmerge = sh_now() - t0;
 done:

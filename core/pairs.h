@@ -58,6 +58,23 @@ typedef struct sh_form_stats {
  * c->uf. *st is added to. Errors: those of the sorters, SH_ENOMEM. */
 sh_status sh_form_pairs(sh_extsort *keys, const sh_form_config *c, sh_form_stats *st, sh_error *err);
 
+/* The memory sh_form_pairs_memory needs at most for records key records of
+ * ids below n. */
+uint64_t sh_form_pairs_memory_need(uint64_t records, uint32_t n);
+
+/* Phase 3 in memory when it fits (sh_form_pairs_memory_need): the same pairs
+ * and counts as sh_form_pairs into a pair sorter and sh_pairs_write make,
+ * written as pairs.bin at path (the same bytes), without sorting the pair
+ * records. The groups of the finished sorter keys (c->key_size, c->max_df,
+ * c->progress as for sh_form_pairs; not c->star, c->uf, c->pairs) are kept
+ * as sorted lists of ids; then for each id a, in order, the groups holding
+ * it give the counts of the ids after it (a dense counter over the n ids),
+ * emitted in order of b. *st and *count are added to; *t_count is the time
+ * spent counting and writing. Errors: those of the sorter and the writer
+ * (nothing is left at path), SH_ENOMEM. */
+sh_status sh_form_pairs_memory(sh_extsort *keys, const sh_form_config *c, uint32_t n, const char *path,
+                               sh_form_stats *st, uint64_t *count, double *t_count, sh_error *err);
+
 /* A sorter for pair records: keyed on <a, b>, the counts of equal pairs added. */
 sh_status sh_pairsort_open(sh_extsort **out, size_t memory, const char *temp_dir, sh_error *err);
 

@@ -153,6 +153,11 @@ describe("shingle cluster (the paper's four phases)", function()
       local pb = run(b, input, small)
       assert.are.equal(0, pa.stats.pairs.disk_peak)
       if over.spills then assert.is_true(pb.stats.pairs.disk_peak > 0, "the small budget should have spilled runs") end
+      -- phase 3 in memory (the large budget) and through the pair sorter (the small one): the same pairs.bin
+      assert.are.equal(support.read(b .. "/pairs.bin"), support.read(a .. "/pairs.bin"))
+      for _, k in ipairs({ "records", "shingles", "common_dropped", "pair_records", "pairs" }) do
+        assert.are.equal(pb.stats.pairs[k], pa.stats.pairs[k], k)
+      end
       assert.are.same(clustered_pairs(a), clustered_pairs(b))
       assert.are.same(select(2, linked_pairs(a)), select(2, linked_pairs(b)))
       rmdir(a); rmdir(b)

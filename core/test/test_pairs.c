@@ -1,9 +1,13 @@
 /* Pair formation (core/pairs.h) against counting every pair by hand, for
  * 8- and 4-byte keys; the common-key cutoff at exactly max_df and max_df + 1
- * ids; stars into a union-find; and the one policy test (core/policy.h). */
+ * ids; stars into a union-find; phase 3 in memory against the pair sorter
+ * (the same pairs.bin); and the one policy test (core/policy.h). */
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include "../pairs.h"
 #include "../policy.h"
+#include "../recfile.h"
 #include "test.h"
 
 #define NDOC 60
@@ -185,11 +189,74 @@ static void the_policy_test_at_its_thresholds(void)
     CHECK(strcmp(sh_policy_name(SH_POLICY_BOTH), "both") == 0 && strcmp(sh_policy_name((sh_policy)9), "?") == 0);
 }
 
+/* Phase 3 in memory writes the pairs.bin that the pair sorter and
+ * sh_pairs_write make, with the same counters: keys of 1 to 150 ids drawn
+ * with repeats (one id twice under a key), ids up to 300 (groups and lists
+ * long enough for the radix sort), every max_df, 4- and 8-byte keys. */
+static void pairs_in_memory_are_the_sorters_pairs(void)
+{
+    enum { CAP = 20000, IDS = 300 };
+    static uint64_t key[CAP];
+    static uint32_t id[CAP];
+    const uint32_t max_dfs[] = { 0, 2, 40, 149 };
+    char dir[] = "/tmp/test_pairs_XXXXXX", pa[64], pb[64];
+    size_t n = 0, ki, mi;
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(pa, sizeof pa, "%s/a.bin", dir);
+    snprintf(pb, sizeof pb, "%s/b.bin", dir);
+    while (n < CAP) {
+        uint64_t k = sh_splitmix_next(&rng);
+        uint32_t g = (uint32_t)(sh_splitmix_next(&rng) % 150) + 1, j;
+        if (sh_splitmix_next(&rng) % 4) g = g % 6 + 1; /* most keys small */
+        for (j = 0; j < g && n < CAP; j++, n++) {
+            key[n] = k;
+            id[n] = (uint32_t)(sh_splitmix_next(&rng) % IDS);
+        }
+    }
+    for (ki = 0; ki < 2; ki++)
+        for (mi = 0; mi < 4; mi++) {
+            size_t ks = ki ? 4 : 8;
+            sh_extsort *k1 = sorted_keys(key, id, n, ks), *k2 = sorted_keys(key, id, n, ks), *pairs;
+            sh_form_config c;
+            sh_form_stats s1, s2;
+            sh_recfile ra, rb;
+            sh_error err;
+            uint64_t c1 = 0, c2 = 0;
+            double t = 0;
+            CHECK(k1 && k2 && sh_pairsort_open(&pairs, 0, NULL, &err) == SH_OK);
+            memset(&c, 0, sizeof c);
+            memset(&s1, 0, sizeof s1);
+            memset(&s2, 0, sizeof s2);
+            c.key_size = ks;
+            c.max_df = max_dfs[mi];
+            c.pairs = pairs;
+            CHECK(sh_form_pairs(k1, &c, &s1, &err) == SH_OK);
+            CHECK(sh_extsort_finish(pairs, &err) == SH_OK);
+            CHECK(sh_pairs_write(pa, pairs, 1, &c1, &err) == SH_OK);
+            c.pairs = NULL;
+            CHECK(sh_form_pairs_memory(k2, &c, IDS, pb, &s2, &c2, &t, &err) == SH_OK);
+            CHECK(s1.records == s2.records && s1.keys == s2.keys && s1.dropped == s2.dropped);
+            CHECK(s1.pair_records == s2.pair_records && s1.pair_records > 0 && c1 == c2 && c1 > 0);
+            CHECK(sh_recfile_open(&ra, pa, SH_MAGIC_PAIRS, sizeof(sh_pairrec), 1, &err) == SH_OK);
+            CHECK(sh_recfile_open(&rb, pb, SH_MAGIC_PAIRS, sizeof(sh_pairrec), 1, &err) == SH_OK);
+            CHECK(ra.count == rb.count && memcmp(ra.records, rb.records, ra.count * sizeof(sh_pairrec)) == 0);
+            sh_recfile_close(&ra);
+            sh_recfile_close(&rb);
+            sh_extsort_free(k1);
+            sh_extsort_free(k2);
+            sh_extsort_free(pairs);
+        }
+    unlink(pa);
+    unlink(pb);
+    rmdir(dir);
+}
+
 int main(void)
 {
     RUN(pairs_and_counts_equal_counting_by_hand);
     RUN(a_key_of_max_df_ids_is_kept_and_of_one_more_dropped);
     RUN(stars_join_what_pairs_would_link);
+    RUN(pairs_in_memory_are_the_sorters_pairs);
     RUN(the_policy_test_at_its_thresholds);
     return TEST_END();
 }
