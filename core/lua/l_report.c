@@ -1,8 +1,15 @@
-/* shingle.core bindings for the report of a cluster run (lua/shingle/pipeline.lua,
- * M:report): pairs.jsonl written in bulk from links.bin, the same bytes the
- * output writer (lua/shingle/writer.lua over core/jsonw.c) makes record by
- * record. Document ids are 1-based here. */
+/* shingle.core bindings for the ends of a cluster run: the report
+ * (lua/shingle/pipeline.lua, M:report): pairs.jsonl written in bulk from
+ * links.bin, the same bytes the output writer (lua/shingle/writer.lua over
+ * core/jsonw.c) makes record by record; and its start: a directory's entries
+ * with their kinds, sizes and times in one call (shingle.input's walk).
+ * Document ids are 1-based here. */
+#define _DEFAULT_SOURCE 1 /* d_type, dirfd, fstatat */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -138,8 +145,116 @@ static int c_links_jsonl(lua_State *L)
     return 1;
 }
 
+/* ---- directories -------------------------------------------------------------- */
+
+typedef struct entries {
+    DIR *d;
+    char **names;
+    size_t n, cap;
+} entries;
+
+static void free_entries(void *p)
+{
+    entries *e = (entries *)p;
+    size_t i;
+    if (e->d) closedir(e->d);
+    e->d = NULL;
+    for (i = 0; i < e->n; i++) free(e->names[i]);
+    free(e->names);
+    e->names = NULL;
+    e->n = e->cap = 0;
+}
+
+/* names after their one-byte kind, by their bytes (strcmp, as table.sort in the C locale) */
+static int cmp_kind_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a + 1, *(char *const *)b + 1);
+}
+
+/* core.dir_entries(dir) -> names, kinds, sizes, mtimes (parallel lists, the
+ * names sorted by their bytes, without "." and ".."; kind "directory", "file"
+ * or "other" (a symbolic link is "other": not followed); sizes and mtimes
+ * (seconds) of files, 0 for the others), or nil, the reason (strerror) when
+ * the directory cannot be read. As lfs.dir and lfs.symlinkattributes give
+ * them, in one call: readdir's d_type, lstat only when it is unknown. */
+static int c_dir_entries(lua_State *L)
+{
+    const char *dir = luaL_checkstring(L, 1);
+    entries *e = (entries *)shl_newbox(L, sizeof(entries), free_entries);
+    int box = lua_gettop(L), fd;
+    struct dirent *de;
+    size_t i;
+    e->d = opendir(dir);
+    if (!e->d) {
+        int en = errno;
+        lua_pushnil(L);
+        lua_pushstring(L, strerror(en));
+        return 2;
+    }
+    fd = dirfd(e->d);
+    while ((errno = 0, de = readdir(e->d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        char *copy;
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
+        if (e->n == e->cap) {
+            size_t cap = e->cap ? 2 * e->cap : 64;
+            char **p = (char **)realloc(e->names, cap * sizeof *p);
+            if (!p) return luaL_error(L, "out of memory");
+            e->names = p;
+            e->cap = cap;
+        }
+        /* the kind as one byte before the name: d_type, known here or by lstat below */
+        copy = (char *)malloc(len + 2);
+        if (!copy) return luaL_error(L, "out of memory");
+        copy[0] = de->d_type == DT_DIR ? 'd' : de->d_type == DT_REG ? 'f' : de->d_type == DT_UNKNOWN ? '?' : 'o';
+        memcpy(copy + 1, de->d_name, len + 1);
+        e->names[e->n++] = copy;
+    }
+    if (errno != 0) {
+        int en = errno;
+        lua_pushnil(L);
+        lua_pushstring(L, strerror(en));
+        return 2;
+    }
+    {
+        /* sorted by name (the byte after the kind) */
+        char **v = e->names;
+        for (i = 0; i < e->n; i++) v[i][0] = (char)(v[i][0] == 'd' ? 1 : v[i][0] == 'f' ? 2 : v[i][0] == '?' ? 3 : 4);
+        /* compare names only: shift the kind out of the way */
+        qsort(v, e->n, sizeof *v, cmp_kind_name);
+    }
+    lua_createtable(L, (int)e->n, 0);
+    lua_createtable(L, (int)e->n, 0);
+    lua_createtable(L, (int)e->n, 0);
+    lua_createtable(L, (int)e->n, 0);
+    for (i = 0; i < e->n; i++) {
+        const char *name = e->names[i] + 1;
+        int kind = e->names[i][0];
+        struct stat st;
+        int have = 0;
+        if (kind == 3 || kind == 2) {
+            /* size and time of a file (lstat: a link is not followed) */
+            if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                have = 1;
+                kind = S_ISDIR(st.st_mode) ? 1 : S_ISREG(st.st_mode) ? 2 : 4;
+            } else kind = 4; /* gone since readdir: not listed, as lfs.symlinkattributes has it */
+        }
+        lua_pushstring(L, name);
+        lua_rawseti(L, box + 1, (lua_Integer)i + 1);
+        lua_pushstring(L, kind == 1 ? "directory" : kind == 2 ? "file" : "other");
+        lua_rawseti(L, box + 2, (lua_Integer)i + 1);
+        lua_pushinteger(L, have && kind == 2 ? (lua_Integer)st.st_size : 0);
+        lua_rawseti(L, box + 3, (lua_Integer)i + 1);
+        lua_pushinteger(L, have && kind == 2 ? (lua_Integer)st.st_mtime : 0);
+        lua_rawseti(L, box + 4, (lua_Integer)i + 1);
+    }
+    shl_box_done(L, box);
+    return 4;
+}
+
 void shl_open_report(lua_State *L)
 {
-    static const luaL_Reg funcs[] = { { "link_ends", c_link_ends }, { "links_jsonl", c_links_jsonl }, { NULL, NULL } };
+    static const luaL_Reg funcs[] = { { "link_ends", c_link_ends }, { "links_jsonl", c_links_jsonl },
+                                      { "dir_entries", c_dir_entries }, { NULL, NULL } };
     shl_setfuncs(L, funcs);
 }

@@ -100,23 +100,18 @@ end
 -- shingle runs are not inputs: beside a lock file .NAME.lock (which
 -- shingle.util.output leaves beside every output NAME), NAME, .NAME.new (a
 -- run writing it now: `cluster DIR -o DIR/out` read its own files) and
--- .NAME.old are passed over, each with a note (the third result).
+-- .NAME.old are passed over, each with a note (the third result). The
+-- fourth: { sizes, mtimes } of the files, in the order of the first.
 function M.walk(dir)
-  local lfs = require "lfs"
-  local out, problems, notes = {}, {}, {}
+  local out, problems, notes, sizes, mtimes = {}, {}, {}, {}, {}
   local function rec(d)
-    local names = {}
-    local ok, err = pcall(function()
-      for name in lfs.dir(d) do
-        if name ~= "." and name ~= ".." then names[#names + 1] = name end
-      end
-    end)
-    if not ok then
-      problems[#problems + 1] = ("%s: cannot read the directory: %s"):format(d,
-        tostring(err):gsub("^.-cannot open [^:]*: ", ""))
+    -- one call per directory (core/lua/l_report.c): the names sorted by their
+    -- bytes, kinds as lfs.symlinkattributes gives them (links not followed)
+    local names, kinds, size, mtime = core.dir_entries(d)
+    if not names then
+      problems[#problems + 1] = ("%s: cannot read the directory: %s"):format(d, tostring(kinds))
       return
     end
-    table.sort(names)
     local outputs = {}
     for _, name in ipairs(names) do
       local o = name:match("^%.(.+)%.lock$")
@@ -124,19 +119,22 @@ function M.walk(dir)
         outputs[name], outputs[o], outputs["." .. o .. ".new"], outputs["." .. o .. ".old"] = true, true, true, true
       end
     end
-    for _, name in ipairs(names) do
+    for i, name in ipairs(names) do
       local p = d .. "/" .. name
-      local mode = lfs.symlinkattributes(p, "mode")
+      local mode = kinds[i]
       if outputs[name] then
         if mode == "directory" then
           notes[#notes + 1] = ("%s: the output directory of a shingle run (beside its lock file); not read as input"):format(p)
         end
       elseif mode == "directory" then rec(p)
-      elseif mode == "file" then out[#out + 1] = p end
+      elseif mode == "file" then
+        local n = #out + 1
+        out[n], sizes[n], mtimes[n] = p, size[i], mtime[i]
+      end
     end
   end
   rec(dir)
-  return out, problems, notes
+  return out, problems, notes, { sizes = sizes, mtimes = mtimes }
 end
 
 --- A source over one input argument; src:batch(n) returns up to n documents,

@@ -678,9 +678,10 @@ function M:phase1_signature(inputs)
     if not a then return nil end
     parts[#parts + 1] = ("%s:%s:%s:%s"):format(spec, a.mode, a.size, a.modification)
     if a.mode == "directory" then
-      for _, p in ipairs((input.walk(spec))) do
-        local b = lfs.attributes(p)
-        parts[#parts + 1] = ("%s:%s:%s"):format(p, b and b.size, b and b.modification)
+      -- the files' sizes and times as the walk read them (one lstat each)
+      local paths, _, _, info = input.walk(spec)
+      for i, p in ipairs(paths) do
+        parts[#parts + 1] = ("%s:%d:%d"):format(p, info.sizes[i], info.mtimes[i])
       end
     end
   end
