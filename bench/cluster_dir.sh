@@ -18,7 +18,7 @@ DIR=$CORPUS/large
 [ -x /usr/bin/time ] || apt-get install -y time >/dev/null
 [ -d build/5.4/lib ] || SHINGLE_ONLY_54=1 bash scripts/setup.sh
 # shellcheck source=/dev/null
-source scripts/env.sh
+source scripts/env.sh 5.4
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 
@@ -54,3 +54,6 @@ done
 med() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 printf 'median of %d: shingle cluster %.2f s wall, reading the files %.2f s (ratio %.1f); target: under 10 s\n' \
   "$REPS" "$(med "${walls[@]}")" "$(med "${refs[@]}")" "$(awk -v a="$(med "${walls[@]}")" -v b="$(med "${refs[@]}")" 'BEGIN { print a / b }')"
+echo "step by step (lua5.4 bench/pipeline_phases.lua $DIR OUT 1G exact: the defaults; load $(cut -d' ' -f1 /proc/loadavg)):"
+rm -rf "$OUT/run"
+lua5.4 bench/pipeline_phases.lua "$DIR" "$OUT/run" 1G exact

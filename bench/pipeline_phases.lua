@@ -6,7 +6,9 @@
 -- step at a time; before each step the peak RSS (VmHWM) is reset through
 -- /proc/self/clear_refs, so each line gives the step's own peak. RSS counts
 -- the pages of mapped input files (docs.bin, sketches.bin) as well as the
--- sorters' buffers. Run from the checkout after `source scripts/env.sh`.
+-- sorters' buffers. CPU seconds are the process's (os.clock: every thread,
+-- user and system), the figure to trust on a shared machine. Run from the
+-- checkout after `source scripts/env.sh`.
 local pipeline = require "shingle.pipeline"
 local core = require "shingle.core"
 
@@ -42,14 +44,14 @@ local steps = {
   { "report", function() return p:report() end },
 }
 print(("budget %d MiB; %s"):format(bytes // MiB, verify and "--verify exact" or "unverified"))
-print(("%-20s %9s %14s"):format("step", "seconds", "peak RSS MiB"))
+print(("%-20s %9s %9s %14s"):format("step", "seconds", "CPU s", "peak RSS MiB"))
 for _, s in ipairs(steps) do
   collectgarbage()
   reset()
-  local t0 = core.now()
+  local t0, c0 = core.now(), os.clock()
   local ok, err = s[2]()
   if not ok then io.stderr:write(s[1], ": ", tostring(err), "\n"); os.exit(1) end
-  print(("%-20s %9.2f %14.0f"):format(s[1], core.now() - t0, status("VmHWM") / MiB))
+  print(("%-20s %9.2f %9.2f %14.0f"):format(s[1], core.now() - t0, os.clock() - c0, status("VmHWM") / MiB))
 end
 local st = p.stats.pairs or {}
 print(("<shingle, doc> records %s (%.0f MiB), <doc, doc, 1> triplets %s (%.0f MiB), sorter bytes written (max of the two) %.0f MiB")
