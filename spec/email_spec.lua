@@ -248,6 +248,37 @@ describe("mbox archives", function()
     assert.are.same({ 1, 2, 3, 4, 5, 6 }, ids)
   end)
 
+  it("finds archives past the first 512 files of a directory (sniffed on a thread, a batch ahead)", function()
+    local big = dir .. "/many"
+    assert(os.execute("mkdir -p " .. big))
+    local arch = support.read(dir .. "/arch/2024-January.txt")
+    -- 1,100 files: archives at places 3, 700 (in the second sniff) and 1,100 (the last, in the third)
+    for k = 1, 1100 do
+      local name = ("%s/f%04d.txt"):format(big, k)
+      if k == 3 or k == 700 or k == 1100 then write(name, arch)
+      else write(name, ("plain file %d with a few words"):format(k)) end
+    end
+    local paths = input.walk(big)
+    local src = input.paths_source(paths, {})
+    local urls = {}
+    repeat
+      local docs, errors, done = src:batch(300)
+      assert.are.same({}, errors)
+      for _, d in ipairs(docs) do urls[#urls + 1] = d.url or d.path end
+    until done
+    assert.are.equal(1100 - 3 + 3 * 12, #urls)
+    -- in order: each archive's messages at its place
+    assert.are.equal(big .. "/f0003.txt#1", urls[3])
+    assert.are.equal(big .. "/f0700.txt#12", urls[699 + 11 + 12])
+    assert.are.equal(big .. "/f1100.txt#12", urls[#urls])
+    -- the same kinds as sniffing every file on this thread
+    local direct = core.mail_sniff_files(paths, 1, #paths)
+    local h = core.mail_sniff_start(paths, 513, 1100)
+    local threaded = h:wait()
+    for k = 513, 1100 do assert.are.equal(direct[k], threaded[k], k) end
+    assert.are.equal("mbox", threaded[1100])
+  end)
+
   it("reads a gzip-compressed archive given as a file, with the From_ line's date", function()
     local docs = {}
     for d in input.documents(dir .. "/2024-January.txt.gz") do docs[#docs + 1] = d end

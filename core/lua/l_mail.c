@@ -1,6 +1,7 @@
 /* shingle.core bindings for email (core/mail.h): recognising messages and
  * mbox archives by content, rendering a message as what it says, reading
  * the messages of an mbox (plain or compressed) in batches. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lshingle.h"
@@ -8,6 +9,7 @@
 #include "zio.h"
 
 #define SHL_MBOX "shingle.Mbox"
+#define SHL_SNIFF "shingle.MailSniff"
 
 static const char *kind_name(sh_mail_kind k)
 {
@@ -51,6 +53,105 @@ static int l_sniff_files(lua_State *L)
             lua_rawseti(L, -2, (int)k);
         }
     }
+    return 1;
+}
+
+/* ---- the same, on a thread of its own ----------------------------------------- */
+
+/* core.mail_sniff_start(paths, i, j) -> a handle; h:wait() -> the table
+ * core.mail_sniff_files(paths, i, j) gives. The files are read on a thread
+ * while the caller goes on (shingle.input sniffs the next batch of a
+ * directory while the pool sketches this one). The paths are copied when it
+ * starts. */
+typedef struct sniff {
+    pthread_t tid;
+    int started;          /* the thread runs (joined by wait or close) */
+    char **paths;         /* paths[0..n), NULL where not a string */
+    unsigned char *kinds; /* sh_mail_kind of each */
+    size_t n;
+    lua_Integer first;    /* the index of paths[0] in the caller's list */
+} sniff;
+
+static void *sniff_run(void *arg)
+{
+    sniff *s = (sniff *)arg;
+    char head[4096];
+    size_t k;
+    for (k = 0; k < s->n; k++) {
+        size_t got;
+        sh_error err;
+        s->kinds[k] = (unsigned char)SH_MAIL_NONE;
+        if (s->paths[k] && sh_zio_head(s->paths[k], head, sizeof head, &got, &err) == SH_OK)
+            s->kinds[k] = (unsigned char)sh_mail_sniff(head, got);
+    }
+    return NULL;
+}
+
+static void sniff_free(sniff *s)
+{
+    size_t k;
+    if (s->started) pthread_join(s->tid, NULL);
+    s->started = 0;
+    if (s->paths)
+        for (k = 0; k < s->n; k++) free(s->paths[k]);
+    free(s->paths);
+    free(s->kinds);
+    s->paths = NULL;
+    s->kinds = NULL;
+    s->n = 0;
+}
+
+static int sniff_close(lua_State *L)
+{
+    sniff_free((sniff *)luaL_checkudata(L, 1, SHL_SNIFF));
+    return 0;
+}
+
+static int l_sniff_start(lua_State *L)
+{
+    lua_Integer i = luaL_checkinteger(L, 2), j = luaL_checkinteger(L, 3), k;
+    sniff *s;
+    luaL_checktype(L, 1, LUA_TTABLE);
+    s = (sniff *)shl_newhandle(L, sizeof(sniff), SHL_SNIFF);
+    s->first = i;
+    if (j < i) return 1;
+    s->paths = (char **)calloc((size_t)(j - i + 1), sizeof *s->paths);
+    s->kinds = (unsigned char *)calloc((size_t)(j - i + 1), 1);
+    if (!s->paths || !s->kinds) { sniff_free(s); return luaL_error(L, "out of memory"); }
+    s->n = (size_t)(j - i + 1);
+    for (k = i; k <= j; k++) {
+        size_t len;
+        const char *path;
+        lua_rawgeti(L, 1, (int)k);
+        path = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
+        if (path) {
+            char *c = (char *)malloc(len + 1);
+            if (!c) { lua_pop(L, 1); sniff_free(s); return luaL_error(L, "out of memory"); }
+            memcpy(c, path, len + 1);
+            s->paths[k - i] = c;
+        }
+        lua_pop(L, 1);
+    }
+    if (pthread_create(&s->tid, NULL, sniff_run, s) == 0) s->started = 1;
+    else sniff_run(s); /* no thread: sniffed here */
+    return 1;
+}
+
+static int sniff_wait(lua_State *L)
+{
+    sniff *s = (sniff *)luaL_checkudata(L, 1, SHL_SNIFF);
+    size_t k;
+    if (s->started) pthread_join(s->tid, NULL);
+    s->started = 0;
+    lua_newtable(L);
+    for (k = 0; k < s->n; k++) {
+        const char *name = kind_name((sh_mail_kind)s->kinds[k]);
+        if (name) {
+            lua_pushstring(L, name);
+            lua_rawseti(L, -2, (int)(s->first + (lua_Integer)k));
+        }
+    }
+    sniff_free(s);
     return 1;
 }
 
@@ -183,12 +284,14 @@ static int mbox_batch(lua_State *L)
 static const luaL_Reg mbox_methods[] = { { "batch", mbox_batch }, { "close", mbox_close }, { NULL, NULL } };
 
 static const luaL_Reg funcs[] = {
-    { "mail_sniff", l_sniff }, { "mail_sniff_files", l_sniff_files }, { "mail_render", l_render }, { "mbox", l_mbox },
-    { NULL, NULL }
+    { "mail_sniff", l_sniff }, { "mail_sniff_files", l_sniff_files }, { "mail_sniff_start", l_sniff_start },
+    { "mail_render", l_render }, { "mbox", l_mbox }, { NULL, NULL }
 };
 
 void shl_open_mail(lua_State *L)
 {
+    static const luaL_Reg sniff_methods[] = { { "wait", sniff_wait }, { NULL, NULL } };
     shl_newclass(L, SHL_MBOX, mbox_methods, NULL, mbox_close);
+    shl_newclass(L, SHL_SNIFF, sniff_methods, NULL, sniff_close);
     shl_setfuncs(L, funcs);
 }

@@ -282,6 +282,7 @@ function M.paths_source(paths, opts)
   opts = opts or {}
   local src = { paths = paths, total = #paths }
   local i, sniffed, mail, sub = 0, 0, {}, nil
+  local pending, pending_first -- the next files' sniff, running on a thread (core.mail_sniff_start)
   function src:batch(n)
     local docs, errors = {}, src.problems or {}
     src.problems = nil -- what the caller set (unreadable directories) is reported once, with the first batch
@@ -294,8 +295,15 @@ function M.paths_source(paths, opts)
       elseif i < #paths then
         i = i + 1
         if opts.mail ~= false and i > sniffed then
-          sniffed = math.min(#paths, i + 511)
-          mail = core.mail_sniff_files(paths, i, sniffed)
+          local stop = math.min(#paths, i + 511)
+          if pending and pending_first == i then mail = pending:wait()
+          else mail = core.mail_sniff_files(paths, i, stop) end
+          sniffed = stop
+          -- the following 512 files are sniffed on a thread while these are sketched
+          pending, pending_first = nil, nil
+          if stop < #paths then
+            pending, pending_first = core.mail_sniff_start(paths, stop + 1, math.min(#paths, stop + 512)), stop + 1
+          end
         end
         local p = paths[i]
         if mail[i] == "mbox" then
