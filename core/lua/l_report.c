@@ -221,7 +221,7 @@ static int c_dir_entries(lua_State *L)
         char **v = e->names;
         for (i = 0; i < e->n; i++) v[i][0] = (char)(v[i][0] == 'd' ? 1 : v[i][0] == 'f' ? 2 : v[i][0] == '?' ? 3 : 4);
         /* compare names only: shift the kind out of the way */
-        qsort(v, e->n, sizeof *v, cmp_kind_name);
+        if (e->n > 1) qsort(v, e->n, sizeof *v, cmp_kind_name); /* v is NULL for an empty directory */
     }
     lua_createtable(L, (int)e->n, 0);
     lua_createtable(L, (int)e->n, 0);
