@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <math.h>
 #include <lmdb.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@ struct sh_index {
     MDB_dbi db[D_N];
     MDB_txn *rtxn;             /* the pinned read transaction (sh_index_read_begin), kept for renewal */
     int pinned;                /* depth of sh_index_read_begin */
+    pthread_t pin_owner;       /* the thread that pinned it: other threads read on their own */
     int readonly;
     char path[1024];
     sh_rabin urlr;
@@ -80,33 +82,47 @@ static sh_status lmdb_err(sh_error *err, const sh_index *ix, const char *what, i
     return code;
 }
 
+/* Whether this thread pinned ix's snapshot. A server's writer thread adds
+ * through the handle its event loop reads with (shingle_index_add from a
+ * worker thread): it must not read the loop's pinned transaction. */
+static int pinned_here(const sh_index *ix)
+{
+    return __atomic_load_n(&ix->pinned, __ATOMIC_ACQUIRE) > 0 &&
+           pthread_equal(__atomic_load_n(&ix->pin_owner, __ATOMIC_RELAXED), pthread_self());
+}
+
 /* A read transaction for one query: the pinned one, or a fresh one. */
 static int rbegin(sh_index *ix, MDB_txn **t)
 {
-    if (ix->pinned) { *t = ix->rtxn; return 0; }
+    if (pinned_here(ix)) { *t = ix->rtxn; return 0; }
     return mdb_txn_begin(ix->env, NULL, MDB_RDONLY, t);
 }
 
 static void rend(sh_index *ix, MDB_txn *t)
 {
-    if (!ix->pinned || t != ix->rtxn) mdb_txn_abort(t);
+    if (!pinned_here(ix) || t != ix->rtxn) mdb_txn_abort(t);
 }
 
 sh_status sh_index_read_begin(sh_index *ix, sh_error *err)
 {
     int rc;
-    if (ix->pinned++) return SH_OK;
-    rc = ix->rtxn ? mdb_txn_renew(ix->rtxn) : mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &ix->rtxn);
-    if (rc) {
-        ix->pinned = 0;
-        return lmdb_err(err, ix, "begin reading", rc);
+    if (ix->pinned) {
+        __atomic_store_n(&ix->pinned, ix->pinned + 1, __ATOMIC_RELEASE);
+        return SH_OK;
     }
+    rc = ix->rtxn ? mdb_txn_renew(ix->rtxn) : mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &ix->rtxn);
+    if (rc) return lmdb_err(err, ix, "begin reading", rc);
+    __atomic_store_n(&ix->pin_owner, pthread_self(), __ATOMIC_RELAXED);
+    __atomic_store_n(&ix->pinned, 1, __ATOMIC_RELEASE);
     return SH_OK;
 }
 
 void sh_index_read_end(sh_index *ix)
 {
-    if (ix->pinned && --ix->pinned == 0) mdb_txn_reset(ix->rtxn);
+    int n = ix->pinned;
+    if (n <= 0) return;
+    __atomic_store_n(&ix->pinned, n - 1, __ATOMIC_RELEASE);
+    if (n == 1) mdb_txn_reset(ix->rtxn);
 }
 
 uint64_t sh_index_url_fp(const sh_index *ix, const char *url, size_t len)

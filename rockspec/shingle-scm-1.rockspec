@@ -67,6 +67,7 @@ build = {
          ["shingle.extractors.midi"] = "lua/shingle/extractors/midi.lua",
          ["shingle.html"] = "lua/shingle/html.lua",
          ["shingle.http"] = "lua/shingle/http.lua",
+         ["shingle.http_writer"] = "lua/shingle/http_writer.lua",
          ["shingle.index"] = "lua/shingle/index.lua",
          ["shingle"] = "lua/shingle/init.lua",
          ["shingle.input"] = "lua/shingle/input.lua",

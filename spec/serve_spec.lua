@@ -254,6 +254,7 @@ describe("shingle serve", function()
       assert.are.equal(64, j.limits.batch_max)
       assert.are.equal(2, j.worker.count)
       assert.are.equal("ffi", j.worker.binding) -- nginx's LuaJIT: /similar goes through shingle.ffi
+      assert.are.equal("thread", j.worker.writer) -- and POST /documents adds in a worker thread
     end)
   end)
 
@@ -365,6 +366,40 @@ describe("shingle serve", function()
       local tx = after.writes.transactions - before.writes.transactions
       -- two workers, each flushing its queue 300 ms after its first document
       assert.is_true(tx >= 1 and tx <= 4, "transactions: " .. tx)
+      local _, h = req("GET", "/health")
+      assert.are.equal(86, h.documents)
+    end)
+
+    it("adds in the event loop with --writer loop, answering alike", function()
+      local d2 = tmpdir()
+      local s2
+      local ok, err = pcall(function()
+        local out, code = run(SHINGLE .. "index add " .. d2 .. "/idx samples/docs --sweep s -q")
+        assert(code == 0, out)
+        s2 = start(d2 .. "/idx", d2, "--writer loop --no-access-log")
+        local _, st = request(s2.base, "GET", "/stats", { dir = d2 })
+        assert.are.equal("loop", st.worker.writer)
+        local status, j = request(s2.base, "POST", "/documents?url=http://f.example/1&sweep=s2",
+          { dir = d2, body = read("samples/docs/rabin-edited.txt") })
+        assert.are.equal(201, status)
+        local cli = cjson.decode(cli_json("cluster-of --json " .. d2 .. "/idx http://f.example/1"))
+        assert.are.equal(j.cluster, cli[1].cluster)
+        assert.are.equal(#j.members, #cli[1].members)
+        -- the same URL with other content in the same sweep: refused, as by the thread writer
+        local status2, j2 = request(s2.base, "POST", "/documents?url=http://f.example/1&sweep=s2",
+          { dir = d2, body = read("samples/docs/weather.txt") })
+        assert.are.equal(400, status2)
+        assert.is_truthy(j2.error:find("already in sweep s2 with other content", 1, true), j2.error)
+      end)
+      if s2 then stop(s2, "KILL") end
+      exec("rm -rf " .. d2)
+      assert(ok, err)
+    end)
+
+    it("refuses a URL the sweep has with other content (the writer thread)", function()
+      local status, j = req("POST", "/documents?url=http://e.example/1&sweep=2026-11-22", { body = texts[2] })
+      assert.are.equal(400, status)
+      assert.is_truthy(j.error:find("already in sweep 2026-11-22 with other content", 1, true), j.error)
       local _, h = req("GET", "/health")
       assert.are.equal(86, h.documents)
     end)

@@ -43,12 +43,18 @@ M.defaults = {
                           -- binding; nil: the FFI where LuaJIT's ffi is there and the index needs no Lua rules
   invalid = "index",      -- bodies that are not UTF-8: "index" reads them by the index's rule (its
                           -- invalid option: latin1 by default, or refused when it is "error"); "error" refuses them
+  writer = nil,           -- "thread": POST /documents' batches are added in one of nginx's worker threads
+                          -- (shingle.http_writer, at a lower priority), the event loop serving readers meanwhile;
+                          -- "loop": in the event loop (which the commit holds up); nil: a thread where it can
+  thread_pool = "shingle_writer", -- nginx's thread pool of the writer (`thread_pool shingle_writer threads=1;`
+                          -- in nginx.conf's main context; without it, the event loop adds)
+  writer_nice = 0,        -- the writer thread's nice, over the worker's (0: the same priority)
 }
 
 -- every option, those without a default included
 local known = { index = true, name = true, readonly = true, max_body = true, sweep = true, batch_delay = true,
   batch_max = true, add_timeout = true, max_top = true, max_members = true, stats = true, invalid = true,
-  binding = true, max_df = true }
+  binding = true, max_df = true, writer = true, thread_pool = true, writer_nice = true }
 
 local services = {}
 
@@ -71,6 +77,9 @@ local function check_conf(conf)
   end
   if c.binding ~= nil and c.binding ~= "ffi" and c.binding ~= "classic" then
     error("shingle.http.init: binding is \"ffi\" or \"classic\"", 3)
+  end
+  if c.writer ~= nil and c.writer ~= "thread" and c.writer ~= "loop" then
+    error("shingle.http.init: writer is \"thread\" or \"loop\"", 3)
   end
   if c.invalid ~= "index" and c.invalid ~= "error" then error("shingle.http.init: invalid is \"index\" or \"error\"", 3) end
   return c
@@ -100,6 +109,14 @@ function M.init(conf)
     local fast, ferr = M.fast_path(ix)
     if fast then svc.fast = fast
     elseif c.binding == "ffi" then error("shingle.http.init: binding = \"ffi\": " .. tostring(ferr), 2) end
+  end
+  -- the writer thread adds through this worker's index handle, given by its address
+  if svc.fast and not c.readonly and c.writer ~= "loop" and ngx and ngx.run_worker_thread then
+    local ffi = require "ffi"
+    svc.writer = tonumber(ffi.cast("uintptr_t", svc.fast.ix.h))
+  elseif c.writer == "thread" then
+    error("shingle.http.init: writer = \"thread\" needs the FFI path (LuaJIT, an index without Lua rules), "
+      .. "a writable index and ngx.run_worker_thread (lua-nginx-module 0.10.21 or later)", 2)
   end
   if c.stats and ngx then
     svc.dict = ngx.shared[c.stats]
@@ -379,6 +396,69 @@ local function today()
   return os.date("!%Y-%m-%d")
 end
 
+-- One sweep's batch added in the event loop (Index:add_documents).
+local function looped_add(svc, g)
+  local docs = {}
+  for i, item in ipairs(g) do docs[i] = { url = item.url, text = item.text, html = item.html } end
+  local ok, res, st = pcall(svc.ix.add_documents, svc.ix, docs, { sweep = g[1].sweep, threads = 1 })
+  if ok and res then
+    tally(svc, "writes transactions", 1)
+    tally(svc, "writes documents", st.added)
+  end
+  for i, item in ipairs(g) do
+    if not ok then item.status, item.error = 500, tostring(res)
+    elseif not res then item.status, item.error = 503, tostring(st)
+    elseif res[i].error then item.status, item.error = 400, res[i].error
+    else item.id = res[i].id end
+    item.sema:post(1)
+  end
+  if not ok then ngx.log(ngx.ERR, "shingle: adding documents: ", tostring(res)) end
+end
+
+-- The statuses of shingle.h a document of a batch can get
+local SHINGLE_EUTF8, SHINGLE_EMISMATCH, SHINGLE_ELIMIT = 3, 5, 10
+
+-- One sweep's batch added by the C API in one of nginx's worker threads
+-- (shingle.http_writer): the event loop serves readers meanwhile, and the
+-- thread runs at a lower priority. The answers as Index:add_documents gives them.
+local function threaded_add(svc, g)
+  local docs = {}
+  for i, item in ipairs(g) do docs[i] = { url = item.url, text = item.text, html = item.html and 1 or 0 } end
+  local sweep = g[1].sweep
+  local ok, res = ngx.run_worker_thread(svc.conf.thread_pool, "shingle.http_writer", "add", svc.writer, sweep, docs,
+    svc.conf.writer_nice)
+  if not ok and tostring(res):find("thread pool .* not found") and svc.conf.writer ~= "thread" then
+    -- nginx.conf has no such thread_pool: add in the event loop from now on
+    ngx.log(ngx.WARN, "shingle: ", tostring(res), ": POST /documents adds in the event loop (declare `thread_pool ",
+      svc.conf.thread_pool, " threads=1;` in nginx.conf's main context for a writer thread)")
+    svc.writer = nil
+    return looped_add(svc, g)
+  end
+  if ok and not res.error then
+    tally(svc, "writes transactions", 1)
+    local added = 0
+    for i = 1, #g do if res.statuses[i] == 0 then added = added + 1 end end
+    tally(svc, "writes documents", added)
+  end
+  for i, item in ipairs(g) do
+    if not ok then item.status, item.error = 500, tostring(res)
+    elseif res.error then item.status, item.error = 503, res.error
+    elseif res.statuses[i] == 0 then item.id = res.ids[i]
+    elseif res.statuses[i] == SHINGLE_EMISMATCH then
+      item.status, item.error = 400, ("%s is already in sweep %s with other content; a sweep holds "
+        .. "one version of a URL: add it to another sweep"):format(item.url, sweep)
+    elseif res.statuses[i] == SHINGLE_EUTF8 then
+      item.status, item.error = 400, "the body is not UTF-8, and the index was made to refuse such documents"
+    elseif res.statuses[i] == SHINGLE_ELIMIT then
+      item.status, item.error = 400, "the document is beyond the index's limits (too many shingles)"
+    else
+      item.status, item.error = 400, "the document could not be added (status " .. tostring(res.statuses[i]) .. ")"
+    end
+    item.sema:post(1)
+  end
+  if not ok then ngx.log(ngx.ERR, "shingle: adding documents in a worker thread: ", tostring(res)) end
+end
+
 local function flush(premature, svc)
   svc.scheduled = false
   local queue = svc.queue
@@ -395,21 +475,7 @@ local function flush(premature, svc)
     g[#g + 1] = item
   end
   for _, g in ipairs(order) do
-    local docs = {}
-    for i, item in ipairs(g) do docs[i] = { url = item.url, text = item.text, html = item.html } end
-    local ok, res, st = pcall(svc.ix.add_documents, svc.ix, docs, { sweep = g[1].sweep, threads = 1 })
-    if ok and res then
-      tally(svc, "writes transactions", 1)
-      tally(svc, "writes documents", st.added)
-    end
-    for i, item in ipairs(g) do
-      if not ok then item.status, item.error = 500, tostring(res)
-      elseif not res then item.status, item.error = 503, tostring(st)
-      elseif res[i].error then item.status, item.error = 400, res[i].error
-      else item.id = res[i].id end
-      item.sema:post(1)
-    end
-    if not ok then ngx.log(ngx.ERR, "shingle: adding documents: ", tostring(res)) end
+    if svc.writer then threaded_add(svc, g) else looped_add(svc, g) end
   end
   if premature then return end
 end
@@ -580,7 +646,8 @@ function M.stats(name)
       limits = { max_body = svc.conf.max_body, max_top = svc.conf.max_top, batch_delay = svc.conf.batch_delay,
         batch_max = svc.conf.batch_max, max_df = svc.conf.max_df or (svc.ix and svc.ix:query_max_df()) },
       worker = { id = ngx.worker.id(), count = ngx.worker.count(), pid = ngx.worker.pid(),
-        uptime = ngx.now() - svc.started, binding = svc.fast and "ffi" or "classic" },
+        uptime = ngx.now() - svc.started, binding = svc.fast and "ffi" or "classic",
+        writer = svc.writer and "thread" or "loop" },
     }
   end)
 end

@@ -26,6 +26,7 @@ M.defaults = {
   sweep = nil,
   invalid = "index",
   binding = nil,          -- "ffi" or "classic" for /similar (nil: the FFI when it can)
+  writer = nil,           -- "thread" or "loop" for POST /documents (nil: a thread when it can)
   access_log = true,
   lua_cpath = nil,        -- a directory holding shingle/core.so built for LuaJIT
   nginx = nil,            -- the nginx binary
@@ -247,6 +248,7 @@ function M.config(plan)
   if o.sweep then init[#init + 1] = ("sweep = %s"):format(lua_string(o.sweep)) end
   if o.max_df then init[#init + 1] = ("max_df = %d"):format(o.max_df) end
   if o.binding then init[#init + 1] = ("binding = %s"):format(lua_string(o.binding)) end
+  if o.writer then init[#init + 1] = ("writer = %s"):format(lua_string(o.writer)) end
   local L = {}
   local function line(s, ...) L[#L + 1] = select("#", ...) > 0 and s:format(...) or s end
   line("# Written by `shingle serve` (%s); it is written again at every start.", os.date("!%Y-%m-%d %H:%M UTC"))
@@ -262,6 +264,8 @@ function M.config(plan)
   line("pid %s/logs/nginx.pid;", prefix)
   line("error_log %s/logs/error.log notice;", prefix)
   line("events { worker_connections %d; }", o.connections)
+  line("# POST /documents' batches are added in this pool's thread of each worker (shingle.http_writer)")
+  line("thread_pool shingle_writer threads=1 max_queue=65536;")
   line("http {")
   line("    default_type application/json;")
   if o.access_log then line("    access_log %s/logs/access.log;", prefix) else line("    access_log off;") end

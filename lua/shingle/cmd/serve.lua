@@ -28,6 +28,10 @@ function M.configure(parser)
   c:option("--binding", "How /similar reaches the engine: ffi (LuaJIT's FFI over the C API) or classic (the Lua binding); "
     .. "default: ffi when the index allows it.")
     :choices({ "ffi", "classic" })
+  c:option("--writer", "Where POST /documents' batches are added: thread (one of nginx's worker threads, while the "
+    .. "worker's event loop serves readers) or loop (in the worker's event loop, which the commit holds up); "
+    .. "default: thread when the FFI path is used.")
+    :choices({ "thread", "loop" })
   c:option("--user", "The workers' user when started as root.", serve.defaults.user)
   c:option("--lua-cpath", "Directory holding shingle/core.so built for LuaJIT (default: the checkout's build/jit).")
   c:option("--nginx", "The nginx binary (default: /usr/sbin/nginx).")
@@ -49,7 +53,7 @@ function M.run(a)
     return common.fail(2, "--max-df: give a whole number of documents (0: no cutoff)")
   end
   local plan, perr = serve.prepare{ index = a.db, listen = a.listen, workers = a.workers, prefix = a.prefix,
-    max_body = max_body, readonly = a.read_only, sweep = a.sweep, invalid = a.invalid, binding = a.binding, batch_delay = a.batch_delay / 1000,
+    max_body = max_body, readonly = a.read_only, sweep = a.sweep, invalid = a.invalid, binding = a.binding, writer = a.writer, batch_delay = a.batch_delay / 1000,
     batch_max = a.batch_max, max_df = a.max_df, user = a.user,
     lua_cpath = a.lua_cpath, nginx = a.nginx, access_log = not a.no_access_log, server_conf = a.server_conf,
     log = function(msg) io.stderr:write("shingle serve: ", msg, "\n") end }
