@@ -5,7 +5,9 @@
 --     body, answers {}) in the same nginx, same run: the references;
 --   * /similar: peak requests/s, then p50/p99 latency at 80% of that peak;
 --   * the same with a concurrent writer adding documents (POST /documents)
---     at a steady rate: how much it slows the readers;
+--     at a steady rate (100 a second from 16 clients by default): how much it
+--     slows the readers, with the writer thread (the default) and, as the
+--     reference, with the event loop adding (--writer loop);
 --   * the largest accepted body (max_body, 256 KiB): how long it holds a worker
 --     (one connection), and its rate with 4 connections;
 --   * POST /documents as fast as 16 connections go: adds/s with the batched
@@ -18,7 +20,7 @@
 -- Every answer must be 2xx (wrk counts the others).
 --
 --   lua5.4 bench/serve_bench.lua [--docs 1000000] [--duration 10] [--connections 16]
---       [--write-rate 50] [--rounds 5] [--dir /tmp/shingle-serve-bench] [--rebuild 1]
+--       [--write-rate 100] [--write-connections 16] [--rounds 5] [--dir /tmp/shingle-serve-bench] [--rebuild 1]
 --
 -- The corpus (bench/gen.c, 5 GB for 1M documents) and the index are made in
 -- --dir on the first run and reused; the writer's documents go to a sweep of
@@ -30,7 +32,7 @@ local cjson = require "cjson"
 local index = require "shingle.index"
 
 local opt = { docs = 1000000, dir = "/tmp/shingle-serve-bench", duration = 10, connections = 16, threads = 2,
-  write_rate = 50, queries = 2000, rebuild = 0, workers = 2, rounds = 5 }
+  write_rate = 100, write_connections = 16, queries = 2000, rebuild = 0, workers = 2, rounds = 5 }
 for i = 1, #arg, 2 do
   local k = arg[i]:gsub("^%-%-", ""):gsub("%-", "_")
   if opt[k] == nil then error("unknown option " .. arg[i]) end
@@ -242,8 +244,8 @@ local function measure(binding)
     report("/similar at 80% of its peak" .. tag, out.at80)
     if not binding or binding == "ffi" then
       -- a writer at a steady rate during the readers' runs
-      local wp = wrk(srv, writes, "/documents?sweep=bench-" .. os.date("!%Y%m%d%H%M%S"), { threads = 1, connections = 2,
-        rate = opt.write_rate, urls = true, duration = opt.duration * 2 + 2 })
+      local wp = wrk(srv, writes, "/documents?sweep=bench-" .. os.date("!%Y%m%d%H%M%S"), { threads = 1,
+        connections = opt.write_connections, rate = opt.write_rate, urls = true, duration = opt.duration * 2 + 2 })
       os.execute("sleep 1")
       out.peak_w = run(srv, queries, "/similar")
       report("/similar, peak, with a writer" .. tag, out.peak_w, ("%.1f%% slower than without"):format(
@@ -259,6 +261,30 @@ local function measure(binding)
       out.adds = run(srv, writes, "/documents?sweep=bench-peak-" .. os.date("!%Y%m%d%H%M%S"), { urls = true })
       report("POST /documents, peak, batched (--batch-max 256)" .. tag, out.adds)
     end
+    return out
+  end)
+  stop(srv)
+  if not ok then error(res, 0) end
+  return res
+end
+
+-- the reference for the writer thread: the event loop adds (--writer loop),
+-- the readers' peak alone and with the same writer
+local function measure_loop_writer()
+  local srv = start(nil, "--writer loop", "srv-loop")
+  local ok, res = pcall(function()
+    local out = {}
+    run(srv, queries, "/similar", { duration = 3 })
+    out.peak = run(srv, queries, "/similar")
+    report("/similar, peak [--writer loop]", out.peak)
+    local wp = wrk(srv, writes, "/documents?sweep=bench-loop-" .. os.date("!%Y%m%d%H%M%S"), { threads = 1,
+      connections = opt.write_connections, rate = opt.write_rate, urls = true, duration = opt.duration + 2 })
+    os.execute("sleep 1")
+    out.peak_w = run(srv, queries, "/similar")
+    report("/similar, peak, with a writer [--writer loop]", out.peak_w, ("%.1f%% slower than without"):format(
+      100 * (1 - out.peak_w.rps / out.peak.rps)))
+    out.writer = result(wp)
+    report(("writer: POST /documents at %d/s [--writer loop]"):format(opt.write_rate), out.writer)
     return out
   end)
   stop(srv)
@@ -344,6 +370,7 @@ local has_binding = read_cmd("lua5.4 bin/shingle serve --help"):find("--binding"
 local main = measure(has_binding and "ffi" or nil)
 local classic
 if has_binding then classic = measure_bindings() end
+local loop_writer = measure_loop_writer()
 local unbatched = measure_unbatched()
 local cutoff = measure_cutoff()
 print("load after: " .. uptime())
@@ -355,8 +382,10 @@ print("## summary")
 print(("/similar peak / bare nginx: %.3f (target >= 0.25); / bare Lua: %.3f"):format(main.peak.rps / main.bare.rps,
   main.peak.rps / main.bare_lua.rps))
 print(("/similar p99 at 80%% of peak: %.3f ms (target < 5 ms); with a writer: %.3f ms"):format(main.at80.p99_ms, main.at80_w.p99_ms))
-print(("the writer (%d docs/s) slows the readers' peak by %.1f%% (target < 20%%)"):format(opt.write_rate,
-  100 * (1 - main.peak_w.rps / main.peak.rps)))
+print(("the writer (%d docs/s from %d clients; %.0f/s done) slows the readers' peak by %.1f%% (target < 20%%); "
+  .. "with the event loop adding (--writer loop): %.1f%% (%.0f/s done)"):format(opt.write_rate, opt.write_connections,
+  main.writer.rps, 100 * (1 - main.peak_w.rps / main.peak.rps), 100 * (1 - loop_writer.peak_w.rps / loop_writer.peak.rps),
+  loop_writer.writer.rps))
 print(("the largest body: p50 %.2f ms, p99 %.2f ms per request one at a time; %.0f req/s with 4 connections"):format(
   main.big.p50_ms, main.big.p99_ms, main.big4.rps))
 print(("POST /documents: %.0f adds/s batched, %.0f a commit each (x%.2f); p99 %.1f vs %.1f ms"):format(main.adds.rps,
