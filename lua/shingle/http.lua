@@ -459,11 +459,11 @@ local function threaded_add(svc, g)
   if not ok then ngx.log(ngx.ERR, "shingle: adding documents in a worker thread: ", tostring(res)) end
 end
 
-local function flush(premature, svc)
-  svc.scheduled = false
+-- Add what is queued: one transaction per sweep, in the order of arrival, at
+-- most batch_max documents each.
+local function add_queued(svc)
   local queue = svc.queue
   svc.queue = {}
-  -- one transaction per sweep, in the order of arrival, at most batch_max documents each
   local groups, order = {}, {}
   for _, item in ipairs(queue) do
     local g = groups[item.sweep]
@@ -477,6 +477,19 @@ local function flush(premature, svc)
   for _, g in ipairs(order) do
     if svc.writer then threaded_add(svc, g) else looped_add(svc, g) end
   end
+end
+
+-- One add in flight per worker: documents posted while the writer thread
+-- commits wait for it and go together in the next transaction (the batch
+-- grows with the load, and the commits, each an fsync, do not).
+local function flush(premature, svc)
+  svc.scheduled = false
+  if svc.writing then return end
+  svc.writing = true
+  local ok, err = true, nil
+  while ok and #svc.queue > 0 do ok, err = pcall(add_queued, svc) end
+  svc.writing = false
+  if not ok then ngx.log(ngx.ERR, "shingle: adding documents: ", tostring(err)) end
   if premature then return end
 end
 
