@@ -1056,24 +1056,17 @@ static int cmp_containment(const void *x, const void *y)
  * the chain divides), its values are fingerprints in random order with
  * respect to the text, so its K smallest values are a random K-subset of
  * them, and a document passing the policy shares none of them with
- * probability at most (1 - t)^K. K is chosen for at most 1e-12 and at least
- * SH_INDEX_QUERY_LOOKUPS (256: 2^-256 at t = 0.5); a large document's query
- * (a 500 KB page has ~3,000 MOD_25 values) then costs K lookups instead of
- * one per value. Containment of a small document in the query has no such
- * bound: those policies look up every value. */
+ * probability at most (1 - t)^K. K is chosen for at most 1e-12, and large
+ * enough that a passing document shares at least SH_INDEX_QUERY_SAMPLE_SHARED
+ * of them but with probability 1e-12 (query_min_shared: the candidates
+ * sharing fewer are not fetched), K ~ 63 / t: 127 at t = 0.5, 211 at 0.3; a
+ * large document's query (a 500 KB page has ~3,000 MOD_25 values) then costs
+ * K lookups instead of one per value. Containment of a small document in the
+ * query has no such bound: those policies look up every value. */
 static int query_bounded(const sh_sketch *q, const sh_sketch_params *p, sh_policy policy, double t)
 {
     return (policy == SH_POLICY_RESEMBLANCE || policy == SH_POLICY_BOTH) && t > 0.0 && t <= 1.0 &&
            (q->p.kind == SH_SKETCH_FULL || (q->p.kind == SH_SKETCH_MOD && p->kind == SH_SKETCH_MOD && q->p.m == p->m));
-}
-
-static size_t query_lookups(const sh_sketch *q, const sh_sketch_params *p, sh_policy policy, double t)
-{
-    double k;
-    if (!query_bounded(q, p, policy, t)) return q->n;
-    k = t >= 1.0 ? 1.0 : ceil(log(1e-12) / log1p(-t));
-    if (k < SH_INDEX_QUERY_LOOKUPS) k = SH_INDEX_QUERY_LOOKUPS;
-    return k >= (double)q->n ? q->n : (size_t)k;
 }
 
 /* The fewest of nv looked-up values (of the query's n, all counting) that a
@@ -1091,6 +1084,22 @@ static uint32_t query_min_shared(size_t nv, size_t n, double t)
     else need = floor((1.0 - sqrt(2.0 * log(1e12) / (t * (double)nv))) * t * (double)nv);
     return need < 1.0 ? 1 : (uint32_t)need;
 }
+
+static size_t query_lookups(const sh_sketch *q, const sh_sketch_params *p, sh_policy policy, double t)
+{
+    double k;
+    if (!query_bounded(q, p, policy, t)) return q->n;
+    k = t >= 1.0 ? 1.0 : ceil(log(1e-12) / log1p(-t));
+    {
+        /* t K - sqrt(L t K) >= J (query_min_shared) from t K >= y^2, y the root of y^2 - sqrt(L) y - J */
+        double L = 2.0 * log(1e12), J = SH_INDEX_QUERY_SAMPLE_SHARED;
+        double y = (sqrt(L) + sqrt(L + 4.0 * J)) / 2.0, k2 = ceil(y * y / t);
+        while (k2 < 1e9 && query_min_shared((size_t)k2, (size_t)k2 + 1, t) < (uint32_t)J) k2++;
+        if (k < k2) k = k2;
+    }
+    return k >= (double)q->n ? q->n : (size_t)k;
+}
+
 
 /* "On the fly resemblance": the paper's algorithm over the postings. */
 sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, sh_policy policy, int by_containment,
@@ -1128,13 +1137,18 @@ sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, s
     nv = query_lookups(q, &p, policy, threshold);
     nv_all = nv;
     min_shared = bounded ? query_min_shared(nv, q->n, threshold) : 1;
-    if (bounded && nv >= q->n && min_shared > SH_INDEX_QUERY_SHARED) {
-        /* every value counts and a passing document shares at least
-         * min_shared of the n: it shares at least SH_INDEX_QUERY_SHARED of
-         * any n - min_shared + SH_INDEX_QUERY_SHARED of them (pigeonhole, no
-         * chance involved). Unless a value is skipped as common: then all. */
-        nv = q->n - min_shared + SH_INDEX_QUERY_SHARED;
-        min_shared = SH_INDEX_QUERY_SHARED;
+    if (bounded) {
+        /* every value counts and a passing document shares at least need
+         * of the n: it shares at least SH_INDEX_QUERY_SHARED of any
+         * n - need + SH_INDEX_QUERY_SHARED of them (pigeonhole, no chance
+         * involved), when that is no more than the sample would look up.
+         * Unless a value is skipped as common: then all n. */
+        uint32_t need = query_min_shared(q->n, q->n, threshold);
+        if (need > SH_INDEX_QUERY_SHARED && q->n - need + SH_INDEX_QUERY_SHARED <= nv) {
+            nv = q->n - need + SH_INDEX_QUERY_SHARED;
+            nv_all = q->n;
+            min_shared = SH_INDEX_QUERY_SHARED;
+        }
     }
     if ((rc = candidates_of(t, ix, q, nv, nv_all, UINT32_MAX, max_df, min_shared, &cand, &cap, &nc)) != 0) {
         s = lmdb_err(err, ix, "search", rc);

@@ -116,14 +116,18 @@ typedef struct sh_index_hit {
 
 /* On-the-fly resemblance: look up each value of q in the postings (for the
  * resemblance and both policies, only the smallest K of a large query's
- * values, K >= SH_INDEX_QUERY_LOOKUPS, enough that a document passing the
- * policy is missed with probability below 1e-12: index.c query_lookups),
+ * values, K ~ 63 / threshold, enough that a document passing the policy is
+ * missed with probability below 1e-12 while those sharing fewer than
+ * SH_INDEX_QUERY_SAMPLE_SHARED of them are not fetched: index.c
+ * query_lookups; and of a small one only as many as a pigeonhole needs),
  * skipping values held by more than max_df documents (0: none skipped),
  * estimate resemblance and containment against the stored sketches, keep
  * those that pass policy at threshold (resemblance, the larger containment,
  * either or both), best first by resemblance or, when by_containment, by the
  * larger containment; at most top (0: all). *hits is malloc'ed. */
-#define SH_INDEX_QUERY_LOOKUPS 256
+#ifndef SH_INDEX_QUERY_SAMPLE_SHARED
+#define SH_INDEX_QUERY_SAMPLE_SHARED 4
+#endif
 /* A query whose values all count (a small document's, index.c
  * query_lookups) looks up only n - need + SH_INDEX_QUERY_SHARED of its n
  * values, need being the fewest a passing document shares, and fetches the
