@@ -210,7 +210,30 @@ local function result(p)
   return r
 end
 
-local function run(srv, list, path, o) return result(wrk(srv, list, path, o)) end
+-- CPU seconds of the server's workers so far (utime + stime of the master's children, /proc)
+local CLK = tonumber(read_cmd("getconf CLK_TCK")) or 100
+local function workers_cpu(srv)
+  local total = 0
+  for pid in read_cmd("ps --ppid " .. srv.pid .. " -o pid= 2>/dev/null"):gmatch("%d+") do
+    local f = io.open("/proc/" .. pid .. "/stat")
+    if f then
+      local st = f:read("*a")
+      f:close()
+      local fields = {}
+      for x in st:gsub("^.-%) ", ""):gmatch("%S+") do fields[#fields + 1] = x end
+      total = total + (tonumber(fields[12]) or 0) + (tonumber(fields[13]) or 0) -- utime, stime (fields 14, 15)
+    end
+  end
+  return total / CLK
+end
+
+-- a run, with the workers' CPU time per answered request (repeatable on a busy machine, unlike requests/s)
+local function run(srv, list, path, o)
+  local c0 = workers_cpu(srv)
+  local r = result(wrk(srv, list, path, o))
+  r.cpu_us = r.requests > 0 and (workers_cpu(srv) - c0) * 1e6 / r.requests or 0
+  return r
+end
 
 -- ---- the measurements ------------------------------------------------------------
 
@@ -223,7 +246,8 @@ print(("index: %d documents (%s); /similar bodies: %d, median %d bytes; %d worke
 local rows = {}
 local function report(name, r, note)
   rows[#rows + 1] = { name = name, r = r, note = note }
-  print(("%-44s %9.0f req/s  p50 %7.3f ms  p99 %7.3f ms  non-2xx/errors %d%s"):format(name, r.rps, r.p50_ms, r.p99_ms, r.bad,
+  print(("%-44s %9.0f req/s  p50 %7.3f ms  p99 %7.3f ms  %6.1f us CPU/req  non-2xx/errors %d%s"):format(name, r.rps,
+    r.p50_ms, r.p99_ms, r.cpu_us or 0, r.bad,
     note and ("  " .. note) or ""))
 end
 
@@ -381,6 +405,8 @@ print()
 print("## summary")
 print(("/similar peak / bare nginx: %.3f (target >= 0.25); / bare Lua: %.3f"):format(main.peak.rps / main.bare.rps,
   main.peak.rps / main.bare_lua.rps))
+print(("nginx workers' CPU per request: bare nginx %.1f us, bare Lua %.1f us, /similar %.1f us (%.1f us more than bare Lua)")
+  :format(main.bare.cpu_us, main.bare_lua.cpu_us, main.peak.cpu_us, main.peak.cpu_us - main.bare_lua.cpu_us))
 print(("/similar p99 at 80%% of peak: %.3f ms (target < 5 ms); with a writer: %.3f ms"):format(main.at80.p99_ms, main.at80_w.p99_ms))
 print(("the writer (%d docs/s from %d clients; %.0f/s done) slows the readers' peak by %.1f%% (target < 20%%); "
   .. "with the event loop adding (--writer loop): %.1f%% (%.0f/s done)"):format(opt.write_rate, opt.write_connections,
