@@ -6,6 +6,7 @@
 #include "shingle.h"
 #include "test.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -250,6 +251,64 @@ static void documents_added_from_c_are_found_and_keep_their_ids(void)
     }
 }
 
+typedef struct adder_arg {
+    shingle_index *ix;
+    int rc;
+    uint32_t count;
+} adder_arg;
+
+static void *add_elsewhere(void *p)
+{
+    adder_arg *a = (adder_arg *)p;
+    char *msg = NULL;
+    shingle_added out[1];
+    shingle_input doc = { "http://b.example/2", 18, "another page, with words of its own that no other page has", 58, 0 };
+    a->rc = shingle_index_add(a->ix, "s1", NULL, &doc, 1, out, &msg);
+    if (a->rc == SHINGLE_OK) a->rc = out[0].status;
+    if (a->rc == SHINGLE_OK) a->rc = shingle_index_count(a->ix, &a->count, &msg);
+    return NULL;
+}
+
+/* A server's writer thread adds through the handle its event loop reads
+ * with: the loop's pinned snapshot is the loop's only; the writer reads and
+ * writes the newest state, and the loop sees the add after its snapshot. */
+static void a_pinned_snapshot_belongs_to_the_thread_that_pinned_it(void)
+{
+    char tmpl[] = "/tmp/shingle-capi-XXXXXX", path[64];
+    char *dir = mkdtemp(tmpl), *msg = NULL;
+    shingle_index *ix = NULL;
+    shingle_added out[1];
+    shingle_input doc = { "http://b.example/1", 18, NULL, 0, 0 };
+    uint32_t count = 0;
+    adder_arg arg;
+    pthread_t th;
+    doc.text = TEXT;
+    doc.len = strlen(TEXT);
+    CHECK(dir != NULL);
+    if (!dir) return;
+    snprintf(path, sizeof path, "%s/idx", dir);
+    CHECK(shingle_index_open(path, SHINGLE_INDEX_CREATE, &ix, &msg) == SHINGLE_OK);
+    CHECK(shingle_index_add(ix, "s1", "w=3", &doc, 1, out, &msg) == SHINGLE_OK && out[0].id == 1);
+    CHECK(shingle_index_read_begin(ix, &msg) == SHINGLE_OK);
+    CHECK(shingle_index_count(ix, &count, &msg) == SHINGLE_OK && count == 1);
+    arg.ix = ix;
+    arg.rc = -1;
+    arg.count = 0;
+    CHECK(pthread_create(&th, NULL, add_elsewhere, &arg) == 0);
+    CHECK(pthread_join(th, NULL) == 0);
+    CHECK(arg.rc == SHINGLE_OK);
+    CHECK(arg.count == 2);                 /* the writer thread read its own, newest state */
+    CHECK(shingle_index_count(ix, &count, &msg) == SHINGLE_OK && count == 1); /* the snapshot still */
+    shingle_index_read_end(ix);
+    CHECK(shingle_index_count(ix, &count, &msg) == SHINGLE_OK && count == 2);
+    shingle_index_close(ix);
+    {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        CHECK(system(cmd) == 0);
+    }
+}
+
 int main(void)
 {
     RUN(the_version_of_the_library_is_the_headers);
@@ -261,5 +320,6 @@ int main(void)
     RUN(invalid_utf8_follows_the_shinglers_rule);
     RUN(opening_what_is_not_an_index_fails_with_a_reason);
     RUN(documents_added_from_c_are_found_and_keep_their_ids);
+    RUN(a_pinned_snapshot_belongs_to_the_thread_that_pinned_it);
     return TEST_END();
 }
