@@ -180,6 +180,8 @@ describe("two runs into one output directory", function()
     local marker = dir .. "/held"
     local pid = support.run(env .. lua .. " " .. dir .. "/hold.lua " .. dir .. "/.out.lock " .. marker
       .. " >/dev/null 2>&1 & echo $!; while [ ! -e " .. marker .. " ]; do sleep 0.05; done"):match("%d+")
+    -- the holder spins until killed: kill it even when an assertion below fails
+    finally(function() os.execute("kill -9 " .. pid .. " 2>/dev/null") end)
     local text, code = support.run(shingle_cmd .. "cluster samples/docs -q -o " .. out)
     assert.are.equal(1, code, text)
     local host = support.run("hostname"):gsub("%s+$", "")
