@@ -133,6 +133,26 @@ static int parse_bool(const char *v, int *out)
 }
 
 /* One key=value of the options string into c and sp. */
+/* The next "key=value" of an options string (separated by blanks or commas), *p moved past it:
+   SHINGLE_OK, -1 at the end of the string, or the failure. */
+static int next_option(const char **p, char *key, size_t ksz, char *val, size_t vsz, char **errmsg)
+{
+    const char *q = *p;
+    size_t kl = 0, vl = 0;
+    while (*q == ' ' || *q == '\t' || *q == ',') q++;
+    *p = q;
+    if (!*q) return -1;
+    while (*q && *q != '=' && *q != ' ' && kl < ksz - 1) key[kl++] = *q++;
+    key[kl] = 0;
+    if (*q != '=') return fail(errmsg, SHINGLE_EINVAL, "options: '%s' is not key=value (e.g. \"w=10 sketch=mod\")", key);
+    q++;
+    while (*q && *q != ' ' && *q != '\t' && *q != ',' && vl < vsz - 1) val[vl++] = *q++;
+    val[vl] = 0;
+    if (*q && *q != ' ' && *q != '\t' && *q != ',') return fail(errmsg, SHINGLE_EINVAL, "option %s: the value is too long", key);
+    *p = q;
+    return SHINGLE_OK;
+}
+
 static int set_option(sh_shingler_config *c, sh_sketch_params *sp, int *flags, const char *k, const char *v, char **errmsg)
 {
     uint64_t x = 0;
@@ -236,16 +256,8 @@ int shingle_shingler_new(const char *options, shingle_shingler **out, char **err
     sp.floor = 20; /* the defaults of shingle.new (lua/shingle/options.lua); ffi_spec and capi_spec compare */
     while (*p) {
         char key[32], val[64];
-        size_t kl = 0, vl = 0;
-        while (*p == ' ' || *p == '\t' || *p == ',') p++;
-        if (!*p) break;
-        while (*p && *p != '=' && *p != ' ' && kl < sizeof key - 1) key[kl++] = *p++;
-        key[kl] = 0;
-        if (*p != '=') return fail(errmsg, SHINGLE_EINVAL, "options: '%s' is not key=value (e.g. \"w=10 sketch=mod\")", key);
-        p++;
-        while (*p && *p != ' ' && *p != '\t' && *p != ',' && vl < sizeof val - 1) val[vl++] = *p++;
-        val[vl] = 0;
-        if (*p && *p != ' ' && *p != '\t' && *p != ',') return fail(errmsg, SHINGLE_EINVAL, "option %s: the value is too long", key);
+        if ((rc = next_option(&p, key, sizeof key, val, sizeof val, errmsg)) < 0) break;
+        if (rc != SHINGLE_OK) return rc;
         if ((rc = set_option(&c, &sp, &flags, key, val, errmsg)) != SHINGLE_OK) return rc;
     }
     if (flags & SH_CANON_FOLD) flags |= SH_CANON_LOWER;
@@ -689,6 +701,7 @@ static int new_config(const char *options, char *shopts, size_t shcap, char *jso
     static const char *const pols[] = { "resemblance", "containment", "either", "both" };
     conf_kv kv[CONF_MAX];
     size_t n = 0, i, j, used = 0, ju;
+    int rc;
     char all[1400];
     const char *p;
     const char *policy = "resemblance";
@@ -698,16 +711,8 @@ static int new_config(const char *options, char *shopts, size_t shcap, char *jso
     p = all;
     while (*p) {
         char key[32], val[80];
-        size_t kl = 0, vl = 0;
-        while (*p == ' ' || *p == '\t' || *p == ',') p++;
-        if (!*p) break;
-        while (*p && *p != '=' && *p != ' ' && kl < sizeof key - 1) key[kl++] = *p++;
-        key[kl] = 0;
-        if (*p != '=') return fail(errmsg, SHINGLE_EINVAL, "options: '%s' is not key=value (e.g. \"w=10 sketch=mod\")", key);
-        p++;
-        while (*p && *p != ' ' && *p != '\t' && *p != ',' && vl < sizeof val - 1) val[vl++] = *p++;
-        val[vl] = 0;
-        if (*p && *p != ' ' && *p != '\t' && *p != ',') return fail(errmsg, SHINGLE_EINVAL, "option %s: the value is too long", key);
+        if ((rc = next_option(&p, key, sizeof key, val, sizeof val, errmsg)) < 0) break;
+        if (rc != SHINGLE_OK) return rc;
         if (!strcmp(key, "html"))
             return fail(errmsg, SHINGLE_EINVAL, "option html: an index has a text and an HTML shingler; say it per document");
         if (!strcmp(key, "policy")) {
