@@ -25,7 +25,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FILE *f;
     if (!path[0]) {
         int fd;
-        snprintf(path, sizeof path, "/tmp/shingle-fuzz-recfile-XXXXXX");
+        /* in memory where there is a tmpfs: on a disk every run waits on
+         * the file's truncation and write: 350 runs/s there against
+         * 32,000 in /dev/shm on the 2-core machine of docs/robustness.md */
+        snprintf(path, sizeof path, "%s/shingle-fuzz-recfile-XXXXXX",
+                 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
         fd = mkstemp(path);
         FUZZ_CHECK(fd >= 0);
         close(fd);
