@@ -26,6 +26,10 @@ struct sh_pool {
     size_t n;
     size_t next;          /* next document to take, under lock */
     pthread_mutex_t lock;
+    /* a batch started by sh_pool_start, until sh_pool_wait */
+    pthread_t tid[256];
+    void *args[256][2];
+    int started, running;
 };
 
 sh_status sh_pool_new(sh_pool **out, const sh_pool_config *cfg, sh_error *err)
@@ -163,17 +167,56 @@ static void *run(void *arg)
     return NULL;
 }
 
-sh_status sh_pool_run(sh_pool *p, const sh_doc_in *docs, sh_doc_out *outs, size_t n, sh_error *err)
+/* Workers for a batch of n: at most one per 4 documents (run's chunks). */
+static int workers_for(const sh_pool *p, size_t n)
 {
-    pthread_t tid[256];
-    void *args[256][2];
-    int t, started = 0, nt = p->c.threads;
+    int nt = p->c.threads;
+    if ((size_t)nt > (n + 3) / 4) nt = (int)((n + 3) / 4);
+    return nt < 1 ? 1 : nt;
+}
+
+sh_status sh_pool_start(sh_pool *p, const sh_doc_in *docs, sh_doc_out *outs, size_t n, sh_error *err)
+{
+    int t, nt;
+    sh_pool_wait(p);
     p->docs = docs;
     p->outs = outs;
     p->n = n;
     p->next = 0;
-    if ((size_t)nt > (n + 3) / 4) nt = (int)((n + 3) / 4);
-    if (nt < 1) nt = 1;
+    p->started = 0;
+    nt = workers_for(p, n);
+    for (t = 0; t < nt; t++) {
+        p->args[t][0] = p;
+        p->args[t][1] = &p->w[t];
+        if (pthread_create(&p->tid[t], NULL, run, p->args[t]) != 0) break;
+        p->started++;
+    }
+    if (p->started == 0) run(p->args[0]); /* no thread to be had: the batch is done here and now */
+    p->running = 1;
+    (void)err;
+    return SH_OK;
+}
+
+void sh_pool_wait(sh_pool *p)
+{
+    int t;
+    if (!p->running) return;
+    for (t = 0; t < p->started; t++) pthread_join(p->tid[t], NULL);
+    p->started = 0;
+    p->running = 0;
+}
+
+sh_status sh_pool_run(sh_pool *p, const sh_doc_in *docs, sh_doc_out *outs, size_t n, sh_error *err)
+{
+    pthread_t tid[256];
+    void *args[256][2];
+    int t, started = 0, nt;
+    sh_pool_wait(p);
+    p->docs = docs;
+    p->outs = outs;
+    p->n = n;
+    p->next = 0;
+    nt = workers_for(p, n);
     for (t = 0; t < nt; t++) { args[t][0] = p; args[t][1] = &p->w[t]; }
     for (t = 1; t < nt; t++) {
         if (pthread_create(&tid[t], NULL, run, args[t]) != 0) break;
@@ -195,6 +238,7 @@ void sh_pool_free(sh_pool *p)
 {
     int t;
     if (!p) return;
+    sh_pool_wait(p);
     for (t = 0; t < p->c.threads; t++) {
         sh_work_free(&p->w[t].work);
         sh_stream_free(&p->w[t].stream);

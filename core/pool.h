@@ -65,6 +65,15 @@ sh_status sh_pool_new(sh_pool **out, const sh_pool_config *cfg, sh_error *err);
  * outs[i].status; the return value is SH_ENOMEM only if threads could not run. */
 sh_status sh_pool_run(sh_pool *p, const sh_doc_in *docs, sh_doc_out *outs, size_t n, sh_error *err);
 
+/* The same, in the background: start sketching docs[0..n) into outs[0..n)
+ * on the pool's threads (all of them: the calling thread is free
+ * meanwhile, e.g. to write the previous batch to an index) and return;
+ * docs, their bytes and outs must stay as they are until sh_pool_wait
+ * returns, which is when all are done. One batch at a time: sh_pool_start,
+ * sh_pool_run and sh_pool_free wait for a started batch first. */
+sh_status sh_pool_start(sh_pool *p, const sh_doc_in *docs, sh_doc_out *outs, size_t n, sh_error *err);
+void sh_pool_wait(sh_pool *p);
+
 /* Free what sh_pool_run allocated in outs[0..n). */
 void sh_pool_release(sh_doc_out *outs, size_t n);
 

@@ -16,6 +16,7 @@
 
 #define SHL_POOL "shingle.Pool"
 #define SHL_P1 "shingle.Phase1"
+#define SHL_JOB "shingle.PoolJob"
 
 typedef struct shl_pool {
     sh_pool *pool;
@@ -165,19 +166,10 @@ static sh_doc_out *new_outs(lua_State *L, size_t n)
     return b->o;
 }
 
-/* pool:sketch(docs) -> list of { sketch = , full = (with the option full), raw = , canonical = , set = ,
- * tokens = } or { error = msg } */
-static int pool_sketch(lua_State *L)
+/* Push the list of results of outs[0..n). */
+static void push_outs(lua_State *L, const sh_doc_out *outs, size_t n)
 {
-    shl_pool *u = check_pool(L, 1);
-    size_t n, i;
-    sh_doc_in *ins;
-    sh_doc_out *outs;
-    sh_error err;
-    luaL_checktype(L, 2, LUA_TTABLE);
-    ins = shl_read_docs(L, 2, &n);
-    outs = new_outs(L, n);
-    if (sh_pool_run(u->pool, ins, outs, n, &err) != SH_OK) return shl_raise(L, &err);
+    size_t i;
     lua_createtable(L, (int)n, 0);
     for (i = 0; i < n; i++) {
         lua_createtable(L, 0, 5);
@@ -193,7 +185,98 @@ static int pool_sketch(lua_State *L)
         }
         lua_rawseti(L, -2, (int)(i + 1));
     }
+}
+
+/* pool:sketch(docs) -> list of { sketch = , full = (with the option full), raw = , canonical = , set = ,
+ * tokens = } or { error = msg } */
+static int pool_sketch(lua_State *L)
+{
+    shl_pool *u = check_pool(L, 1);
+    size_t n;
+    sh_doc_in *ins;
+    sh_doc_out *outs;
+    sh_error err;
+    luaL_checktype(L, 2, LUA_TTABLE);
+    ins = shl_read_docs(L, 2, &n);
+    outs = new_outs(L, n);
+    if (sh_pool_run(u->pool, ins, outs, n, &err) != SH_OK) return shl_raise(L, &err);
+    push_outs(L, outs, n);
     shl_box_done(L, -2);
+    return 1;
+}
+
+/* A batch sketched in the background (pool:start): the documents, their
+ * list and the pool are kept referenced until job:wait. */
+typedef struct shl_job {
+    sh_doc_out *outs;         /* malloc'ed, NULL once released */
+    size_t n;
+    int ref_pool, ref_docs, ref_ins;
+    int waited;
+} shl_job;
+
+/* Wait for the job's batch (a closed pool waited for it when it closed). */
+static void job_finish(lua_State *L, shl_job *j)
+{
+    if (j->ref_pool == LUA_NOREF) return;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, j->ref_pool);
+    {
+        shl_pool *u = (shl_pool *)lua_touserdata(L, -1);
+        if (u && u->pool) sh_pool_wait(u->pool);
+    }
+    lua_pop(L, 1);
+    luaL_unref(L, LUA_REGISTRYINDEX, j->ref_pool);
+    luaL_unref(L, LUA_REGISTRYINDEX, j->ref_docs);
+    luaL_unref(L, LUA_REGISTRYINDEX, j->ref_ins);
+    j->ref_pool = j->ref_docs = j->ref_ins = LUA_NOREF;
+}
+
+/* job:close(): waits for the batch and drops its results; also __gc. */
+static int job_close(lua_State *L)
+{
+    shl_job *j = (shl_job *)luaL_checkudata(L, 1, SHL_JOB);
+    job_finish(L, j);
+    if (j->outs) { sh_pool_release(j->outs, j->n); free(j->outs); j->outs = NULL; }
+    return 0;
+}
+
+/* pool:start(docs) -> job: sketch docs on the pool's threads while this
+ * thread goes on (reads the next batch, writes the last one to an index);
+ * job:wait() returns what pool:sketch(docs) would. One batch of a pool at a
+ * time: starting another waits for this one. */
+static int pool_start(lua_State *L)
+{
+    shl_pool *u = check_pool(L, 1);
+    size_t n;
+    sh_doc_in *ins;
+    shl_job *j;
+    sh_error err;
+    luaL_checktype(L, 2, LUA_TTABLE);
+    ins = shl_read_docs(L, 2, &n);
+    j = (shl_job *)shl_newhandle(L, sizeof *j, SHL_JOB);
+    j->ref_pool = j->ref_docs = j->ref_ins = LUA_NOREF;
+    if (!(j->outs = (sh_doc_out *)calloc(n ? n : 1, sizeof *j->outs))) return luaL_error(L, "out of memory");
+    j->n = n;
+    lua_pushvalue(L, -2);
+    j->ref_ins = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushvalue(L, 2);
+    j->ref_docs = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushvalue(L, 1);
+    j->ref_pool = luaL_ref(L, LUA_REGISTRYINDEX);
+    if (sh_pool_start(u->pool, ins, j->outs, n, &err) != SH_OK) return shl_raise(L, &err);
+    return 1;
+}
+
+/* job:wait() -> the list of results (as pool:sketch) */
+static int job_wait(lua_State *L)
+{
+    shl_job *j = (shl_job *)luaL_checkudata(L, 1, SHL_JOB);
+    luaL_argcheck(L, !j->waited && j->outs != NULL, 1, "the job was waited for or closed");
+    job_finish(L, j);
+    j->waited = 1;
+    push_outs(L, j->outs, j->n);
+    sh_pool_release(j->outs, j->n);
+    free(j->outs);
+    j->outs = NULL;
     return 1;
 }
 
@@ -738,7 +821,8 @@ static int c_cputime(lua_State *L)
 
 void shl_open_cluster(lua_State *L)
 {
-    static const luaL_Reg pool_m[] = { { "sketch", pool_sketch }, { NULL, NULL } };
+    static const luaL_Reg pool_m[] = { { "sketch", pool_sketch }, { "start", pool_start }, { NULL, NULL } };
+    static const luaL_Reg job_m[] = { { "wait", job_wait }, { NULL, NULL } };
     static const luaL_Reg p1_m[] = { { "add", p1_add }, { "add_sketches", p1_add_sketches }, { "commit", p1_commit },
                                      { "abort", p1_close }, { NULL, NULL } };
     static const luaL_Reg funcs[] = {
@@ -748,6 +832,7 @@ void shl_open_cluster(lua_State *L)
         { "pair_estimates", c_pair_estimates }, { "now", c_now }, { "cputime", c_cputime }, { NULL, NULL }
     };
     shl_newclass(L, SHL_POOL, pool_m, NULL, pool_close);
+    shl_newclass(L, SHL_JOB, job_m, NULL, job_close);
     shl_newclass(L, SHL_P1, p1_m, NULL, p1_close);
     shl_setfuncs(L, funcs);
 }

@@ -167,11 +167,11 @@ local function begin_add(self, opts, level)
   return adder, sk, abandon
 end
 
--- Sketch docs and add them with adder. Returns, in the order of docs, the new
--- id of each document or the message why it could not be sketched (out[i] =
--- { id = n } or { error = msg }); nil, err when the add itself failed.
-local function add_batch(adder, sk, docs, sweep)
-  local res = sk:batch(docs)
+-- Add docs, sketched (res: the sketcher's results), with adder. Returns, in
+-- the order of docs, the new id of each document or the message why it could
+-- not be sketched (out[i] = { id = n } or { error = msg }); nil, err when the
+-- add itself failed.
+local function add_results(adder, res, docs, sweep)
   local out, batch, slot = {}, {}, {}
   for i, d in ipairs(res) do
     if d.fatal then return nil, d.error end
@@ -200,6 +200,10 @@ local function add_batch(adder, sk, docs, sweep)
   return out
 end
 
+local function add_batch(adder, sk, docs, sweep)
+  return add_results(adder, sk:batch(docs), docs, sweep)
+end
+
 --- Add the documents of inputs as one sweep, all or nothing. opts: sweep
 -- (required), threads, batch, format, html, fields, strict, progress (a
 -- function of the count added so far), and for a new index the shingler
@@ -217,8 +221,8 @@ function Index:add(inputs, opts)
   local r = input.reader{ format = opts.format, html = opts.html, fields = opts.fields, batch = opts.batch,
     max_bytes = opts.max_bytes,
     strict = opts.strict, warn = function(msg) stats.errors[#stats.errors + 1] = msg end }
-  local ok, rerr = r:each(inputs, function(docs)
-    local out, aerr = add_batch(adder, sk, docs, opts.sweep)
+  local function write(docs, res)
+    local out, aerr = add_results(adder, res, docs, opts.sweep)
     if not out then return nil, aerr end
     for _, d in ipairs(out) do
       if d.error then
@@ -230,7 +234,21 @@ function Index:add(inputs, opts)
     end
     if opts.progress then opts.progress(stats.documents) end
     return true
+  end
+  -- a batch is sketched on the pool's threads while this thread writes the
+  -- one before it to the index and reads the one after
+  local pending
+  local ok, rerr = r:each(inputs, function(docs)
+    local prev = pending
+    local res = prev and sk:finish(prev.job)
+    pending = { docs = docs, job = sk:start(docs) }
+    if prev then return write(prev.docs, res) end
+    return true
   end)
+  if pending then
+    local res = sk:finish(pending.job) -- (after a failure too: the pool's threads read its documents)
+    if ok then ok, rerr = write(pending.docs, res) end
+  end
   if not ok then abandon() return nil, rerr end
   stats.skipped = r:total_skipped()
   if stats.documents == 0 then

@@ -207,10 +207,8 @@ local function raised(msg)
     or msg:match("^.-: (extractor .- failed on .*)$") or msg:match("^.-: (rule set .- failed on .*)$")
 end
 
---- Sketch a batch: a list of results in the order of docs.
-function M:batch(docs)
-  if self.lua then return self:lua_batch(docs) end
-  local res = self.pool:sketch(docs)
+-- A batch's results as M:batch returns them.
+local function results(self, res)
   if self.on_error ~= "skip" then
     for _, r in ipairs(res) do
       local m = raised(r.error)
@@ -218,6 +216,27 @@ function M:batch(docs)
     end
   end
   return res
+end
+
+--- Sketch a batch: a list of results in the order of docs.
+function M:batch(docs)
+  if self.lua then return self:lua_batch(docs) end
+  return results(self, self.pool:sketch(docs))
+end
+
+--- Start sketching a batch on the pool's threads and return at once (this
+-- thread is free meanwhile: to write the previous batch to an index); the
+-- results are M:finish(job)'s, those of M:batch(docs). One batch at a time:
+-- finish a job before starting the next. Sketching in Lua (self.lua) is
+-- done here and now.
+function M:start(docs)
+  if self.lua then return { done = self:lua_batch(docs) } end
+  return { job = self.pool:start(docs) }
+end
+
+function M:finish(job)
+  if job.done then return job.done end
+  return results(self, job.job:wait())
 end
 
 --- Of the errors of a batch ({ [i] = message }), the first that is user
