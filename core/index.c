@@ -48,10 +48,20 @@ struct sh_index_adder {
     sh_index_add_stats st;
     uint32_t *cand;            /* candidate scratch */
     size_t cand_cap;
-    sh_sketch *sa, *sb;        /* estimator scratch */
-    size_t sk_cap;
+    sh_sketch *sa, *sb;        /* estimator scratch: a new document's sketch (deferred adds), an earlier one's */
+    size_t sa_cap, sb_cap;
     uint64_t *pairs;           /* a batch's candidate pairs, new << 32 | earlier */
     size_t pairs_cap;
+    /* An add into an index whose postings are empty (a new index) defers
+     * them to the commit (defer_flush): dpost holds the sweep's postings,
+     * dstat[id - dbase] each new document's SH_DUP_* and dother[] its
+     * earlier copy */
+    int deferred;
+    sh_extsort *dpost;
+    uint32_t dbase;
+    unsigned char *dstat;
+    uint32_t *dother;
+    size_t dcap;
 };
 
 
@@ -335,6 +345,14 @@ sh_status sh_index_begin(sh_index *ix, const char *sweep, const sh_sketch_params
     }
     a->next = 0;
     if ((rc = meta_get(a->txn, ix, "next", &v)) == 0 && v.mv_size == 4) a->next = sh_load_be32(v.mv_data);
+    a->dbase = a->next;
+    if (max_df == 0) {
+        /* no postings yet (a new index): they go in at the commit, all at
+         * once (defer_flush). With a common-value cutoff a value's count
+         * depends on the batches, so those adds keep to them. */
+        MDB_stat ms;
+        if (mdb_stat(a->txn, ix->db[D_POST], &ms) == 0 && ms.ms_entries == 0) a->deferred = 1;
+    }
     /* the sweep: existing name keeps its id, else the next id */
     {
         MDB_val k = { sl, (void *)(uintptr_t)sweep };
@@ -480,15 +498,14 @@ static int get_doc(MDB_txn *t, sh_index *ix, uint32_t doc, MDB_val *v)
     return mdb_get(t, ix->db[D_DOCS], &k, v);
 }
 
-static sh_status grow_scratch(sh_index_adder *a, size_t n, sh_error *err)
+/* Room in *sk for a sketch of n values. */
+static sh_status grow_scratch(sh_sketch **sk, size_t *cap, size_t n, sh_error *err)
 {
-    if (n <= a->sk_cap) return SH_OK;
-    free(a->sa);
-    free(a->sb);
-    a->sa = (sh_sketch *)malloc(sizeof(sh_sketch) + 8 * n);
-    a->sb = (sh_sketch *)malloc(sizeof(sh_sketch) + 8 * n);
-    if (!a->sa || !a->sb) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
-    a->sk_cap = n;
+    if (n <= *cap && *sk) return SH_OK;
+    free(*sk);
+    *cap = 0;
+    if (!(*sk = (sh_sketch *)malloc(sizeof(sh_sketch) + 8 * (n ? n : 1)))) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+    *cap = n;
     return SH_OK;
 }
 
@@ -608,19 +625,18 @@ static int url_in_sweep(MDB_txn *t, sh_index *ix, uint32_t sweep, const sh_index
 
 /* Decide one candidate pair (new document id, earlier document cid) on the
  * estimates of their sketches and merge their clusters when it passes. */
-static int link_candidate(sh_index_adder *a, const sh_index_doc *d, uint32_t id, uint32_t cid, sh_status *s, sh_error *err)
+static int link_candidate(sh_index_adder *a, const sh_sketch *sk, uint32_t id, uint32_t cid, sh_status *s, sh_error *err)
 {
     MDB_val v;
     sh_estimate e;
     sh_ixdoc h;
     int rc;
-    (void)id;
     a->st.candidates++;
     if ((rc = get_doc(a->txn, a->ix, cid, &v)) != 0) return rc;
     if ((*s = doc_head(a->ix, cid, &v, &h, err)) != SH_OK) return 0;
-    if ((*s = grow_scratch(a, h.n_values > d->sketch->n ? h.n_values : d->sketch->n, err)) != SH_OK) return 0;
+    if ((*s = grow_scratch(&a->sb, &a->sb_cap, h.n_values, err)) != SH_OK) return 0;
     if ((*s = sketch_from(a->ix, &a->p, cid, &v, a->sb, err)) != SH_OK) return 0;
-    if ((*s = sh_sketch_estimate(d->sketch, a->sb, &e, err)) != SH_OK) return 0;
+    if ((*s = sh_sketch_estimate(sk, a->sb, &e, err)) != SH_OK) return 0;
     if (!sh_policy_passes(a->policy, a->threshold, &e)) return 0;
     a->st.linked++;
     return merge(a, cid, id);
@@ -720,14 +736,183 @@ static int post_batch(sh_index_adder *a, const unsigned char *recs, size_t m, ui
     return 0;
 }
 
+/* ---- deferred postings ------------------------------------------------------
+ * Into an index without postings (the first sweep of a new index, the bulk
+ * of most indexes), the sweep's postings are not put batch by batch (each
+ * batch then dirties pages all over the postings' B-tree, and one large
+ * transaction outgrows LMDB's dirty-page room and spills and re-reads them)
+ * but kept in an external sort and put at the commit, in key order, each
+ * appended after the last (MDB_APPEND: no search, pages filled, each
+ * written once). The candidate pairs are gathered in the same walk, as
+ * post_batch gathers a batch's, and decided in the same order (by new
+ * document, then earlier document), after every record of the sweep is in:
+ * a decision reads only the records and clusters of the pair's two
+ * documents, which do not depend on the documents after them, so the index
+ * is the one batch-by-batch adds make (spec/index_bulk_spec.lua). */
+
+#define DEFER_POST_MEMORY ((size_t)256 << 20)  /* the sweep's <value, doc> records, past it in run files */
+#define DEFER_PAIR_MEMORY ((size_t)128 << 20)  /* its candidate pairs */
+#define DEFER_CHUNK 4096                        /* records read or added at a time */
+
+/* Keep a batch's postings (and each new document's copy status) for defer_flush. */
+static sh_status defer_batch(sh_index_adder *a, const sh_index_doc *docs, size_t n, const uint32_t *ids,
+                             const unsigned char *dups, const uint32_t *other, sh_error *err)
+{
+    unsigned char rec[12 * 256];
+    size_t i, j, m = 0;
+    sh_status s;
+    if (!a->dpost && (s = sh_extsort_open(&a->dpost, 12, 12, DEFER_POST_MEMORY, NULL, NULL, err)) != SH_OK) return s;
+    for (i = 0; i < n; i++) {
+        size_t k;
+        if (dups[i] == SKIPPED) continue;
+        k = ids[i] - a->dbase; /* ids of an add are consecutive from dbase */
+        if (k >= a->dcap) {
+            size_t nc = a->dcap ? a->dcap * 2 : 4096;
+            unsigned char *ds;
+            uint32_t *dn;
+            while (nc <= k) nc *= 2;
+            if (!(ds = (unsigned char *)realloc(a->dstat, nc))) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+            a->dstat = ds;
+            if (!(dn = (uint32_t *)realloc(a->dother, nc * sizeof *dn))) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+            a->dother = dn;
+            a->dcap = nc;
+        }
+        a->dstat[k] = dups[i];
+        a->dother[k] = dups[i] == SH_DUP_NONE ? 0 : other[i];
+        for (j = 0; j < docs[i].sketch->n; j++) {
+            sh_store_be64(rec + 12 * m, docs[i].sketch->v[j]);
+            sh_store_be32(rec + 12 * m + 8, ids[i]);
+            if (++m == 256) {
+                if ((s = sh_extsort_add(a->dpost, rec, m, err)) != SH_OK) return s;
+                m = 0;
+            }
+        }
+    }
+    return m ? sh_extsort_add(a->dpost, rec, m, err) : SH_OK;
+}
+
+/* One value's postings, docs[0..n) ascending, appended through cur; the
+ * pairs of each searching document with the earlier holders go to pairs
+ * (BE64 new << 32 | earlier, through buf, *nb of DEFER_CHUNK). */
+static int defer_value(sh_index_adder *a, MDB_cursor *cur, const unsigned char *val, const uint32_t *docs, size_t n,
+                       sh_extsort *pairs, unsigned char *buf, size_t *nb, sh_status *s, sh_error *err)
+{
+    size_t x, j;
+    int rc;
+    for (x = 0; x < n; x++) {
+        unsigned char db[4];
+        MDB_val k = { 8, (void *)(uintptr_t)val }, d = { 4, db };
+        sh_store_be32(db, docs[x]);
+        /* the first holder of a value is a new key after the last; the next ones are its later duplicates */
+        if ((rc = mdb_cursor_put(cur, &k, &d, x == 0 ? MDB_APPEND : MDB_APPENDDUP)) != 0) return rc;
+        if (a->dstat[docs[x] - a->dbase] != SH_DUP_NONE) continue;
+        for (j = 0; j < x; j++) {
+            sh_store_be64(buf + 8 * *nb, (uint64_t)docs[x] << 32 | docs[j]);
+            if (++*nb == DEFER_CHUNK) {
+                if ((*s = sh_extsort_add(pairs, buf, *nb, err)) != SH_OK) return 0;
+                *nb = 0;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Put the deferred postings and decide the sweep's pairs (see above). */
+static sh_status defer_flush(sh_index_adder *a, sh_error *err)
+{
+    sh_index *ix = a->ix;
+    MDB_cursor *cur = NULL;
+    sh_extsort *pairs = NULL;
+    unsigned char *recs = NULL, *pb = NULL, val[8];
+    uint32_t *grp = NULL, id;
+    size_t ng = 0, gcap = 0, nr, nb = 0, i, np = 0, p = 0;
+    sh_status s = SH_OK;
+    int rc = 0;
+    if (!a->dpost) return SH_OK;
+    recs = (unsigned char *)malloc(12 * DEFER_CHUNK);
+    pb = (unsigned char *)malloc(8 * DEFER_CHUNK);
+    if (!recs || !pb) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto out; }
+    if ((s = sh_extsort_finish(a->dpost, err)) != SH_OK) goto out;
+    if ((s = sh_extsort_open(&pairs, 8, 8, DEFER_PAIR_MEMORY, NULL, sh_extsort_keep_first, err)) != SH_OK) goto out;
+    if ((rc = mdb_cursor_open(a->txn, ix->db[D_POST], &cur)) != 0) goto out;
+    for (;;) {
+        if ((s = sh_extsort_read(a->dpost, recs, DEFER_CHUNK, &nr, err)) != SH_OK) goto out;
+        for (i = 0; i < nr; i++) {
+            const unsigned char *r = recs + 12 * i;
+            if (ng && memcmp(r, val, 8) != 0) {
+                if ((rc = defer_value(a, cur, val, grp, ng, pairs, pb, &nb, &s, err)) != 0 || s != SH_OK) goto out;
+                ng = 0;
+            }
+            if (ng == gcap) {
+                size_t nc = gcap ? gcap * 2 : 64;
+                uint32_t *q = (uint32_t *)realloc(grp, nc * sizeof *q);
+                if (!q) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto out; }
+                grp = q;
+                gcap = nc;
+            }
+            memcpy(val, r, 8);
+            grp[ng++] = sh_load_be32(r + 8);
+        }
+        if (nr == 0) break;
+    }
+    if (ng && ((rc = defer_value(a, cur, val, grp, ng, pairs, pb, &nb, &s, err)) != 0 || s != SH_OK)) goto out;
+    mdb_cursor_close(cur);
+    cur = NULL;
+    sh_extsort_free(a->dpost);
+    a->dpost = NULL;
+    if (nb && (s = sh_extsort_add(pairs, pb, nb, err)) != SH_OK) goto out;
+    if ((s = sh_extsort_finish(pairs, err)) != SH_OK) goto out;
+    /* identical documents join their earlier copy; the rest are linked to
+     * the earlier documents they share values with that pass the policy, in
+     * the order of ids, as sh_index_add's step 3 */
+    for (id = a->dbase; id < a->next && rc == 0; id++) {
+        int loaded = 0;
+        if (a->dstat[id - a->dbase] != SH_DUP_NONE) {
+            a->st.identical++;
+            rc = merge(a, a->dother[id - a->dbase], id);
+            continue;
+        }
+        for (;;) {
+            uint64_t pr;
+            if (p == np) {
+                if ((s = sh_extsort_read(pairs, pb, DEFER_CHUNK, &np, err)) != SH_OK) goto out;
+                p = 0;
+                if (np == 0) break;
+            }
+            pr = sh_load_be64(pb + 8 * p);
+            if ((uint32_t)(pr >> 32) != id) break;
+            p++;
+            if (!loaded) {
+                /* the new document's sketch, as stored */
+                MDB_val v;
+                sh_ixdoc h;
+                if ((rc = get_doc(a->txn, ix, id, &v)) != 0) goto out;
+                if ((s = doc_head(ix, id, &v, &h, err)) != SH_OK) goto out;
+                if ((s = grow_scratch(&a->sa, &a->sa_cap, h.n_values, err)) != SH_OK) goto out;
+                if ((s = sketch_from(ix, &a->p, id, &v, a->sa, err)) != SH_OK) goto out;
+                loaded = 1;
+            }
+            if ((rc = link_candidate(a, a->sa, id, (uint32_t)pr, &s, err)) != 0 || s != SH_OK) goto out;
+        }
+    }
+out:
+    if (cur) mdb_cursor_close(cur);
+    sh_extsort_free(pairs);
+    free(recs);
+    free(pb);
+    free(grp);
+    if (s == SH_OK && rc) s = lmdb_err(err, ix, "add postings", rc);
+    return s;
+}
+
 sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, uint32_t *ids, sh_error *err)
 {
     sh_index *ix = a->ix;
     MDB_txn *t = a->txn;
     size_t i;
     int rc = 0;
-    uint32_t *other = (uint32_t *)malloc((n ? n : 1) * sizeof *other);
-    unsigned char *dups = (unsigned char *)malloc(n ? n : 1);
+    uint32_t *other = (uint32_t *)calloc(n ? n : 1, sizeof *other);
+    unsigned char *dups = (unsigned char *)calloc(n ? n : 1, 1);
     size_t np = 0, p;
     sh_status s = SH_OK;
     if (!other || !dups) { free(other); free(dups); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
@@ -797,6 +982,11 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
         a->next++;
     }
     if (rc) { s = lmdb_err(err, ix, "add documents", rc); goto out; }
+    if (a->deferred) {
+        /* postings and links at the commit (defer_flush) */
+        if ((s = defer_batch(a, docs, n, ids, dups, other, err)) != SH_OK) goto out;
+        goto counted;
+    }
     /* 2. postings, sorted by value then doc and put through one cursor (a key
      * on the leaf page the cursor is on needs no search from the root); the
      * same walk gathers every new document's candidates */
@@ -853,14 +1043,15 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
             /* too many pairs to hold for the batch: one document at a time */
             if ((rc = candidates_of(t, ix, d->sketch, d->sketch->n, d->sketch->n, id, a->max_df, 1, &a->cand, &a->cand_cap, &nc)) != 0) break;
             cand = a->cand;
-            for (c = 0; c < nc && rc == 0 && s == SH_OK; c++) rc = link_candidate(a, d, id, cand[c], &s, err);
+            for (c = 0; c < nc && rc == 0 && s == SH_OK; c++) rc = link_candidate(a, d->sketch, id, cand[c], &s, err);
         } else {
             for (; p < np && (uint32_t)(a->pairs[p] >> 32) == id && rc == 0 && s == SH_OK; p++)
-                rc = link_candidate(a, d, id, (uint32_t)a->pairs[p], &s, err);
+                rc = link_candidate(a, d->sketch, id, (uint32_t)a->pairs[p], &s, err);
         }
         if (s != SH_OK) goto out;
     }
     if (rc) { s = lmdb_err(err, ix, "link documents", rc); goto out; }
+counted:
     {
         size_t added = 0;
         for (i = 0; i < n; i++) added += dups[i] != SKIPPED;
@@ -945,6 +1136,10 @@ sh_status sh_index_commit(sh_index_adder *a, sh_index_add_stats *st, sh_error *e
     MDB_val k = { strlen(a->sweep_name), a->sweep_name }, v = { 8, sv };
     int rc;
     sh_status s = SH_OK;
+    if (a->deferred && (s = defer_flush(a, err)) != SH_OK) {
+        sh_index_abort(a);
+        return s;
+    }
     sh_store_be32(nb, a->next);
     sh_store_be32(sv, a->sweep);
     sh_store_be32(sv + 4, a->sweep_count);
@@ -1024,6 +1219,9 @@ void sh_index_abort(sh_index_adder *a)
     free(a->pairs);
     free(a->sa);
     free(a->sb);
+    sh_extsort_free(a->dpost);
+    free(a->dstat);
+    free(a->dother);
     free(a);
 }
 

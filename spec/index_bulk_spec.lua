@@ -112,6 +112,67 @@ describe("index bulk add", function()
     end)
   end
 
+  it("into a new index (postings put at the commit, core/index.c defer_flush), from files in batches (each sketched "
+    .. "while the one before is written), equals the same documents added batch by batch", function()
+    if not have_mdb_dump() then error("mdb_dump (Debian's lmdb-utils, installed by scripts/setup.sh) is needed") end
+    local file = dir .. "/docs.jsonl"
+    local recs = {}
+    for i, d in ipairs(docs) do recs[i] = { url = d.url, text = d.text } end
+    support.write_jsonl(file, recs)
+    -- deferred: everything in one add into a new index, read and sketched 7 documents at a time
+    local deferred_path, batch_path = dir .. "/deferred", dir .. "/batched"
+    local a = assert(index.open(deferred_path))
+    local st = assert(a:add({ file }, { sweep = "s1", batch = 7, threads = 2 }))
+    a:close()
+    -- batch by batch: one document first, so the rest go into an index that has postings
+    local b = assert(index.open(batch_path))
+    local res1, st1 = assert(b:add_documents({ docs[1] }, { sweep = "s1", threads = 2 }))
+    local rest = {}
+    for i = 2, #docs do rest[#rest + 1] = docs[i] end
+    local res2, st2 = assert(b:add_documents(rest, { sweep = "s1", threads = 2 }))
+    b:close()
+    assert.are.equal(1, #res1)
+    assert.are.equal(#docs - 1, #res2)
+    assert.are.equal(#docs, st.documents)
+    assert.is_true(st.linked > 10 and st.identical >= 12)
+    assert.are.equal(st1.linked + st2.linked, st.linked)
+    assert.are.equal(st1.identical + st2.identical, st.identical)
+    assert.are.equal(st1.candidates + st2.candidates, st.candidates)
+    local x, y = dump(deferred_path), dump(batch_path)
+    for _, t in ipairs(TABLES) do assert.are.equal(y[t], x[t], "table " .. t .. " differs") end
+  end)
+
+  it("sketches a batch in the background (pool:start, job:wait) as pool:sketch does", function()
+    local core = require "shingle.core"
+    local sh = core.new{ w = 4, sketch = "mod", m = 3, floor = 0 }
+    local pool = core.pool(sh, sh, { threads = 2, full = true })
+    local batch = {}
+    for i = 1, 40 do batch[i] = { text = docs[i].text, url = docs[i].url } end
+    batch[41] = { path = dir .. "/no such file" }
+    local want = pool:sketch(batch)
+    local job = pool:start(batch)
+    local job2 = pool:start(batch) -- a second start waits for the first batch
+    local got, got2 = job:wait(), job2:wait()
+    assert.has_error(function() job:wait() end)
+    for _, g in ipairs({ got, got2 }) do
+      assert.are.equal(#want, #g)
+      for i, w in ipairs(want) do
+        if w.error then
+          assert.are.equal(w.error, g[i].error)
+        else
+          assert.is_true(w.sketch == g[i].sketch and w.full == g[i].full, "document " .. i)
+          assert.are.equal(w.raw, g[i].raw)
+          assert.are.equal(w.canonical, g[i].canonical)
+        end
+      end
+    end
+    assert.is_truthy(want[41].error)
+    -- a job dropped unwaited, or its pool closed under it, leaves nothing running
+    local _ = pool:start(batch)
+    pool:close()
+    collectgarbage()
+  end)
+
   it("answers a large query as a search of every value does (smallest values only, core/index.c query_lookups)", function()
     local rand = support.rng(29)
     local ix = assert(index.open(dir .. "/large"))
