@@ -5,6 +5,7 @@
 #include "include/shingle.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -778,9 +779,42 @@ static int new_config(const char *options, char *shopts, size_t shcap, char *jso
     return SHINGLE_OK;
 }
 
+/* The shinglers of an index with documents, made by its first add and kept
+ * with the handle (sh_index_attach): making one checks its polynomials for
+ * irreducibility, about half of what a one-document add cost. An add that
+ * finds them in use by another thread makes its own, as before. */
+typedef struct add_shinglers {
+    pthread_mutex_t lock;
+    shingle_shingler *sh[2];   /* text, HTML; NULL until made */
+} add_shinglers;
+
+static void add_shinglers_free(void *p)
+{
+    add_shinglers *c = (add_shinglers *)p;
+    shingle_shingler_free(c->sh[0]);
+    shingle_shingler_free(c->sh[1]);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+/* The handle's kept shinglers, locked, or NULL (then make your own). */
+static add_shinglers *kept_shinglers(shingle_index *ix)
+{
+    add_shinglers *c = (add_shinglers *)sh_index_attachment(IX(ix));
+    if (!c) {
+        add_shinglers *mine = (add_shinglers *)calloc(1, sizeof *mine);
+        if (!mine) return NULL;
+        pthread_mutex_init(&mine->lock, NULL);
+        c = (add_shinglers *)sh_index_attach(IX(ix), mine, add_shinglers_free);
+        if (c != mine) add_shinglers_free(mine);
+    }
+    return c && pthread_mutex_trylock(&c->lock) == 0 ? c : NULL;
+}
+
 int shingle_index_add(shingle_index *ix, const char *sweep, const char *options, const shingle_input *docs, size_t n,
                       shingle_added *out, char **errmsg)
 {
+    add_shinglers *kept = NULL;
     shingle_shingler *sh[2] = { NULL, NULL };
     sh_index_adder *a = NULL;
     sh_index_doc *batch = NULL;
@@ -812,9 +846,19 @@ int shingle_index_add(shingle_index *ix, const char *sweep, const char *options,
                     if (!strcmp(kv[k].key, "max_df")) max_df = (uint32_t)strtoul(kv[k].val, NULL, 10);
             free(conf);
         }
-        if ((rc = shingle_index_shingler(ix, 0, &sh[0], errmsg)) != SHINGLE_OK ||
-            (rc = shingle_index_shingler(ix, 1, &sh[1], errmsg)) != SHINGLE_OK)
-            goto done;
+        if ((kept = kept_shinglers(ix)) != NULL && kept->sh[0] && kept->sh[1]) {
+            sh[0] = kept->sh[0];
+            sh[1] = kept->sh[1];
+        } else {
+            if ((rc = shingle_index_shingler(ix, 0, &sh[0], errmsg)) != SHINGLE_OK ||
+                (rc = shingle_index_shingler(ix, 1, &sh[1], errmsg)) != SHINGLE_OK)
+                goto done;
+            if (kept) {
+                /* kept from now on (an index's options never change once it has documents) */
+                kept->sh[0] = sh[0];
+                kept->sh[1] = sh[1];
+            }
+        }
     } else {
         size_t k;
         if ((rc = new_config(options, shopts, sizeof shopts - 8, json, sizeof json, &pol, &thr, &max_df, errmsg)) != SHINGLE_OK)
@@ -875,7 +919,12 @@ done:
     free(batch);
     free(slot);
     free(ids);
-    shingle_shingler_free(sh[0]);
-    shingle_shingler_free(sh[1]);
+    if (kept && kept->sh[0] == sh[0]) {
+        pthread_mutex_unlock(&kept->lock);
+    } else {
+        if (kept) pthread_mutex_unlock(&kept->lock);
+        shingle_shingler_free(sh[0]);
+        shingle_shingler_free(sh[1]);
+    }
     return rc;
 }

@@ -35,6 +35,8 @@ struct sh_index {
     int readonly;
     char path[1024];
     sh_rabin urlr;
+    void *att;                 /* sh_index_attach */
+    void (*att_free)(void *);
 };
 
 struct sh_index_adder {
@@ -222,9 +224,25 @@ sh_status sh_index_open(sh_index **out, const char *path, int readonly, int crea
     return SH_OK;
 }
 
+void *sh_index_attach(sh_index *ix, void *p, void (*free_fn)(void *))
+{
+    void *none = NULL;
+    if (__atomic_compare_exchange_n(&ix->att, &none, p, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        ix->att_free = free_fn;
+        return p;
+    }
+    return none;
+}
+
+void *sh_index_attachment(const sh_index *ix)
+{
+    return __atomic_load_n(&ix->att, __ATOMIC_ACQUIRE);
+}
+
 void sh_index_close(sh_index *ix)
 {
     if (!ix) return;
+    if (ix->att && ix->att_free) ix->att_free(ix->att);
     if (ix->rtxn) mdb_txn_abort(ix->rtxn);
     if (ix->env) mdb_env_close(ix->env);
     free(ix);

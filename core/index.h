@@ -43,6 +43,14 @@ typedef struct sh_index sh_index;
 sh_status sh_index_open(sh_index **out, const char *path, int readonly, int create, size_t map_size, sh_error *err);
 void sh_index_close(sh_index *ix);
 
+/* What a binding keeps with a handle, made once (the C API's shinglers for
+ * shingle_index_add, core/capi.c): sh_index_attach stores p, to be freed
+ * with free_fn when the index is closed, unless the handle has one already
+ * (another thread was first): it returns the one the handle keeps, which
+ * the caller's p then is not. */
+void *sh_index_attach(sh_index *ix, void *p, void (*free_fn)(void *));
+void *sh_index_attachment(const sh_index *ix);
+
 /* The parameters recorded by the first add; *present = 0 for an empty index. */
 sh_status sh_index_params(sh_index *ix, sh_sketch_params *p, int *present, sh_policy *pol, double *threshold, sh_error *err);
 

@@ -309,6 +309,112 @@ static void a_pinned_snapshot_belongs_to_the_thread_that_pinned_it(void)
     }
 }
 
+/* Texts of the kept-shinglers test: near-duplicates, an HTML page of one of
+ * them, and an unrelated one. */
+static void kept_texts(char texts[6][600])
+{
+    int i;
+    for (i = 0; i < 6; i++) {
+        if (i == 4) snprintf(texts[i], 600, "<html><body><p>%s</p></body></html>", TEXT);
+        else if (i == 5) snprintf(texts[i], 600, "%s", "an unrelated page about tide tables, harbour fees and the ferry times of a small island");
+        else snprintf(texts[i], 600, "%s and %d more words of edit number %d", TEXT, i, i * 7);
+    }
+}
+
+typedef struct kept_arg {
+    shingle_index *ix;
+    const char *url, *text;
+    int rc;
+} kept_arg;
+
+static void *add_one(void *p)
+{
+    kept_arg *a = (kept_arg *)p;
+    shingle_added out[1];
+    char *msg = NULL;
+    shingle_input d;
+    d.url = a->url;
+    d.url_len = strlen(a->url);
+    d.text = a->text;
+    d.len = strlen(a->text);
+    d.html = -1;
+    a->rc = shingle_index_add(a->ix, "s1", NULL, &d, 1, out, &msg);
+    if (a->rc == SHINGLE_OK) a->rc = out[0].status;
+    return NULL;
+}
+
+/* shingle_index_add keeps the index's shinglers with the handle after its
+ * first add (core/capi.c kept_shinglers): adds through one handle store
+ * what adds each through a handle of its own store, and two threads adding
+ * at once (one finds the kept shinglers in use and makes its own) both add. */
+static void kept_shinglers_add_what_fresh_ones_add(void)
+{
+    char tmpl[] = "/tmp/shingle-capi-XXXXXX", pa[64], pb[64], texts[6][600], url[64];
+    char *dir = mkdtemp(tmpl), *msg = NULL;
+    shingle_index *a = NULL, *b = NULL;
+    shingle_shingler *sh = NULL;
+    uint32_t count = 0;
+    int i;
+    CHECK(dir != NULL);
+    if (!dir) return;
+    kept_texts(texts);
+    snprintf(pa, sizeof pa, "%s/a", dir);
+    snprintf(pb, sizeof pb, "%s/b", dir);
+    CHECK(shingle_index_open(pa, SHINGLE_INDEX_CREATE, &a, &msg) == SHINGLE_OK);
+    for (i = 0; i < 6; i++) {
+        kept_arg x;
+        snprintf(url, sizeof url, "http://k.example/%d", i);
+        x.url = url;
+        x.text = texts[i];
+        /* a: one handle for every add; b: a new handle each time */
+        x.ix = a;
+        add_one(&x);
+        CHECK(x.rc == SHINGLE_OK);
+        CHECK(shingle_index_open(pb, SHINGLE_INDEX_CREATE, &b, &msg) == SHINGLE_OK);
+        x.ix = b;
+        add_one(&x);
+        CHECK(x.rc == SHINGLE_OK);
+        shingle_index_close(b);
+    }
+    CHECK(shingle_index_open(pb, SHINGLE_INDEX_READONLY, &b, &msg) == SHINGLE_OK);
+    CHECK(shingle_index_shingler(a, 0, &sh, &msg) == SHINGLE_OK);
+    for (i = 0; i < 6; i++) {
+        shingle_sketch *q = sketch(sh, texts[i]);
+        shingle_hit ha[8], hb[8];
+        size_t na = 0, nb = 0, k;
+        shingle_document da, db;
+        CHECK(q && shingle_index_similar(a, q, 0.0, SHINGLE_POLICY_EITHER, 0, 8, 0, ha, 8, &na, &msg) == SHINGLE_OK);
+        CHECK(q && shingle_index_similar(b, q, 0.0, SHINGLE_POLICY_EITHER, 0, 8, 0, hb, 8, &nb, &msg) == SHINGLE_OK);
+        CHECK(na == nb && na >= 1);
+        for (k = 0; k < na && k < nb; k++) CHECK(ha[k].id == hb[k].id && ha[k].resemblance == hb[k].resemblance);
+        CHECK(shingle_index_document(a, (uint32_t)i + 1, &da, NULL, 0, NULL, 0, &msg) == SHINGLE_OK);
+        CHECK(shingle_index_document(b, (uint32_t)i + 1, &db, NULL, 0, NULL, 0, &msg) == SHINGLE_OK);
+        CHECK(da.cluster == db.cluster && da.shingles == db.shingles && da.relation == db.relation);
+        shingle_sketch_free(q);
+    }
+    {
+        kept_arg x[2];
+        pthread_t th[2];
+        for (i = 0; i < 2; i++) {
+            x[i].ix = a;
+            x[i].url = i ? "http://k.example/t1" : "http://k.example/t0";
+            x[i].text = texts[i];
+            x[i].rc = -1;
+            CHECK(pthread_create(&th[i], NULL, add_one, &x[i]) == 0);
+        }
+        for (i = 0; i < 2; i++) CHECK(pthread_join(th[i], NULL) == 0 && x[i].rc == SHINGLE_OK);
+        CHECK(shingle_index_count(a, &count, &msg) == SHINGLE_OK && count == 8);
+    }
+    shingle_shingler_free(sh);
+    shingle_index_close(a);
+    shingle_index_close(b);
+    {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        CHECK(system(cmd) == 0);
+    }
+}
+
 int main(void)
 {
     RUN(the_version_of_the_library_is_the_headers);
@@ -321,5 +427,6 @@ int main(void)
     RUN(opening_what_is_not_an_index_fails_with_a_reason);
     RUN(documents_added_from_c_are_found_and_keep_their_ids);
     RUN(a_pinned_snapshot_belongs_to_the_thread_that_pinned_it);
+    RUN(kept_shinglers_add_what_fresh_ones_add);
     return TEST_END();
 }
