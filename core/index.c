@@ -18,6 +18,9 @@
 #include <unistd.h>
 
 
+/* how an add puts its postings (sh_index_adder.deferred; core/index.c, "deferred postings") */
+enum { DEFER_APPEND = 1, DEFER_CHUNK = 2 };
+
 /* dups[i] of a document sh_index_add skips (its URL is already in the sweep) */
 #define SKIPPED 0xFF
 
@@ -58,8 +61,10 @@ struct sh_index_adder {
      * them to the commit (defer_flush): dpost holds the sweep's postings,
      * dstat[id - dbase] each new document's SH_DUP_* and dother[] its
      * earlier copy */
-    int deferred;
+    int deferred;              /* DEFER_APPEND, DEFER_CHUNK or 0 */
     sh_extsort *dpost;
+    unsigned char *crecs;      /* DEFER_CHUNK: the chunk's postings, BE64 value, BE32 doc */
+    size_t ncrecs, crecs_cap, chunk;
     uint32_t dbase;
     unsigned char *dstat;
     uint32_t *dother;
@@ -369,7 +374,7 @@ sh_status sh_index_begin(sh_index *ix, const char *sweep, const sh_sketch_params
          * once (defer_flush). With a common-value cutoff a value's count
          * depends on the batches, so those adds keep to them. */
         MDB_stat ms;
-        if (mdb_stat(a->txn, ix->db[D_POST], &ms) == 0 && ms.ms_entries == 0) a->deferred = 1;
+        if (mdb_stat(a->txn, ix->db[D_POST], &ms) == 0) a->deferred = ms.ms_entries == 0 ? DEFER_APPEND : DEFER_CHUNK;
     }
     /* the sweep: existing name keeps its id, else the next id */
     {
@@ -768,9 +773,17 @@ static int post_batch(sh_index_adder *a, const unsigned char *recs, size_t m, ui
  * documents, which do not depend on the documents after them, so the index
  * is the one batch-by-batch adds make (spec/index_bulk_spec.lua). */
 
+/* Into an index with postings, they wait the same way, in memory, until a
+ * chunk of DEFER_CHUNK_VALUES is there (or the commit), and go in through
+ * post_batch: the batch path with batches of several thousand documents
+ * whatever the caller's, whose sorted walk finds many keys on the leaf it is
+ * on (30,000 documents onto 100,000: 1.3 times fewer CPU seconds than
+ * batches of 512, data.mdb the same size). */
+#define DEFER_CHUNK_VALUES ((size_t)1 << 18)
+
 #define DEFER_POST_MEMORY ((size_t)256 << 20)  /* the sweep's <value, doc> records, past it in run files */
 #define DEFER_PAIR_MEMORY ((size_t)128 << 20)  /* its candidate pairs */
-#define DEFER_CHUNK 4096                        /* records read or added at a time */
+#define DEFER_READ 4096                         /* records read or added at a time */
 
 /* Keep a batch's postings (and each new document's copy status) for defer_flush. */
 static sh_status defer_batch(sh_index_adder *a, const sh_index_doc *docs, size_t n, const uint32_t *ids,
@@ -779,7 +792,8 @@ static sh_status defer_batch(sh_index_adder *a, const sh_index_doc *docs, size_t
     unsigned char rec[12 * 256];
     size_t i, j, m = 0;
     sh_status s;
-    if (!a->dpost && (s = sh_extsort_open(&a->dpost, 12, 12, DEFER_POST_MEMORY, NULL, NULL, err)) != SH_OK) return s;
+    if (a->deferred == DEFER_APPEND && !a->dpost && (s = sh_extsort_open(&a->dpost, 12, 12, DEFER_POST_MEMORY, NULL, NULL, err)) != SH_OK)
+        return s;
     for (i = 0; i < n; i++) {
         size_t k;
         if (dups[i] == SKIPPED) continue;
@@ -797,6 +811,23 @@ static sh_status defer_batch(sh_index_adder *a, const sh_index_doc *docs, size_t
         }
         a->dstat[k] = dups[i];
         a->dother[k] = dups[i] == SH_DUP_NONE ? 0 : other[i];
+        if (a->deferred == DEFER_CHUNK) {
+            size_t need = a->ncrecs + docs[i].sketch->n;
+            if (need > a->crecs_cap) {
+                size_t nc = a->crecs_cap ? a->crecs_cap : 4096;
+                unsigned char *q;
+                while (nc < need) nc *= 2;
+                if (!(q = (unsigned char *)realloc(a->crecs, 12 * nc))) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+                a->crecs = q;
+                a->crecs_cap = nc;
+            }
+            for (j = 0; j < docs[i].sketch->n; j++) {
+                sh_store_be64(a->crecs + 12 * a->ncrecs, docs[i].sketch->v[j]);
+                sh_store_be32(a->crecs + 12 * a->ncrecs + 8, ids[i]);
+                a->ncrecs++;
+            }
+            continue;
+        }
         for (j = 0; j < docs[i].sketch->n; j++) {
             sh_store_be64(rec + 12 * m, docs[i].sketch->v[j]);
             sh_store_be32(rec + 12 * m + 8, ids[i]);
@@ -809,9 +840,71 @@ static sh_status defer_batch(sh_index_adder *a, const sh_index_doc *docs, size_t
     return m ? sh_extsort_add(a->dpost, rec, m, err) : SH_OK;
 }
 
+void sh_index_set_chunk(sh_index_adder *a, size_t values)
+{
+    a->chunk = values;
+}
+
+/* A new document's sketch as stored, into a->sa. */
+static sh_status stored_sketch(sh_index_adder *a, uint32_t id, sh_error *err)
+{
+    MDB_val v;
+    sh_ixdoc h;
+    sh_status s;
+    int rc;
+    if ((rc = get_doc(a->txn, a->ix, id, &v)) != 0) return lmdb_err(err, a->ix, "read document", rc);
+    if ((s = doc_head(a->ix, id, &v, &h, err)) != SH_OK) return s;
+    if ((s = grow_scratch(&a->sa, &a->sa_cap, h.n_values, err)) != SH_OK) return s;
+    return sketch_from(a->ix, &a->p, id, &v, a->sa, err);
+}
+
+/* DEFER_CHUNK: put the chunk's postings through post_batch and decide its
+ * documents' pairs, as sh_index_add's steps 2 and 3 do for a batch. */
+static sh_status chunk_flush(sh_index_adder *a, sh_error *err)
+{
+    sh_index *ix = a->ix;
+    size_t np = 0, p = 0, nd = a->next - a->dbase, k;
+    unsigned char *aux, *searches;
+    uint32_t id;
+    sh_status s = SH_OK;
+    int rc;
+    if (nd == 0) return SH_OK;
+    aux = (unsigned char *)malloc(12 * a->ncrecs + 12);
+    searches = (unsigned char *)malloc(nd);
+    if (!aux || !searches) { free(aux); free(searches); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
+    for (k = 0; k < nd; k++) searches[k] = a->dstat[k] == SH_DUP_NONE;
+    sh_radix_sort(a->crecs, aux, a->ncrecs, 12, 12);
+    free(aux);
+    rc = post_batch(a, a->crecs, a->ncrecs, a->dbase, searches, &np);
+    free(searches);
+    if (rc) return lmdb_err(err, ix, "add postings", rc);
+    for (id = a->dbase; id < a->next && rc == 0 && s == SH_OK; id++) {
+        if (a->dstat[id - a->dbase] != SH_DUP_NONE) {
+            a->st.identical++;
+            rc = merge(a, a->dother[id - a->dbase], id);
+            continue;
+        }
+        if (np == SIZE_MAX) {
+            /* too many pairs to hold for the chunk: one document at a time */
+            size_t nc = 0, c;
+            if ((s = stored_sketch(a, id, err)) != SH_OK) break;
+            if ((rc = candidates_of(a->txn, ix, a->sa, a->sa->n, a->sa->n, id, a->max_df, 1, &a->cand, &a->cand_cap, &nc)) != 0) break;
+            for (c = 0; c < nc && rc == 0 && s == SH_OK; c++) rc = link_candidate(a, a->sa, id, a->cand[c], &s, err);
+            continue;
+        }
+        if (p < np && (uint32_t)(a->pairs[p] >> 32) == id && (s = stored_sketch(a, id, err)) != SH_OK) break;
+        for (; p < np && (uint32_t)(a->pairs[p] >> 32) == id && rc == 0 && s == SH_OK; p++)
+            rc = link_candidate(a, a->sa, id, (uint32_t)a->pairs[p], &s, err);
+    }
+    if (s == SH_OK && rc) s = lmdb_err(err, ix, "link documents", rc);
+    a->ncrecs = 0;
+    a->dbase = a->next;
+    return s;
+}
+
 /* One value's postings, docs[0..n) ascending, appended through cur; the
  * pairs of each searching document with the earlier holders go to pairs
- * (BE64 new << 32 | earlier, through buf, *nb of DEFER_CHUNK). */
+ * (BE64 new << 32 | earlier, through buf, *nb of DEFER_READ). */
 static int defer_value(sh_index_adder *a, MDB_cursor *cur, const unsigned char *val, const uint32_t *docs, size_t n,
                        sh_extsort *pairs, unsigned char *buf, size_t *nb, sh_status *s, sh_error *err)
 {
@@ -826,7 +919,7 @@ static int defer_value(sh_index_adder *a, MDB_cursor *cur, const unsigned char *
         if (a->dstat[docs[x] - a->dbase] != SH_DUP_NONE) continue;
         for (j = 0; j < x; j++) {
             sh_store_be64(buf + 8 * *nb, (uint64_t)docs[x] << 32 | docs[j]);
-            if (++*nb == DEFER_CHUNK) {
+            if (++*nb == DEFER_READ) {
                 if ((*s = sh_extsort_add(pairs, buf, *nb, err)) != SH_OK) return 0;
                 *nb = 0;
             }
@@ -846,15 +939,16 @@ static sh_status defer_flush(sh_index_adder *a, sh_error *err)
     size_t ng = 0, gcap = 0, nr, nb = 0, i, np = 0, p = 0;
     sh_status s = SH_OK;
     int rc = 0;
+    if (a->deferred == DEFER_CHUNK) return chunk_flush(a, err);
     if (!a->dpost) return SH_OK;
-    recs = (unsigned char *)malloc(12 * DEFER_CHUNK);
-    pb = (unsigned char *)malloc(8 * DEFER_CHUNK);
+    recs = (unsigned char *)malloc(12 * DEFER_READ);
+    pb = (unsigned char *)malloc(8 * DEFER_READ);
     if (!recs || !pb) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto out; }
     if ((s = sh_extsort_finish(a->dpost, err)) != SH_OK) goto out;
     if ((s = sh_extsort_open(&pairs, 8, 8, DEFER_PAIR_MEMORY, NULL, sh_extsort_keep_first, err)) != SH_OK) goto out;
     if ((rc = mdb_cursor_open(a->txn, ix->db[D_POST], &cur)) != 0) goto out;
     for (;;) {
-        if ((s = sh_extsort_read(a->dpost, recs, DEFER_CHUNK, &nr, err)) != SH_OK) goto out;
+        if ((s = sh_extsort_read(a->dpost, recs, DEFER_READ, &nr, err)) != SH_OK) goto out;
         for (i = 0; i < nr; i++) {
             const unsigned char *r = recs + 12 * i;
             if (ng && memcmp(r, val, 8) != 0) {
@@ -893,7 +987,7 @@ static sh_status defer_flush(sh_index_adder *a, sh_error *err)
         for (;;) {
             uint64_t pr;
             if (p == np) {
-                if ((s = sh_extsort_read(pairs, pb, DEFER_CHUNK, &np, err)) != SH_OK) goto out;
+                if ((s = sh_extsort_read(pairs, pb, DEFER_READ, &np, err)) != SH_OK) goto out;
                 p = 0;
                 if (np == 0) break;
             }
@@ -1003,6 +1097,8 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
     if (a->deferred) {
         /* postings and links at the commit (defer_flush) */
         if ((s = defer_batch(a, docs, n, ids, dups, other, err)) != SH_OK) goto out;
+        if (a->deferred == DEFER_CHUNK && a->ncrecs >= (a->chunk ? a->chunk : DEFER_CHUNK_VALUES) && (s = chunk_flush(a, err)) != SH_OK)
+            goto out;
         goto counted;
     }
     /* 2. postings, sorted by value then doc and put through one cursor (a key
@@ -1238,6 +1334,7 @@ void sh_index_abort(sh_index_adder *a)
     free(a->sa);
     free(a->sb);
     sh_extsort_free(a->dpost);
+    free(a->crecs);
     free(a->dstat);
     free(a->dother);
     free(a);

@@ -79,6 +79,12 @@ typedef struct sh_index_adder sh_index_adder;
  * are not searched for candidates (0: no limit). */
 sh_status sh_index_begin(sh_index *ix, const char *sweep, const sh_sketch_params *identity, sh_policy policy,
                          double threshold, uint32_t max_df, sh_index_adder **out, sh_error *err);
+/* Into an index with postings, an add's postings wait until about this many
+ * sketch values are there (or the commit) and go in together (core/index.c,
+ * "deferred postings"); 0: the default, 262,144. Tests set small chunks to
+ * cross their boundaries. */
+void sh_index_set_chunk(sh_index_adder *a, size_t values);
+
 /* Add docs[0..n) (their sketches must carry identity's parameters); ids[i] gets each new id.
  * A sweep holds one version of a URL: a document whose URL is already in the
  * sweep (added before, or earlier in docs) is not added; ids[i] is then the

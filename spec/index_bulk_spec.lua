@@ -76,6 +76,15 @@ describe("index bulk add", function()
       local res1, st1 = assert(bulk:add_documents(first, opts))
       local res2, st2 = assert(bulk:add_documents(second, { sweep = "s2", threads = 2 }))
       bulk:close()
+      -- the same, the second sweep's postings put in chunks of about 150 values (a few documents)
+      -- instead of at its commit (core/index.c chunk_flush)
+      local chunked_path = dir .. "/chunked" .. max_df
+      local chunked = assert(index.open(chunked_path))
+      assert(chunked:add_documents(first, opts))
+      local _, st3 = assert(chunked:add_documents(second, { sweep = "s2", threads = 2, chunk = 150 }))
+      chunked:close()
+      assert.are.equal(st2.linked, st3.linked)
+      assert.are.equal(st2.candidates, st3.candidates)
       -- small: one document per transaction, same order, same sweeps
       local small = assert(index.open(small_path))
       local linked, identical = 0, 0
@@ -92,8 +101,9 @@ describe("index bulk add", function()
       assert.is_true(identical >= 12)
       assert.are.equal(#first, #res1)
       assert.are.equal(#second, #res2)
-      local a, b = dump(bulk_path), dump(small_path)
+      local a, b, c = dump(bulk_path), dump(small_path), dump(chunked_path)
       for _, t in ipairs(TABLES) do assert.are.equal(b[t], a[t], "table " .. t .. " differs") end
+      for _, t in ipairs(TABLES) do assert.are.equal(b[t], c[t], "table " .. t .. " differs (chunks)") end
       -- and the clusters the index reports agree
       local ia, ib = assert(index.open(bulk_path, { readonly = true })), assert(index.open(small_path, { readonly = true }))
       for _, d in ipairs(docs) do

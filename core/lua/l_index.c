@@ -78,7 +78,8 @@ static int ix_params(lua_State *L)
     return 1;
 }
 
-/* ix:begin(sweep, shingler, { policy, threshold, max_df }) -> adder: one transaction */
+/* ix:begin(sweep, shingler, { policy, threshold, max_df, chunk }) -> adder: one transaction
+ * (chunk: sh_index_set_chunk, for tests of the chunks' boundaries) */
 static int ix_begin(lua_State *L)
 {
     shl_index *u = check_ix(L, 1);
@@ -87,14 +88,16 @@ static int ix_begin(lua_State *L)
     sh_sketch_params id;
     sh_policy pol = SH_POLICY_RESEMBLANCE;
     double thr = 0.5;
-    lua_Integer max_df = 0;
+    lua_Integer max_df = 0, chunk = 0;
     shl_adder *a;
     sh_error err;
     if (lua_istable(L, 4)) {
         pol = (sh_policy)shl_opt_policy(L, 4, "policy", SH_POLICY_RESEMBLANCE);
         thr = shl_opt_num(L, 4, "threshold", 0.5);
         max_df = shl_opt_int(L, 4, "max_df", 0);
+        chunk = shl_opt_int(L, 4, "chunk", 0);
     }
+    luaL_argcheck(L, chunk >= 0, 4, "chunk must be 0 (the default) or more");
     luaL_argcheck(L, thr >= 0 && thr <= 1, 4, "threshold must be between 0 and 1");
     luaL_argcheck(L, max_df >= 0 && max_df <= (lua_Integer)UINT32_MAX, 4, "max_df must be 0 (no limit) or more");
     sh_sketch_identity(&sh->sh, &sh->sp, 0, &id);
@@ -104,6 +107,7 @@ static int ix_begin(lua_State *L)
     luaL_getmetatable(L, SHL_ADDER);
     lua_setmetatable(L, -2);
     if (sh_index_begin(u->ix, sweep, &id, pol, thr, (uint32_t)max_df, &a->a, &err) != SH_OK) return shl_fail(L, &err);
+    if (chunk) sh_index_set_chunk(a->a, (size_t)chunk);
     lua_pushvalue(L, 1);
     a->ref = luaL_ref(L, LUA_REGISTRYINDEX); /* the index outlives its adder */
     return 1;

@@ -155,7 +155,9 @@ local function begin_add(self, opts, level)
   local c = self.config
   local sok, text, html = pcall(self.shinglers, self)
   if not sok then if fresh then self.config = nil end return nil, text end
-  local adder, err = self.ix:begin(opts.sweep, shingle.unwrap(text), { policy = c.policy, threshold = c.threshold, max_df = c.max_df })
+  -- (chunk: how many sketch values an add into an index with postings holds back at most, core/index.h; for tests)
+  local adder, err = self.ix:begin(opts.sweep, shingle.unwrap(text), { policy = c.policy, threshold = c.threshold,
+    max_df = c.max_df, chunk = opts.chunk })
   if not adder then if fresh then self.config = nil end return nil, err end
   if fresh then adder:set("user.config", cjson.encode(c)) end
   local sk = require("shingle.sketcher").new(text, html, { threads = opts.threads, extractor = self.extractor,
