@@ -658,7 +658,7 @@ static int link_candidate(sh_index_adder *a, const sh_sketch *sk, uint32_t id, u
     if ((rc = get_doc(a->txn, a->ix, cid, &v)) != 0) return rc;
     if ((*s = doc_head(a->ix, cid, &v, &h, err)) != SH_OK) return 0;
     if ((*s = grow_scratch(&a->sb, &a->sb_cap, h.n_values, err)) != SH_OK) return 0;
-    if ((*s = sketch_from(a->ix, &a->p, cid, &v, a->sb, err)) != SH_OK) return 0;
+    sh_ixdoc_sketch(&a->p, &h, v.mv_data, a->sb); /* the record was checked by doc_head */
     if ((*s = sh_sketch_estimate(sk, a->sb, &e, err)) != SH_OK) return 0;
     if (!sh_policy_passes(a->policy, a->threshold, &e)) return 0;
     a->st.linked++;
@@ -855,7 +855,8 @@ static sh_status stored_sketch(sh_index_adder *a, uint32_t id, sh_error *err)
     if ((rc = get_doc(a->txn, a->ix, id, &v)) != 0) return lmdb_err(err, a->ix, "read document", rc);
     if ((s = doc_head(a->ix, id, &v, &h, err)) != SH_OK) return s;
     if ((s = grow_scratch(&a->sa, &a->sa_cap, h.n_values, err)) != SH_OK) return s;
-    return sketch_from(a->ix, &a->p, id, &v, a->sa, err);
+    sh_ixdoc_sketch(&a->p, &h, v.mv_data, a->sa); /* the record was checked by doc_head */
+    return SH_OK;
 }
 
 /* DEFER_CHUNK: put the chunk's postings through post_batch and decide its
@@ -995,13 +996,7 @@ static sh_status defer_flush(sh_index_adder *a, sh_error *err)
             if ((uint32_t)(pr >> 32) != id) break;
             p++;
             if (!loaded) {
-                /* the new document's sketch, as stored */
-                MDB_val v;
-                sh_ixdoc h;
-                if ((rc = get_doc(a->txn, ix, id, &v)) != 0) goto out;
-                if ((s = doc_head(ix, id, &v, &h, err)) != SH_OK) goto out;
-                if ((s = grow_scratch(&a->sa, &a->sa_cap, h.n_values, err)) != SH_OK) goto out;
-                if ((s = sketch_from(ix, &a->p, id, &v, a->sa, err)) != SH_OK) goto out;
+                if ((s = stored_sketch(a, id, err)) != SH_OK) goto out;
                 loaded = 1;
             }
             if ((rc = link_candidate(a, a->sa, id, (uint32_t)pr, &s, err)) != 0 || s != SH_OK) goto out;
