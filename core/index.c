@@ -63,8 +63,11 @@ struct sh_index_adder {
      * earlier copy */
     int deferred;              /* DEFER_APPEND, DEFER_CHUNK or 0 */
     sh_extsort *dpost;
+    unsigned char *store;      /* DEFER_APPEND: the sweep's records without their URLs, while they fit */
+    size_t store_len, store_cap, store_n, *store_off;
+    int store_full;
     unsigned char *crecs;      /* DEFER_CHUNK: the chunk's postings, BE64 value, BE32 doc */
-    size_t ncrecs, crecs_cap, chunk;
+    size_t ncrecs, crecs_cap, chunk, post_entries;
     uint32_t dbase;
     unsigned char *dstat;
     uint32_t *dother;
@@ -73,6 +76,7 @@ struct sh_index_adder {
 
 
 static void shrink(sh_index *ix);
+static size_t chunk_values(const sh_index_adder *a);
 
 /* Whether the filesystem holding path has (almost) no room left: LMDB
  * reports a short write on a full disk as EIO, so the cause is looked up. */
@@ -374,7 +378,11 @@ sh_status sh_index_begin(sh_index *ix, const char *sweep, const sh_sketch_params
          * once (defer_flush). With a common-value cutoff a value's count
          * depends on the batches, so those adds keep to them. */
         MDB_stat ms;
-        if (mdb_stat(a->txn, ix->db[D_POST], &ms) == 0) a->deferred = ms.ms_entries == 0 ? DEFER_APPEND : DEFER_CHUNK;
+        if (mdb_stat(a->txn, ix->db[D_POST], &ms) == 0) {
+            a->post_entries = ms.ms_entries;
+            /* an index too small for chunks (chunk_values) keeps the batches */
+            a->deferred = ms.ms_entries == 0 ? DEFER_APPEND : chunk_values(a) ? DEFER_CHUNK : 0;
+        }
     }
     /* the sweep: existing name keeps its id, else the next id */
     {
@@ -646,19 +654,71 @@ static int url_in_sweep(MDB_txn *t, sh_index *ix, uint32_t sweep, const sh_index
     return -1;
 }
 
+/* The records of a new index's sweep are kept in memory too, up to
+ * DEFER_STORE_MEMORY (about 13 bytes a sketch value past the 8 of the value):
+ * its pairs are decided at the commit (defer_flush), and a million documents
+ * may have tens of millions of candidate pairs (62 million for 1,000,000
+ * bench/gen.c documents), each reading two records; read from LMDB, each read
+ * searches the B-tree and the large transaction's dirty and spilled pages. */
+#define DEFER_STORE_MEMORY ((size_t)512 << 20)
+
+static sh_status keep_record(sh_index_adder *a, uint32_t id, const void *rec, size_t len, sh_error *err)
+{
+    size_t k = id - a->dbase;
+    if (a->store_full) return SH_OK;
+    if (k != a->store_n || a->store_len + len + 8 * (k + 1) > DEFER_STORE_MEMORY) { a->store_full = 1; return SH_OK; }
+    if (a->store_len + len > a->store_cap || !a->store_off || (k & (k + 1)) == 0) {
+        size_t nc = a->store_cap ? a->store_cap : ((size_t)1 << 20);
+        unsigned char *q;
+        size_t *o;
+        while (nc < a->store_len + len) nc *= 2;
+        if (nc != a->store_cap) {
+            if (!(q = (unsigned char *)realloc(a->store, nc))) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+            a->store = q;
+            a->store_cap = nc;
+        }
+        /* offsets grow at powers of two: k + 1 slots */
+        if ((k & (k + 1)) == 0) {
+            if (!(o = (size_t *)realloc(a->store_off, 2 * (k + 1) * sizeof *o))) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+            a->store_off = o;
+        }
+    }
+    a->store_off[k] = a->store_len;
+    memcpy(a->store + a->store_len, rec, len);
+    a->store_len += len;
+    a->store_n++;
+    return SH_OK;
+}
+
+/* The record of document id (its header and sketch values): kept in memory
+ * by this add (keep_record, made here from the sketch given) or read from
+ * the docs table and checked. */
+static sh_status record_of(sh_index_adder *a, uint32_t id, sh_ixdoc *h, const void **rec, int *rc, sh_error *err)
+{
+    MDB_val v;
+    *rc = 0;
+    if (id >= a->dbase && id - a->dbase < a->store_n) {
+        *rec = a->store + a->store_off[id - a->dbase];
+        memcpy(h, *rec, sizeof *h);
+        return SH_OK;
+    }
+    if ((*rc = get_doc(a->txn, a->ix, id, &v)) != 0) return SH_OK;
+    *rec = v.mv_data;
+    return doc_head(a->ix, id, &v, h, err);
+}
+
 /* Decide one candidate pair (new document id, earlier document cid) on the
  * estimates of their sketches and merge their clusters when it passes. */
 static int link_candidate(sh_index_adder *a, const sh_sketch *sk, uint32_t id, uint32_t cid, sh_status *s, sh_error *err)
 {
-    MDB_val v;
     sh_estimate e;
     sh_ixdoc h;
     int rc;
+    const void *rec = NULL;
     a->st.candidates++;
-    if ((rc = get_doc(a->txn, a->ix, cid, &v)) != 0) return rc;
-    if ((*s = doc_head(a->ix, cid, &v, &h, err)) != SH_OK) return 0;
+    if ((*s = record_of(a, cid, &h, &rec, &rc, err)) != SH_OK || rc) return rc;
     if ((*s = grow_scratch(&a->sb, &a->sb_cap, h.n_values, err)) != SH_OK) return 0;
-    sh_ixdoc_sketch(&a->p, &h, v.mv_data, a->sb); /* the record was checked by doc_head */
+    sh_ixdoc_sketch(&a->p, &h, rec, a->sb); /* the record was checked by record_of */
     if ((*s = sh_sketch_estimate(sk, a->sb, &e, err)) != SH_OK) return 0;
     if (!sh_policy_passes(a->policy, a->threshold, &e)) return 0;
     a->st.linked++;
@@ -780,6 +840,21 @@ static int post_batch(sh_index_adder *a, const unsigned char *recs, size_t m, ui
  * on (30,000 documents onto 100,000: 1.3 times fewer CPU seconds than
  * batches of 512, data.mdb the same size). */
 #define DEFER_CHUNK_VALUES ((size_t)1 << 18)
+/* A chunk is at most a sixteenth of the postings already there: sorted
+ * inserts split a leaf at its middle and go on in its right half, so many
+ * new keys between few old ones leave half-full pages (an add of 3,000
+ * documents onto 300 grew data.mdb past what batches of 512 took); below
+ * DEFER_CHUNK_MIN values, the batches. */
+#define DEFER_CHUNK_MIN ((size_t)1 << 14)
+
+/* How many values a chunk holds into this index, 0 for none (the batches). */
+static size_t chunk_values(const sh_index_adder *a)
+{
+    size_t c = a->post_entries / 16;
+    if (a->chunk) return a->chunk; /* set for a test */
+    if (c > DEFER_CHUNK_VALUES) c = DEFER_CHUNK_VALUES;
+    return c < DEFER_CHUNK_MIN ? 0 : c;
+}
 
 #define DEFER_POST_MEMORY ((size_t)256 << 20)  /* the sweep's <value, doc> records, past it in run files */
 #define DEFER_PAIR_MEMORY ((size_t)128 << 20)  /* its candidate pairs */
@@ -843,19 +918,20 @@ static sh_status defer_batch(sh_index_adder *a, const sh_index_doc *docs, size_t
 void sh_index_set_chunk(sh_index_adder *a, size_t values)
 {
     a->chunk = values;
+    if (a->deferred == 0 && values && a->post_entries && a->max_df == 0 && a->next == a->dbase) a->deferred = DEFER_CHUNK;
 }
 
 /* A new document's sketch as stored, into a->sa. */
 static sh_status stored_sketch(sh_index_adder *a, uint32_t id, sh_error *err)
 {
-    MDB_val v;
     sh_ixdoc h;
+    const void *rec = NULL;
     sh_status s;
     int rc;
-    if ((rc = get_doc(a->txn, a->ix, id, &v)) != 0) return lmdb_err(err, a->ix, "read document", rc);
-    if ((s = doc_head(a->ix, id, &v, &h, err)) != SH_OK) return s;
+    if ((s = record_of(a, id, &h, &rec, &rc, err)) != SH_OK) return s;
+    if (rc) return lmdb_err(err, a->ix, "read document", rc);
     if ((s = grow_scratch(&a->sa, &a->sa_cap, h.n_values, err)) != SH_OK) return s;
-    sh_ixdoc_sketch(&a->p, &h, v.mv_data, a->sa); /* the record was checked by doc_head */
+    sh_ixdoc_sketch(&a->p, &h, rec, a->sa); /* the record was checked by record_of */
     return SH_OK;
 }
 
@@ -1074,6 +1150,7 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
         memcpy(v.mv_data, &h, sizeof h);
         memcpy((char *)v.mv_data + sizeof h, sk->v, 8 * sk->n);
         memcpy((char *)v.mv_data + sizeof h + 8 * sk->n, d->url, d->url_len);
+        if (a->deferred == DEFER_APPEND && (s = keep_record(a, id, v.mv_data, sizeof h + 8 * sk->n, err)) != SH_OK) goto out;
         sh_store_be64(kb, h.url_fp);
         if ((rc = put_dup(t, ix->db[D_URLS], kb, 8, id)) != 0) break;
         sh_store_be64(kb, d->raw_fp);
@@ -1092,8 +1169,7 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
     if (a->deferred) {
         /* postings and links at the commit (defer_flush) */
         if ((s = defer_batch(a, docs, n, ids, dups, other, err)) != SH_OK) goto out;
-        if (a->deferred == DEFER_CHUNK && a->ncrecs >= (a->chunk ? a->chunk : DEFER_CHUNK_VALUES) && (s = chunk_flush(a, err)) != SH_OK)
-            goto out;
+        if (a->deferred == DEFER_CHUNK && a->ncrecs >= chunk_values(a) && (s = chunk_flush(a, err)) != SH_OK) goto out;
         goto counted;
     }
     /* 2. postings, sorted by value then doc and put through one cursor (a key
@@ -1330,6 +1406,8 @@ void sh_index_abort(sh_index_adder *a)
     free(a->sb);
     sh_extsort_free(a->dpost);
     free(a->crecs);
+    free(a->store);
+    free(a->store_off);
     free(a->dstat);
     free(a->dother);
     free(a);
