@@ -122,10 +122,13 @@ CODE_HOT void head_of(const unsigned char *x, size_t len, uint64_t *lo, uint64_t
 }
 
 /* Runs of identifier, number and white-space bytes end where a mask of the
- * 64-byte block says (SSE2, the x86-64 baseline; count trailing zeros),
- * not after a mispredicted byte loop; at the portable level (and off
- * x86-64) the byte loops do all. The masks are read from the text's image
- * of the input, which has zero bytes after the input: a run ends there. */
+ * 64-byte block says (count trailing zeros), not after a mispredicted byte
+ * loop, and an operator's length comes from the mask of operator bytes; at
+ * the portable level (and off x86-64) the byte loops and the class table do
+ * all. The masks are read from the text's image of the input, which has
+ * zero bytes after the input: a run ends there. The scanner below is
+ * compiled once per instruction set (the masks then stay in registers, the
+ * block's classification inlined), as canon.c's block scanner is. */
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(SH_NO_SIMD)
 #define CODE_BLOCKS 1
 #include <immintrin.h>
@@ -133,21 +136,30 @@ CODE_HOT void head_of(const unsigned char *x, size_t len, uint64_t *lo, uint64_t
 #define CODE_BLOCKS 0
 #endif
 
-typedef struct runs {
-    const unsigned char *t; /* the image */
-    size_t base;            /* of the block the masks are of (SIZE_MAX: none) */
-    uint64_t ident, num, space;
-    int simd;
-} runs;
+/* A block's masks: bit k for byte base + k. */
+typedef struct masks {
+    uint64_t ident, num, space, op;
+} masks;
 
 #if CODE_BLOCKS
-__attribute__((target("sse2")))
-static void runs_load_sse2(runs *r, size_t base)
+/* The operator bytes = ! < > + - * / % & | ^ ~ : . by a table of the low
+ * nibble for each high nibble 2, 3, 5, 7 (as bits): a byte is an operator
+ * byte when its bit (1 << high nibble's row) is set in row[low nibble]. */
+#define OPROW(lo) ((OPCH(0x20 + (lo)) ? 1 : 0) | (OPCH(0x30 + (lo)) ? 2 : 0) | (OPCH(0x50 + (lo)) ? 4 : 0) | \
+                   (OPCH(0x70 + (lo)) ? 8 : 0))
+#define OPROWS OPROW(0), OPROW(1), OPROW(2), OPROW(3), OPROW(4), OPROW(5), OPROW(6), OPROW(7), OPROW(8), \
+               OPROW(9), OPROW(10), OPROW(11), OPROW(12), OPROW(13), OPROW(14), OPROW(15)
+/* the row bit of each high nibble (0 for those without operator bytes) */
+#define HIBITS 0, 0, 1, 2, 0, 4, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0
+
+/* The x86-64 baseline has no byte shuffle: its masks leave out the operator
+ * bytes (op 0), which the scanner then takes from the class table. */
+__attribute__((target("sse2"))) static inline void load_sse2(masks *m, const unsigned char *b)
 {
     uint64_t id = 0, nu = 0, sp = 0;
     int k;
     for (k = 0; k < 4; k++) {
-        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(r->t + base + 16 * k));
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(b + 16 * k));
         const __m128i lo = _mm_or_si128(v, _mm_set1_epi8(0x20));
         const __m128i alpha = _mm_cmplt_epi8(_mm_add_epi8(lo, _mm_set1_epi8((char)(128 - 'a'))),
                                              _mm_set1_epi8((char)(-128 + 26)));
@@ -163,50 +175,61 @@ static void runs_load_sse2(runs *r, size_t base)
               << (16 * k);
         sp |= (uint64_t)(unsigned)_mm_movemask_epi8(space) << (16 * k);
     }
-    r->base = base;
-    r->ident = id;
-    r->num = nu;
-    r->space = sp;
+    m->ident = id;
+    m->num = nu;
+    m->space = sp;
+    m->op = 0;
+}
+
+CODE_HOT __attribute__((target("avx2"))) void cls32_avx2(__m256i v, uint32_t *id, uint32_t *sp, uint32_t *nu, uint32_t *op)
+{
+    const __m256i lo = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
+    const __m256i alpha = _mm256_cmpgt_epi8(_mm256_set1_epi8((char)(-128 + 26)),
+                                            _mm256_add_epi8(lo, _mm256_set1_epi8((char)(128 - 'a'))));
+    const __m256i digit = _mm256_cmpgt_epi8(_mm256_set1_epi8((char)(-128 + 10)),
+                                            _mm256_add_epi8(v, _mm256_set1_epi8((char)(128 - '0'))));
+    const __m256i alnum_ = _mm256_or_si256(_mm256_or_si256(alpha, digit), _mm256_cmpeq_epi8(v, _mm256_set1_epi8('_')));
+    const __m256i space = _mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(' ')),
+                                          _mm256_cmpgt_epi8(_mm256_set1_epi8((char)(-128 + 5)),
+                                                            _mm256_add_epi8(v, _mm256_set1_epi8((char)(128 - 9)))));
+    const __m256i rows = _mm256_setr_epi8(OPROWS, OPROWS), hib = _mm256_setr_epi8(HIBITS, HIBITS);
+    const __m256i r = _mm256_shuffle_epi8(rows, _mm256_and_si256(v, _mm256_set1_epi8(0x0f)));
+    const __m256i h = _mm256_shuffle_epi8(hib, _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0f)));
+    const __m256i isop = _mm256_cmpgt_epi8(_mm256_and_si256(r, h), _mm256_setzero_si256());
+    *id = (uint32_t)_mm256_movemask_epi8(_mm256_or_si256(alnum_, v));
+    *sp = (uint32_t)_mm256_movemask_epi8(space);
+    *nu = (uint32_t)_mm256_movemask_epi8(_mm256_or_si256(alnum_, _mm256_cmpeq_epi8(v, _mm256_set1_epi8('.'))));
+    *op = (uint32_t)_mm256_movemask_epi8(isop);
+}
+
+__attribute__((target("avx2"))) static inline void load_avx2(masks *m, const unsigned char *b)
+{
+    uint32_t i0, s0, u0, o0, i1, s1, u1, o1;
+    cls32_avx2(_mm256_loadu_si256((const __m256i *)(const void *)b), &i0, &s0, &u0, &o0);
+    cls32_avx2(_mm256_loadu_si256((const __m256i *)(const void *)(b + 32)), &i1, &s1, &u1, &o1);
+    m->ident = i0 | (uint64_t)i1 << 32;
+    m->space = s0 | (uint64_t)s1 << 32;
+    m->num = u0 | (uint64_t)u1 << 32;
+    m->op = o0 | (uint64_t)o1 << 32;
 }
 
 /* The same masks from one 64-byte register (AVX-512 BW). */
-__attribute__((target("avx512f,avx512bw")))
-static void runs_load_avx512(runs *r, size_t base)
+__attribute__((target("avx512f,avx512bw"))) static inline void load_avx512(masks *m, const unsigned char *b)
 {
-    const __m512i v = _mm512_loadu_si512((const void *)(r->t + base));
+    const __m512i v = _mm512_loadu_si512((const void *)b);
     const __mmask64 alpha = _mm512_cmplt_epu8_mask(
         _mm512_sub_epi8(_mm512_or_si512(v, _mm512_set1_epi8(0x20)), _mm512_set1_epi8('a')), _mm512_set1_epi8(26));
     const __mmask64 digit = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('0')), _mm512_set1_epi8(10));
     const __mmask64 alnum_ = alpha | digit | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('_'));
-    r->base = base;
-    r->ident = alnum_ | _mm512_movepi8_mask(v);
-    r->num = alnum_ | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('.'));
-    r->space = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(' ')) |
+    const __m512i rows = _mm512_broadcast_i32x4(_mm_setr_epi8(OPROWS)), hib = _mm512_broadcast_i32x4(_mm_setr_epi8(HIBITS));
+    const __m512i r = _mm512_shuffle_epi8(rows, _mm512_and_si512(v, _mm512_set1_epi8(0x0f)));
+    const __m512i h = _mm512_shuffle_epi8(hib, _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0f)));
+    m->ident = alnum_ | _mm512_movepi8_mask(v);
+    m->num = alnum_ | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('.'));
+    m->space = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(' ')) |
                _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8(9)), _mm512_set1_epi8(5));
+    m->op = _mm512_test_epi8_mask(r, h);
 }
-
-static void runs_load(runs *r, size_t base)
-{
-    if (r->simd >= SH_SIMD_AVX512) runs_load_avx512(r, base);
-    else runs_load_sse2(r, base);
-}
-
-/* The end of the run from i of the bytes whose bit is set in the mask at
- * offset which (of struct runs) */
-CODE_HOT size_t run_end(runs *r, size_t i, size_t which)
-{
-    for (;;) {
-        const size_t base = i & ~(size_t)63;
-        uint64_t m;
-        if (base != r->base) runs_load(r, base);
-        m = ~*(const uint64_t *)(const void *)((const char *)r + which) >> (i - base);
-        if (m) return i + (size_t)__builtin_ctzll(m);
-        i = base + 64;
-    }
-}
-#define RUN_END(r, i, mask, cond) ((r)->simd ? run_end((r), (i), offsetof(runs, mask)) : byte_run(p, (i), n, (cond)))
-#else
-#define RUN_END(r, i, mask, cond) byte_run(p, (i), n, (cond))
 #endif
 
 /* The byte loop: the end of the run from i of bytes of class cond. */
@@ -220,26 +243,26 @@ CODE_HOT size_t byte_run(const unsigned char *p, size_t i, size_t n, unsigned co
 enum { AT_ID = 16, AT_NUM = 32, AT_STR = 48, PLACE_END = 64 };
 
 /* A token: its canonical bytes at text[off, off + len) (len <= 16), its
- * head lo, hi, the input it came from. */
+ * head lo, hi, the input it came from. The next token and head are written
+ * through pointers (tk, hd; the token array ends at tk_end), few registers
+ * in the scanner's loop. */
 #define EMIT(off_, len_, lo_, hi_, soff_, slen_) do { \
-        sh_token *t_; \
-        unsigned char *h_; \
-        if (nt == cap) { \
-            o->n = nt; \
-            if ((st = sh_tokens_reserve(o, nt + 1, o->text_cap, err)) != SH_OK) return st; \
-            tok = o->tok; \
-            head = o->head; \
-            cap = o->cap; \
+        if (tk == tk_end) { \
+            const size_t nt_ = (size_t)(tk - o->tok); \
+            o->n = nt_; \
+            if ((st = sh_tokens_reserve(o, nt_ + 1, o->text_cap, sc->err)) != SH_OK) return st; \
+            tk = o->tok + nt_; \
+            tk_end = o->tok + o->cap; \
+            hd = o->head + nt_ * SH_TOKEN_HEAD; \
         } \
-        t_ = &tok[nt]; \
-        h_ = head + nt * SH_TOKEN_HEAD; \
-        t_->src_off = (soff_); \
-        t_->src_len = (slen_); \
-        t_->off = (off_); \
-        t_->len = (len_); \
-        sh_store_le64(h_, (lo_)); \
-        sh_store_le64(h_ + 8, (hi_)); \
-        nt++; \
+        tk->src_off = (soff_); \
+        tk->src_len = (slen_); \
+        tk->off = (off_); \
+        tk->len = (len_); \
+        sh_store_le64(hd, (lo_)); \
+        sh_store_le64(hd + 8, (hi_)); \
+        tk++; \
+        hd += SH_TOKEN_HEAD; \
     } while (0)
 
 /* The heads of the placeholders (little-endian words of their bytes). */
@@ -247,51 +270,70 @@ enum { AT_ID = 16, AT_NUM = 32, AT_STR = 48, PLACE_END = 64 };
 #define HEAD_NUM 0x4d554eu
 #define HEAD_STR 0x525453u
 
-sh_status sh_code_tokenize(const char *in, size_t n, sh_simd level, sh_tokens *out, sh_error *err)
+/* The scanner's state: the output and the input's image. */
+typedef struct scan {
+    const unsigned char *p; /* the input */
+    const unsigned char *t; /* its image in the text */
+    size_t n;
+    sh_tokens *o;
+    sh_error *err;
+} scan;
+
+/* The level the masks are made for: 0 the byte loops (portable), 2 SSE2
+ * (no operator mask), 3 AVX2, 4 AVX-512. */
+#define LOAD(lvl, m, b) do { \
+        if ((lvl) >= 4) load_avx512((m), (b)); \
+        else if ((lvl) == 3) load_avx2((m), (b)); \
+        else load_sse2((m), (b)); \
+    } while (0)
+
+/* The end of the run from i of the bytes whose bit is set in field F of the
+ * block masks (reloading them for the block of i as needed), or, at the
+ * portable level, of the bytes of class COND. */
+#if CODE_BLOCKS
+#define RUN_END(lvl, i, F, COND) do { \
+        if (lvl) { \
+            for (;;) { \
+                uint64_t m_; \
+                if (((i) & ~(size_t)63) != base) { base = (i) & ~(size_t)63; LOAD(lvl, &mk, t + base); } \
+                m_ = ~mk.F >> ((i) - base); \
+                if (m_) { (i) += (size_t)__builtin_ctzll(m_); break; } \
+                (i) = base + 64; \
+            } \
+        } else { \
+            (i) = byte_run(p, (i), n, (COND)); \
+        } \
+    } while (0)
+#else
+#define RUN_END(lvl, i, F, COND) ((i) = byte_run(p, (i), n, (COND)))
+#endif
+
+/* The body of the scanner; lvl is a constant in each of its copies. */
+CODE_HOT sh_status scan_body(const scan *sc, const int lvl)
 {
-    const unsigned char *p = (const unsigned char *)in;
-    sh_tokens *o = out;
-    size_t i = 0;
+    const unsigned char *p = sc->p, *t = sc->t;
+    const size_t n = sc->n;
+    sh_tokens *o = sc->o;
     sh_status st;
-    runs r = { NULL, 0, 0, 0, 0, 0 };
-    const unsigned char *t;
-    /* the token arrays in locals: the compiler need not reload them after
-     * each store of a head */
-    sh_token *tok;
-    unsigned char *head;
-    size_t nt = 0, cap;
-    /* the text: the input's image (keywords and operators are their own
-     * bytes, at their offsets), 16 zero bytes, then the placeholders ID,
-     * NUM and STR, 16 bytes each, and the slack */
-    sh_tokens_begin(o);
-    if (n > SIZE_MAX / 2 || (st = sh_tokens_reserve(o, n / 4 + 16, n + PLACE_END + SH_CANON_SLACK, err)) != SH_OK)
-        return n > SIZE_MAX / 2 ? sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu bytes of source", n) : st;
-    if (n) memcpy(o->text, p, n);
-    memset(o->text + n, 0, PLACE_END + SH_CANON_SLACK);
-    memcpy(o->text + n + AT_ID, "ID", 2);
-    memcpy(o->text + n + AT_NUM, "NUM", 3);
-    memcpy(o->text + n + AT_STR, "STR", 3);
-    o->text_len = n + PLACE_END;
-    t = (const unsigned char *)o->text;
-    r.t = t;
-    r.base = SIZE_MAX;
-    r.simd = level >= SH_SIMD_SSE2 ? (int)level : 0;
-    (void)r; /* (a build without SIMD has only the byte loops) */
-    tok = o->tok;
-    head = o->head;
-    cap = o->cap;
+    size_t i = 0, base = SIZE_MAX;
+    masks mk = { 0, 0, 0, 0 };
+    sh_token *tk = o->tok, *tk_end = o->tok + o->cap;
+    unsigned char *hd = o->head;
+    (void)base;
+    (void)mk;
     for (;;) {
         unsigned c;
         size_t j;
         uint64_t lo, hi;
-        i = RUN_END(&r, i, space, K_SPACE); /* white space: no token (i may be past n) */
+        RUN_END(lvl, i, space, K_SPACE); /* white space: no token (i may be past n) */
         if (i >= n) break;
         c = p[i];
         if (dsp[c] == D_IDENT) { /* the most frequent */
             /* a keyword stays itself, any other identifier is ID: chosen
              * without a branch (which would go either way at random) */
             size_t len, k;
-            j = RUN_END(&r, i + 1, ident, K_IDENT | K_DIGIT);
+            j = i + 1;
+            RUN_END(lvl, j, ident, K_IDENT | K_DIGIT);
             len = j - i;
             head_of(t + i, len < 16 ? len : 16, &lo, &hi);
             k = (size_t)0 - (size_t)keyword(lo, hi, len); /* all ones for a keyword: selects by masks */
@@ -325,7 +367,8 @@ sh_status sh_code_tokenize(const char *in, size_t n, sh_simd level, sh_tokens *o
             i = j + 1;
             continue;
         case D_DIGIT:
-            j = RUN_END(&r, i + 1, num, K_NUM);
+            j = i + 1;
+            RUN_END(lvl, j, num, K_NUM);
             EMIT(n + AT_NUM, 3, HEAD_NUM, 0, i, j - i);
             i = j;
             continue;
@@ -339,14 +382,60 @@ sh_status sh_code_tokenize(const char *in, size_t n, sh_simd level, sh_tokens *o
          * or the one punctuation character (the image has a zero byte,
          * not an operator, after the input) */
     op: {
-            const unsigned o1 = (cls[t[i]] & K_OP) != 0, o2 = o1 & ((cls[t[i + 1]] & K_OP) != 0),
-                           o3 = o2 & ((cls[t[i + 2]] & K_OP) != 0);
-            const size_t len = 1 + o2 + o3;
+            size_t len;
+            if (lvl >= 3 && (i & ~(size_t)63) == base && (i & 63) <= 61) {
+                /* the three bytes in the block's operator mask */
+                const unsigned b3 = (unsigned)(mk.op >> (i & 63)) & 7;
+                len = 1 + ((b3 & 3) == 3) + (b3 == 7);
+            } else {
+                const unsigned o1 = (cls[t[i]] & K_OP) != 0, o2 = o1 & ((cls[t[i + 1]] & K_OP) != 0),
+                               o3 = o2 & ((cls[t[i + 2]] & K_OP) != 0);
+                len = 1 + o2 + o3;
+            }
             head_of(t + i, len, &lo, &hi);
             EMIT(i, len, lo, hi, i, len);
             i += len;
         }
     }
-    o->n = nt;
+    o->n = (size_t)(tk - o->tok);
     return SH_OK;
+}
+
+static sh_status scan_portable(const scan *sc) { return scan_body(sc, 0); }
+#if CODE_BLOCKS
+__attribute__((target("sse2"))) static sh_status scan_sse2(const scan *sc) { return scan_body(sc, 2); }
+__attribute__((target("avx2,bmi"))) static sh_status scan_avx2(const scan *sc) { return scan_body(sc, 3); }
+__attribute__((target("avx512f,avx512bw,avx2,bmi"))) static sh_status scan_avx512(const scan *sc) { return scan_body(sc, 4); }
+#endif
+
+sh_status sh_code_tokenize(const char *in, size_t n, sh_simd level, sh_tokens *out, sh_error *err)
+{
+    sh_tokens *o = out;
+    sh_status st;
+    scan sc;
+    /* the text: the input's image (keywords and operators are their own
+     * bytes, at their offsets), 16 zero bytes, then the placeholders ID,
+     * NUM and STR, 16 bytes each, and the slack */
+    sh_tokens_begin(o);
+    if (n > SIZE_MAX / 2 || (st = sh_tokens_reserve(o, n / 4 + 16, n + PLACE_END + SH_CANON_SLACK, err)) != SH_OK)
+        return n > SIZE_MAX / 2 ? sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu bytes of source", n) : st;
+    if (n) memcpy(o->text, in, n);
+    memset(o->text + n, 0, PLACE_END + SH_CANON_SLACK);
+    memcpy(o->text + n + AT_ID, "ID", 2);
+    memcpy(o->text + n + AT_NUM, "NUM", 3);
+    memcpy(o->text + n + AT_STR, "STR", 3);
+    o->text_len = n + PLACE_END;
+    sc.p = (const unsigned char *)in;
+    sc.t = (const unsigned char *)o->text;
+    sc.n = n;
+    sc.o = o;
+    sc.err = err;
+#if CODE_BLOCKS
+    if (level >= SH_SIMD_AVX512) return scan_avx512(&sc);
+    if (level == SH_SIMD_AVX2) return scan_avx2(&sc);
+    if (level == SH_SIMD_SSE2) return scan_sse2(&sc);
+#else
+    (void)level;
+#endif
+    return scan_portable(&sc);
 }
