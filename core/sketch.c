@@ -389,6 +389,73 @@ ZT static size_t permute_keep_mod_zmm(uint64_t seed, const uint64_t *fps, size_t
 }
 
 #undef ZT
+
+/* ---- AVX2: four values per instruction, the 64-bit products made of
+ * 32-bit ones (AVX2 has no 64-bit multiply) --------------------------------- */
+#define YT __attribute__((target("avx2")))
+
+/* a * c mod 2^64 in each lane, c = chi * 2^32 + clo (clo, chi in the low
+ * halves of their lanes): alo clo + (ahi clo + alo chi) 2^32 */
+YT static inline __m256i y_mul(__m256i a, __m256i clo, __m256i chi)
+{
+    const __m256i lo = _mm256_mul_epu32(a, clo);
+    const __m256i mid = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), clo), _mm256_mul_epu32(a, chi));
+    return _mm256_add_epi64(lo, _mm256_slli_epi64(mid, 32));
+}
+
+
+/* The 32-bit lane indices that move the kept 64-bit lanes (bits of the
+ * index) to the front, in order. */
+static const int32_t y_compress[16][8] = {
+    { 0, 0, 0, 0, 0, 0, 0, 0 }, { 0, 1, 0, 0, 0, 0, 0, 0 },
+    { 2, 3, 0, 0, 0, 0, 0, 0 }, { 0, 1, 2, 3, 0, 0, 0, 0 },
+    { 4, 5, 0, 0, 0, 0, 0, 0 }, { 0, 1, 4, 5, 0, 0, 0, 0 },
+    { 2, 3, 4, 5, 0, 0, 0, 0 }, { 0, 1, 2, 3, 4, 5, 0, 0 },
+    { 6, 7, 0, 0, 0, 0, 0, 0 }, { 0, 1, 6, 7, 0, 0, 0, 0 },
+    { 2, 3, 6, 7, 0, 0, 0, 0 }, { 0, 1, 2, 3, 6, 7, 0, 0 },
+    { 4, 5, 6, 7, 0, 0, 0, 0 }, { 0, 1, 4, 5, 6, 7, 0, 0 },
+    { 2, 3, 4, 5, 6, 7, 0, 0 }, { 0, 1, 2, 3, 4, 5, 6, 7 }
+};
+
+/* The MOD_m test of keep_mod on four values at a time, as
+ * permute_keep_mod_zmm; the kept ones are packed to the front of v in order
+ * (v has room for n + 8). */
+YT static size_t permute_keep_mod_ymm(uint64_t seed, const uint64_t *fps, size_t n, uint64_t low, uint64_t inv,
+                                      uint64_t lim, uint64_t *v)
+{
+    const __m256i sd = _mm256_set1_epi64x((long long)seed), gold = _mm256_set1_epi64x((long long)0x9e3779b97f4a7c15ULL);
+    const __m256i sign = _mm256_set1_epi64x((long long)0x8000000000000000ULL);
+    const __m256i vlow = _mm256_set1_epi64x((long long)low), vlim = _mm256_xor_si256(_mm256_set1_epi64x((long long)lim), sign);
+    const __m256i c1lo = _mm256_set1_epi64x((long long)(0xbf58476d1ce4e5b9ULL & 0xffffffffULL)),
+                  c1hi = _mm256_set1_epi64x((long long)(0xbf58476d1ce4e5b9ULL >> 32));
+    const __m256i c2lo = _mm256_set1_epi64x((long long)(0x94d049bb133111ebULL & 0xffffffffULL)),
+                  c2hi = _mm256_set1_epi64x((long long)(0x94d049bb133111ebULL >> 32));
+    const __m256i ilo = _mm256_set1_epi64x((long long)(inv & 0xffffffffULL)), ihi = _mm256_set1_epi64x((long long)(inv >> 32));
+    size_t i, k = 0;
+    for (i = 0; i + 4 <= n; i += 4) {
+        /* sh_permute: sh_mix(x ^ seed) */
+        __m256i x = _mm256_add_epi64(_mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)&fps[i]), sd), gold);
+        __m256i keep;
+        unsigned m;
+        x = y_mul(_mm256_xor_si256(x, _mm256_srli_epi64(x, 30)), c1lo, c1hi);
+        x = y_mul(_mm256_xor_si256(x, _mm256_srli_epi64(x, 27)), c2lo, c2hi);
+        x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 31));
+        /* (x & low) == 0 and x * inv <= lim (unsigned: both sides' sign bits flipped) */
+        keep = _mm256_andnot_si256(_mm256_cmpgt_epi64(_mm256_xor_si256(y_mul(x, ilo, ihi), sign), vlim),
+                                   _mm256_cmpeq_epi64(_mm256_and_si256(x, vlow), _mm256_setzero_si256()));
+        m = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(keep));
+        _mm256_storeu_si256((__m256i *)(void *)&v[k], _mm256_permutevar8x32_epi32(
+            x, _mm256_loadu_si256((const __m256i *)(const void *)y_compress[m])));
+        k += (size_t)__builtin_popcount(m);
+    }
+    for (; i < n; i++) {
+        uint64_t x = sh_permute(seed, fps[i]);
+        v[k] = x;
+        k += ((x & low) == 0) & (x * inv <= lim);
+    }
+    return k;
+}
+#undef YT
 #endif
 
 /* The number of distinct values among l[0..nl), by hashing into tab
@@ -623,6 +690,8 @@ static sh_status mod_sketch(sh_simd level, sh_sketch_params p, sh_work *w, uint6
 #ifdef SK_X86
     if (level >= SH_SIMD_AVX512) {
         k = permute_keep_mod_zmm(p.seed, fps, n, low, inv, lim, v);
+    } else if (level == SH_SIMD_AVX2) {
+        k = permute_keep_mod_ymm(p.seed, fps, n, low, inv, lim, v);
     } else
 #endif
     for (i = 0; i < n; i++) {
@@ -702,6 +771,7 @@ size_t sh_sketch_permute_keep(sh_simd level, uint64_t seed, const uint64_t *fps,
     mod_test(m ? m : 1, &low, &inv, &lim);
 #ifdef SK_X86
     if (level >= SH_SIMD_AVX512) return permute_keep_mod_zmm(seed, fps, n, low, inv, lim, out);
+    if (level == SH_SIMD_AVX2) return permute_keep_mod_ymm(seed, fps, n, low, inv, lim, out);
 #endif
     (void)level;
     for (i = 0; i < n; i++) {
