@@ -417,29 +417,45 @@ static const int32_t y_compress[16][8] = {
     { 2, 3, 4, 5, 6, 7, 0, 0 }, { 0, 1, 2, 3, 4, 5, 6, 7 }
 };
 
+/* sh_mix(x ^ seed) in each lane */
+YT static inline __m256i y_permute(__m256i x, __m256i sd)
+{
+    const __m256i c1lo = _mm256_set1_epi64x((long long)(0xbf58476d1ce4e5b9ULL & 0xffffffffULL)),
+                  c1hi = _mm256_set1_epi64x((long long)(0xbf58476d1ce4e5b9ULL >> 32));
+    const __m256i c2lo = _mm256_set1_epi64x((long long)(0x94d049bb133111ebULL & 0xffffffffULL)),
+                  c2hi = _mm256_set1_epi64x((long long)(0x94d049bb133111ebULL >> 32));
+    x = _mm256_add_epi64(_mm256_xor_si256(x, sd), _mm256_set1_epi64x((long long)0x9e3779b97f4a7c15ULL));
+    x = y_mul(_mm256_xor_si256(x, _mm256_srli_epi64(x, 30)), c1lo, c1hi);
+    x = y_mul(_mm256_xor_si256(x, _mm256_srli_epi64(x, 27)), c2lo, c2hi);
+    return _mm256_xor_si256(x, _mm256_srli_epi64(x, 31));
+}
+
+/* v[i] = sh_permute(seed, fps[i]), four at a time (MIN_s's first pass). */
+YT static void permute_ymm(uint64_t seed, const uint64_t *fps, size_t n, uint64_t *v)
+{
+    const __m256i sd = _mm256_set1_epi64x((long long)seed);
+    size_t i;
+    for (i = 0; i + 4 <= n; i += 4)
+        _mm256_storeu_si256((__m256i *)(void *)&v[i],
+                            y_permute(_mm256_loadu_si256((const __m256i *)(const void *)&fps[i]), sd));
+    for (; i < n; i++) v[i] = sh_permute(seed, fps[i]);
+}
+
 /* The MOD_m test of keep_mod on four values at a time, as
  * permute_keep_mod_zmm; the kept ones are packed to the front of v in order
  * (v has room for n + 8). */
 YT static size_t permute_keep_mod_ymm(uint64_t seed, const uint64_t *fps, size_t n, uint64_t low, uint64_t inv,
                                       uint64_t lim, uint64_t *v)
 {
-    const __m256i sd = _mm256_set1_epi64x((long long)seed), gold = _mm256_set1_epi64x((long long)0x9e3779b97f4a7c15ULL);
-    const __m256i sign = _mm256_set1_epi64x((long long)0x8000000000000000ULL);
+    const __m256i sd = _mm256_set1_epi64x((long long)seed), sign = _mm256_set1_epi64x((long long)0x8000000000000000ULL);
     const __m256i vlow = _mm256_set1_epi64x((long long)low), vlim = _mm256_xor_si256(_mm256_set1_epi64x((long long)lim), sign);
-    const __m256i c1lo = _mm256_set1_epi64x((long long)(0xbf58476d1ce4e5b9ULL & 0xffffffffULL)),
-                  c1hi = _mm256_set1_epi64x((long long)(0xbf58476d1ce4e5b9ULL >> 32));
-    const __m256i c2lo = _mm256_set1_epi64x((long long)(0x94d049bb133111ebULL & 0xffffffffULL)),
-                  c2hi = _mm256_set1_epi64x((long long)(0x94d049bb133111ebULL >> 32));
     const __m256i ilo = _mm256_set1_epi64x((long long)(inv & 0xffffffffULL)), ihi = _mm256_set1_epi64x((long long)(inv >> 32));
     size_t i, k = 0;
     for (i = 0; i + 4 <= n; i += 4) {
         /* sh_permute: sh_mix(x ^ seed) */
-        __m256i x = _mm256_add_epi64(_mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)&fps[i]), sd), gold);
+        const __m256i x = y_permute(_mm256_loadu_si256((const __m256i *)(const void *)&fps[i]), sd);
         __m256i keep;
         unsigned m;
-        x = y_mul(_mm256_xor_si256(x, _mm256_srli_epi64(x, 30)), c1lo, c1hi);
-        x = y_mul(_mm256_xor_si256(x, _mm256_srli_epi64(x, 27)), c2lo, c2hi);
-        x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 31));
         /* (x & low) == 0 and x * inv <= lim (unsigned: both sides' sign bits flipped) */
         keep = _mm256_andnot_si256(_mm256_cmpgt_epi64(_mm256_xor_si256(y_mul(x, ilo, ihi), sign), vlim),
                                    _mm256_cmpeq_epi64(_mm256_and_si256(x, vlow), _mm256_setzero_si256()));
@@ -637,6 +653,9 @@ static sh_status min_sketch(const sh_shingler *sh, sh_sketch_params p, sh_work *
     if (sh->level >= SH_SIMD_AVX512) {
         nc = permute_below_zmm(p.seed, w->fps, n, lim, v, cand);
         nv = count_distinct(v, n, lim, NULL, NULL, w->tab);
+    } else if (sh->level == SH_SIMD_AVX2) {
+        permute_ymm(p.seed, w->fps, n, v);
+        nv = count_distinct(v, n, lim, cand, &nc, w->tab);
     } else
 #endif
     {
