@@ -1,6 +1,8 @@
 /* Estimators of Theorem 1 (Broder 1997) and the confidence of section 4.2. */
 #include "sketch.h"
 
+#include "intersect.h"
+
 #include <math.h>
 
 static const char *kind_name(int k)
@@ -101,19 +103,20 @@ static int divides(const divisor *v, uint64_t x)
     return (x & v->low) == 0 && (x >> v->k) * v->inv <= v->lim;
 }
 
+/* |X n Y| for sorted sets X, Y (intersect.h: four values at a time where
+ * the processor has AVX2) */
+static size_t intersection(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)
+{
+    return sh_intersect_count(a, na, b, nb, SH_SIMD_AUTO);
+}
+
 static void mod_counts(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64_t m,
                        size_t *ka, size_t *kb, size_t *both)
 {
     size_t i = 0, j = 0, ca = 0, cb = 0, cab = 0;
     if (m == 1) {
         /* every value counts (full sets, plain MOD_1): the intersection only */
-        while (i < na && j < nb) {
-            uint64_t x = a[i], y = b[j];
-            cab += x == y;
-            i += x <= y;
-            j += y <= x;
-        }
-        *ka = na; *kb = nb; *both = cab;
+        *ka = na; *kb = nb; *both = intersection(a, na, b, nb);
         return;
     }
     {
@@ -157,7 +160,16 @@ static int all_count(const sh_sketch *x, uint64_t m)
     return m == 1 || (x->p.kind == SH_SKETCH_MOD && x->p.m == m);
 }
 
-sh_status sh_sketch_estimate(const sh_sketch *a, const sh_sketch *b, sh_estimate *e, sh_error *err)
+/* The values of x that are multiples of v's modulus. */
+static size_t count_multiples(const divisor *v, const uint64_t *x, size_t n)
+{
+    size_t i, k = 0;
+    for (i = 0; i < n; i++) k += divides(v, x[i]);
+    return k;
+}
+
+sh_status sh_sketch_estimate_at(const sh_sketch *a, const uint64_t *av, const sh_sketch *b, const uint64_t *bv,
+                                sh_estimate *e, sh_error *err)
 {
     sh_status st = sh_sketch_compatible(a, b, err);
     e->resemblance = e->contain_ab = e->contain_ba = 0;
@@ -168,7 +180,7 @@ sh_status sh_sketch_estimate(const sh_sketch *a, const sh_sketch *b, sh_estimate
     case SH_SKETCH_MIN: case SH_SKETCH_MINMOD: {
         size_t s = a->p.s < b->p.s ? a->p.s : b->p.s;
         double r, inter;
-        min_merge(a->v, a->n, b->v, b->n, s, e);
+        min_merge(av, a->n, bv, b->n, s, e);
         r = e->sample ? (double)e->both / (double)e->sample : 0.0;
         e->resemblance = r;
         /* |A n B| = r (|A| + |B|) / (1 + r), from the exact set sizes */
@@ -180,14 +192,32 @@ sh_status sh_sketch_estimate(const sh_sketch *a, const sh_sketch *b, sh_estimate
     case SH_SKETCH_MOD: case SH_SKETCH_CLASS: case SH_SKETCH_FULL: {
         uint64_t m = 1;
         size_t ka, kb, both, uni;
+        int all_a, all_b;
         if (a->p.kind == SH_SKETCH_MOD) m = common_modulus(a->p.m, b->p.m);
         if (a->p.kind == SH_SKETCH_CLASS) m = 1ULL << (a->p.cls > b->p.cls ? a->p.cls : b->p.cls);
-        if (a->p.kind != SH_SKETCH_CLASS && a->n >= 16 * b->n && all_count(a, m))
-            mod_counts_lookup(a->v, a->n, b->v, b->n, m, &ka, &kb, &both);
-        else if (a->p.kind != SH_SKETCH_CLASS && b->n >= 16 * a->n && all_count(b, m))
-            mod_counts_lookup(b->v, b->n, a->v, a->n, m, &kb, &ka, &both);
-        else
-            mod_counts(a->v, a->n, b->v, b->n, m, &ka, &kb, &both);
+        all_a = a->p.kind != SH_SKETCH_CLASS && all_count(a, m);
+        all_b = b->p.kind != SH_SKETCH_CLASS && all_count(b, m);
+        if (all_a && a->n >= 16 * b->n) {
+            mod_counts_lookup(av, a->n, bv, b->n, m, &ka, &kb, &both);
+        } else if (all_b && b->n >= 16 * a->n) {
+            mod_counts_lookup(bv, b->n, av, a->n, m, &kb, &ka, &both);
+        } else if (all_a && all_b) {
+            /* full sets, or MOD sketches of one modulus: every value counts */
+            ka = a->n;
+            kb = b->n;
+            both = intersection(av, a->n, bv, b->n);
+        } else if (all_a || all_b) {
+            /* the side whose own modulus is the common one holds multiples
+             * of m only, so a value both hold counts: the plain
+             * intersection, and the other side's multiples of m counted
+             * apart (mod_counts gives the same counts, a branch per value) */
+            divisor v = divisor_of(m);
+            ka = all_a ? a->n : count_multiples(&v, av, a->n);
+            kb = all_b ? b->n : count_multiples(&v, bv, b->n);
+            both = intersection(av, a->n, bv, b->n);
+        } else {
+            mod_counts(av, a->n, bv, b->n, m, &ka, &kb, &both);
+        }
         uni = ka + kb - both;
         e->both = both;
         e->sample = uni;
@@ -198,6 +228,38 @@ sh_status sh_sketch_estimate(const sh_sketch *a, const sh_sketch *b, sh_estimate
     }
     }
     return sh_error_set(err, SH_EINVAL, 0, "unknown sketch kind %d", (int)a->p.kind);
+}
+
+double sh_resemblance_bound_sizes(uint64_t na, uint64_t nb)
+{
+    if (na == 0 || nb == 0) return 0.0;
+    return na < nb ? (double)na / (double)nb : (double)nb / (double)na;
+}
+
+double sh_resemblance_bound(const sh_sketch *a, const uint64_t *av, const sh_sketch *b, const uint64_t *bv)
+{
+    uint64_t m = 1;
+    size_t ka, kb;
+    int all_a, all_b;
+    if (a->p.kind != b->p.kind || (a->p.kind != SH_SKETCH_MOD && a->p.kind != SH_SKETCH_FULL)) return 1.0;
+    if (a->n == 0 || b->n == 0) return 0.0;
+    if (a->p.kind == SH_SKETCH_MOD && !(m = common_modulus(a->p.m, b->p.m))) return 1.0;
+    all_a = all_count(a, m);
+    all_b = all_count(b, m);
+    if (!all_a && !all_b) return 1.0;
+    {
+        /* |X n Y| <= min(|X|, |Y|) and |X u Y| >= max(|X|, |Y|) for the
+         * values that count; the one side's multiples counted when needed */
+        divisor v = divisor_of(m);
+        ka = all_a ? a->n : count_multiples(&v, av, a->n);
+        kb = all_b ? b->n : count_multiples(&v, bv, b->n);
+    }
+    return sh_resemblance_bound_sizes(ka, kb);
+}
+
+sh_status sh_sketch_estimate(const sh_sketch *a, const sh_sketch *b, sh_estimate *e, sh_error *err)
+{
+    return sh_sketch_estimate_at(a, a->v, b, b->v, e, err);
 }
 
 /* log C(s, k) r^k (1-r)^(s-k), with the r = 0 and r = 1 edge cases exact */

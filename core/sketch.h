@@ -136,6 +136,18 @@ typedef struct sh_estimate {
  * and |L(A) n L(B)| / |L(A)| after reducing to the coarser modulus; FULL:
  * exact. A comparison involving an empty sketch estimates 0. */
 sh_status sh_sketch_estimate(const sh_sketch *a, const sh_sketch *b, sh_estimate *e, sh_error *err);
+/* An upper bound on the resemblance sh_sketch_estimate_at gives for a and b,
+ * from how many values count on each side (MOD and FULL: min / max of the
+ * two; 1 where no bound is cheap, 0 where the estimate is 0). A pair whose
+ * bound is below a threshold cannot reach it: phase 4 leaves out comparing
+ * its values. a and b must be compatible. */
+double sh_resemblance_bound(const sh_sketch *a, const uint64_t *av, const sh_sketch *b, const uint64_t *bv);
+/* The same for two full sets of na and nb values. */
+double sh_resemblance_bound_sizes(uint64_t na, uint64_t nb);
+/* The same with the values of a and b at av and bv (a's and b's own v[] are
+ * not read): a run's sketches compared where they are mapped, uncopied. */
+sh_status sh_sketch_estimate_at(const sh_sketch *a, const uint64_t *av, const sh_sketch *b, const uint64_t *bv,
+                                sh_estimate *e, sh_error *err);
 
 /* Serialization: a versioned little-endian binary string (docs/formats.md).
  * sh_sketch_deserialize accepts only what sh_sketch_serialize can write: on

@@ -525,6 +525,90 @@ static void mod_steps_are_cheap_off_a_writers_chain(void)
     CHECK((double)(clock() - t0) / CLOCKS_PER_SEC < 0.5);
 }
 
+/* A sorted set of n distinct values, each a multiple of m, drawn from a pool
+ * small enough that two sets share many values. */
+static sh_sketch *mod_set(uint64_t *st, size_t n, uint64_t m, uint64_t pool, int full)
+{
+    sh_sketch *x = (sh_sketch *)calloc(1, sizeof(sh_sketch) + (n + 1) * 8);
+    size_t k = 0, i;
+    x->p.kind = full ? SH_SKETCH_FULL : SH_SKETCH_MOD;
+    x->p.m = full ? 0 : m;
+    while (k < n) {
+        uint64_t v = (sh_splitmix_next(st) % pool) * m;
+        int dup = 0;
+        for (i = 0; i < k && !dup; i++) dup = x->v[i] == v;
+        if (!dup) x->v[k++] = v;
+    }
+    /* insertion sort: the sets are small */
+    for (i = 1; i < k; i++) {
+        uint64_t v = x->v[i];
+        size_t j = i;
+        while (j && x->v[j - 1] > v) { x->v[j] = x->v[j - 1]; j--; }
+        x->v[j] = v;
+    }
+    x->n = k;
+    x->n_shingles = k * (full ? 1 : m);
+    return x;
+}
+
+/* The estimator's paths (the intersection of two sets of one modulus, one
+ * side's multiples counted apart, the lookup for a 16x larger side, the
+ * value-by-value merge) give the counts the obvious computation gives, and
+ * the resemblance bound is never below the estimate: moduli of one chain
+ * (25, 5, 1), sizes 0 to 400 and ratios past 16, values at 0 and near 2^64. */
+static void estimate_paths_equal_the_obvious_counts(void)
+{
+    static const uint64_t ms[] = { 25, 5, 1 };
+    static const size_t ns[] = { 0, 1, 2, 7, 25, 60, 200, 400 };
+    uint64_t st = 11;
+    int round;
+    for (round = 0; round < 600; round++) {
+        int full = round % 5 == 0;
+        uint64_t ma = full ? 1 : ms[sh_splitmix_next(&st) % 3], mb = full ? 1 : ms[sh_splitmix_next(&st) % 3];
+        size_t na = ns[sh_splitmix_next(&st) % 8], nb = ns[sh_splitmix_next(&st) % 8];
+        uint64_t pool = 40 + sh_splitmix_next(&st) % 900, m, ca = 0, cb = 0, both = 0;
+        sh_sketch *a, *b;
+        sh_estimate e;
+        sh_error err;
+        size_t i, j;
+        if (pool * 25 < na || pool * 25 < nb) continue;
+        if (pool < na + 1 || pool < nb + 1) pool = (na > nb ? na : nb) + 5;
+        a = mod_set(&st, na, ma, pool * (25 / ma), full);
+        b = mod_set(&st, nb, mb, pool * (25 / mb), full);
+        if (round % 7 == 0) {
+            /* the top of the range: values that wrap a careless difference */
+            for (i = 0; i < a->n; i++) a->v[i] = UINT64_MAX - (UINT64_MAX % (full ? 1 : ma)) - (a->n - 1 - i) * (full ? 1 : ma) * 3;
+            for (i = 0; i < b->n; i++) b->v[i] = UINT64_MAX - (UINT64_MAX % (full ? 1 : mb)) - (b->n - 1 - i) * (full ? 1 : mb) * 2;
+        }
+        m = full ? 1 : (ma > mb ? ma : mb);
+        for (i = 0; i < a->n; i++) ca += a->v[i] % m == 0;
+        for (j = 0; j < b->n; j++) cb += b->v[j] % m == 0;
+        for (i = 0; i < a->n; i++)
+            for (j = 0; j < b->n; j++) both += a->v[i] == b->v[j] && a->v[i] % m == 0;
+        CHECK(sh_sketch_estimate(a, b, &e, &err) == SH_OK);
+        if (a->n && b->n) {
+            CHECK_EQ_U64(e.both, both);
+            CHECK_EQ_U64(e.sample, ca + cb - both);
+            CHECK(e.resemblance == (ca + cb - both ? (double)both / (double)(ca + cb - both) : 0.0));
+            CHECK(e.contain_ab == (ca ? (double)both / (double)ca : 0.0));
+            CHECK(e.contain_ba == (cb ? (double)both / (double)cb : 0.0));
+        } else {
+            CHECK(e.resemblance == 0.0 && e.both == 0);
+        }
+        CHECK(sh_resemblance_bound(a, a->v, b, b->v) >= e.resemblance);
+        if (full) CHECK(sh_resemblance_bound_sizes(a->n, b->n) >= e.resemblance);
+        /* the values read where they are: the same estimate */
+        {
+            sh_estimate e2;
+            sh_sketch ha = *a, hb = *b;
+            CHECK(sh_sketch_estimate_at(&ha, a->v, &hb, b->v, &e2, &err) == SH_OK);
+            CHECK(memcmp(&e, &e2, sizeof e) == 0);
+        }
+        free(a);
+        free(b);
+    }
+}
+
 int main(void)
 {
     RUN(padded_window_matches_the_80_byte_vectors);
@@ -540,5 +624,6 @@ int main(void)
     RUN(size_class_reduction_filters_to_the_coarser_modulus);
     RUN(max_shingles_bounds_the_tokens_kept);
     RUN(mod_steps_are_cheap_off_a_writers_chain);
+    RUN(estimate_paths_equal_the_obvious_counts);
     return TEST_END();
 }

@@ -8,6 +8,7 @@
  * mixtures of all of these. Levels the processor (or the build, or
  * SHINGLE_SIMD) does not have are skipped and named on stderr. */
 #include <stdlib.h>
+#include "../intersect.h"
 #include "../sketch.h"
 #include "test.h"
 
@@ -497,6 +498,58 @@ static void min_s_counts_colliding_and_repeated_values_exactly(void)
     sh_work_free(&w);
 }
 
+/* ---- set intersections (intersect.c) ----------------------------------------- */
+
+static size_t intersect_by_definition(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)
+{
+    size_t i, j, k = 0;
+    for (i = 0; i < na; i++)
+        for (j = 0; j < nb; j++) k += a[i] == b[j];
+    return k;
+}
+
+/* n ascending distinct values: steps of 1 to `gap` from start, so two sets
+ * from nearby starts share some values and interleave */
+static void ascending(uint64_t *st, uint64_t *v, size_t n, uint64_t start, uint64_t gap)
+{
+    size_t i;
+    uint64_t x = start;
+    for (i = 0; i < n; i++) { v[i] = x; x += 1 + rnd(st) % gap; }
+}
+
+/* Every level counts |X n Y| as the definition does: lengths 0 to 40 on
+ * each side (every position against the 4-value blocks and the tail), sets
+ * equal, disjoint, interleaved, one inside the other, the same largest value
+ * at block ends, and values at the top of the range (compared unsigned). */
+static void intersections_agree_at_every_level(void)
+{
+    static uint64_t a[64], b[64];
+    uint64_t st = 99;
+    size_t na, nb;
+    int shape, lvl;
+    for (na = 0; na <= 40; na++)
+        for (nb = 0; nb <= 40; nb++)
+            for (shape = 0; shape < 6; shape++) {
+                size_t want, i;
+                uint64_t top = shape == 5 ? UINT64_MAX - 200 : 1000;
+                switch (shape) {
+                case 0: ascending(&st, a, na, top, 3); ascending(&st, b, nb, top, 3); break;
+                case 1: ascending(&st, a, na, top, 2); for (i = 0; i < nb; i++) b[i] = i < na ? a[i] : a[na ? na - 1 : 0] + 1 + i; break;
+                case 2: ascending(&st, a, na, top, 1); ascending(&st, b, nb, top + 100, 1); break;
+                case 3: for (i = 0; i < na; i++) a[i] = top + 2 * i; for (i = 0; i < nb; i++) b[i] = top + 3 * i; break;
+                case 4: for (i = 0; i < na; i++) a[i] = top + 4 * i + 3; for (i = 0; i < nb; i++) b[i] = top + 4 * i + 3; break;
+                default: ascending(&st, a, na, top, 4); ascending(&st, b, nb, top, 4); break;
+                }
+                if (shape == 1 && nb > 0 && na > 0)
+                    for (i = 1; i < nb; i++) if (b[i] <= b[i - 1]) b[i] = b[i - 1] + 1; /* stays ascending */
+                want = intersect_by_definition(a, na, b, nb);
+                for (lvl = SH_SIMD_PORTABLE; lvl <= (int)best; lvl++) {
+                    CHECK_EQ_U64(sh_intersect_count(a, na, b, nb, (sh_simd)lvl), want);
+                    CHECK_EQ_U64(sh_intersect_count(b, nb, a, na, (sh_simd)lvl), want);
+                }
+            }
+}
+
 int main(void)
 {
     best = sh_simd_best(NULL);
@@ -510,5 +563,6 @@ int main(void)
     RUN(ids_and_windows_agree_at_every_level);
     RUN(sketches_agree_at_every_level_and_with_the_definition);
     RUN(min_s_counts_colliding_and_repeated_values_exactly);
+    RUN(intersections_agree_at_every_level);
     return TEST_END();
 }
