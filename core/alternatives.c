@@ -236,7 +236,7 @@ sh_status sh_greedy(const char *dir, const sh_alt_config *cfg, sh_decide_stats *
                 /* a candidate cluster by the estimate, decided by the exact scores */
                 if (!sh_policy_passes(cfg->decide.policy, cfg->decide.candidate, &est)) continue;
                 x.st->candidates++;
-                x.fa_doc = 0; /* fa is scratch here */
+                x.j.fa_doc = 0; /* fa is scratch here */
                 if ((s = sh_run_exact(&x.r, i, reps[c], x.fa, x.fb, &est, err)) != SH_OK) goto done;
             }
             if (sh_policy_passes(cfg->decide.policy, cfg->decide.threshold, &est)) {
@@ -252,7 +252,7 @@ sh_status sh_greedy(const char *dir, const sh_alt_config *cfg, sh_decide_stats *
             l.r = (float)est.resemblance; l.cab = (float)est.contain_ba; l.cba = (float)est.contain_ab;
             l.xr = l.xcab = l.xcba = -1.0f;
             if (cfg->decide.verify) {
-                x.fa_doc = 0; /* fa is scratch here */
+                x.j.fa_doc = 0; /* fa is scratch here */
                 if ((s = sh_run_exact(&x.r, i, reps[best], x.fa, x.fb, &est, err)) != SH_OK) goto done;
                 l.xr = (float)est.resemblance; l.xcab = (float)est.contain_ba; l.xcba = (float)est.contain_ab;
             } else {

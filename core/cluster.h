@@ -109,6 +109,9 @@ typedef struct sh_decide_config {
     double threshold;       /* on the decided score */
     double candidate;       /* with verify: estimated score a pair needs to be verified */
     int verify;             /* decide on exact scores from shingles.bin */
+    int threads;            /* threads judging pairs (sh_decide, sh_candidates; 0: one); the results
+                             * are the same for any number */
+    unsigned chunk_pairs;   /* pairs a thread judges at a time (0: 8192; small in the specs) */
 } sh_decide_config;
 
 typedef struct sh_decide_stats {

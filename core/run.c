@@ -131,27 +131,36 @@ sh_status sh_run_full(const sh_run *r, uint32_t i, uint64_t *out, sh_error *err)
     return sh_recstream_read(&r->fsets, r->fat[i], d->full_n, out, err);
 }
 
+const uint64_t *sh_run_values(const sh_run *r, uint32_t i, sh_sketch *h, int full, uint64_t *scratch, sh_error *err)
+{
+    const sh_docrec *d = &r->d[i];
+    h->p = r->p;
+    h->n_shingles = d->n_shingles;
+    h->n_tokens = d->n_tokens;
+    if (full) {
+        h->p.kind = SH_SKETCH_FULL;
+        h->p.s = 0;
+        h->p.m = 0;
+        h->p.floor = 0;
+        h->n = d->full_n;
+        /* the sets made again in memory are read where they are */
+        if (d->full_off == SH_FULL_AT_SOURCE && r->mem && i < r->mem->n && r->mem->at[i] != SH_FULL_AT_SOURCE)
+            return r->mem->v + r->mem->at[i];
+        return sh_run_full(r, i, scratch, err) == SH_OK ? scratch : NULL;
+    }
+    if (r->p.kind == SH_SKETCH_CLASS) h->p.cls = sh_size_class(d->n_shingles);
+    if (r->p.kind == SH_SKETCH_MOD) h->p.m = sh_mod_step(r->p.m, d->mod_steps);
+    h->n = d->sketch_n;
+    return r->v + d->sketch_off;
+}
+
 /* A sketch of document i as the estimator takes it, in caller-owned scratch;
  * the full set is read from shingles.bin (NULL, with err set, if that fails). */
 sh_sketch *sh_run_view(const sh_run *r, uint32_t i, sh_sketch *scratch, int full, sh_error *err)
 {
-    const sh_docrec *d = &r->d[i];
-    scratch->p = r->p;
-    scratch->n_shingles = d->n_shingles;
-    scratch->n_tokens = d->n_tokens;
-    if (full) {
-        scratch->p.kind = SH_SKETCH_FULL;
-        scratch->p.s = 0;
-        scratch->p.m = 0;
-        scratch->p.floor = 0;
-        scratch->n = d->full_n;
-        if (sh_run_full(r, i, scratch->v, err) != SH_OK) return NULL;
-    } else {
-        if (r->p.kind == SH_SKETCH_CLASS) scratch->p.cls = sh_size_class(d->n_shingles);
-        if (r->p.kind == SH_SKETCH_MOD) scratch->p.m = sh_mod_step(r->p.m, d->mod_steps);
-        scratch->n = d->sketch_n;
-        memcpy(scratch->v, r->v + d->sketch_off, d->sketch_n * 8);
-    }
+    const uint64_t *v = sh_run_values(r, i, scratch, full, scratch->v, err);
+    if (!v) return NULL;
+    if (v != scratch->v) memcpy(scratch->v, v, scratch->n * 8);
     return scratch;
 }
 

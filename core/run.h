@@ -49,6 +49,12 @@ sh_status sh_run_full(const sh_run *r, uint32_t i, uint64_t *out, sh_error *err)
  * estimator takes it, in caller-owned scratch with room for
  * sh_run_max_len(r, full) values; NULL with err set if reading fails. */
 sh_sketch *sh_run_view(const sh_run *r, uint32_t i, sh_sketch *scratch, int full, sh_error *err);
+/* The same without copying: the header (p, n_shingles, n_tokens, n) into
+ * *h and a pointer to the values, in place where they are mapped (sketches)
+ * or held in memory (sets made again), else read into scratch; NULL with
+ * err set if reading fails. Safe from several threads with their own
+ * scratch (files are read with pread). */
+const uint64_t *sh_run_values(const sh_run *r, uint32_t i, sh_sketch *h, int full, uint64_t *scratch, sh_error *err);
 /* The exact estimate of documents a and b from their full sets. */
 sh_status sh_run_exact(const sh_run *r, uint32_t a, uint32_t b, sh_sketch *fa, sh_sketch *fb, sh_estimate *e, sh_error *err);
 /* The most values a document has in its sketch (or full set). */
@@ -61,12 +67,24 @@ sh_status sh_run_form(sh_extsort *keys, sh_extsort *pairs, uint32_t max_df, sh_u
 /* The disk a sorter's runs took, into st's peak. */
 void sh_run_add_disk(sh_pairs_stats *st, sh_extsort *s);
 
+/* One pair judged from its sketches and, with verify, its full sets
+ * (decide.c): what a thread needs besides the run, scratch for sets read
+ * from a file and the first document's set kept across its pairs (pairs.bin
+ * comes sorted by the first document). */
+typedef struct sh_judge {
+    const sh_run *r;
+    const sh_decide_config *c;
+    uint64_t *fa, *fb;              /* scratch, sh_run_max_len(r, 1) values each */
+    sh_sketch fah;                  /* the header of fa_doc's set */
+    const uint64_t *fav;            /* its values (in fa, or where the run holds them) */
+    uint32_t fa_doc;                /* 1 + the document whose set fav is (0: none) */
+} sh_judge;
+
 /* Phase 4's decider over an open run: union-find, links.bin being written. */
 typedef struct sh_decider {
     sh_run r;
     sh_sketch *sa, *sb, *fa, *fb;   /* estimator scratch */
-    uint32_t fa_doc;                /* 1 + the document whose full set fa holds (0: none): pairs come
-                                     * sorted by their first document, whose set is read once */
+    sh_judge j;                     /* over fa and fb; set j.fa_doc = 0 after using fa */
     sh_unionfind *uf;
     sh_recwriter links;
     const sh_decide_config *c;

@@ -117,6 +117,7 @@ void sh_fullsets_free(sh_fullsets *f)
     if (!f) return;
     free(f->at);
     free(f->v);
+    free(f->pair_cand);
     free(f);
 }
 
@@ -221,8 +222,8 @@ sh_status sh_verify_sets(const char *dir, sh_pool *pool, const sh_decide_config 
     sh_run r;
     sh_recfile sf, nf;
     sh_recwriter w, wi;
-    unsigned char *mark = NULL;
-    uint64_t *fat = NULL, nvals = 0, total = 0, done = 0;
+    unsigned char *mark = NULL, *pair_cand = NULL;
+    uint64_t *fat = NULL, nvals = 0, total = 0, done = 0, n_pairs = 0;
     char path[4096];
     sh_status s;
     uint32_t i, *cand = NULL;
@@ -270,8 +271,20 @@ sh_status sh_verify_sets(const char *dir, sh_pool *pool, const sh_decide_config 
         two[k].outs = (sh_doc_out *)calloc(BATCH_DOCS, sizeof *two[k].outs);
         if (!two[k].at || !two[k].ids || !two[k].ins || !two[k].outs) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
     }
-    if (every) memset(mark, 1, r.n);
-    else if ((s = sh_candidates(dir, cfg, mark, NULL, NULL, err)) != SH_OK) goto done;
+    if (every) {
+        memset(mark, 1, r.n);
+    } else {
+        /* the pairs' verdicts kept for phase 4 with sets kept in memory */
+        if (mem) {
+            sh_recfile pf;
+            sh_run_path(path, sizeof path, dir, "pairs.bin");
+            if ((s = sh_recfile_open(&pf, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), 1, err)) != SH_OK) goto done;
+            n_pairs = pf.count;
+            sh_recfile_close(&pf);
+            if (!(pair_cand = (unsigned char *)malloc((size_t)n_pairs + 1))) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
+        }
+        if ((s = sh_candidates(dir, cfg, mark, pair_cand, NULL, err)) != SH_OK) goto done;
+    }
     for (i = 0; i < r.n; i++) {
         fat[i] = SH_FULL_AT_SOURCE;
         if (mark[i] && r.d[i].status == SH_OK && r.d[i].full_off == SH_FULL_AT_SOURCE) { cand[total++] = i; want += r.d[i].full_n; }
@@ -321,8 +334,14 @@ sh_status sh_verify_sets(const char *dir, sh_pool *pool, const sh_decide_config 
         f->at = fat;
         f->v = mv;
         f->n_values = nvals;
+        f->pair_cand = cfg->accept ? NULL : pair_cand;
+        f->n_pairs = n_pairs;
+        f->cand_policy = cfg->policy;
+        f->cand_score = cfg->candidate;
+        if (cfg->accept) free(pair_cand);
         fat = NULL;
         mv = NULL;
+        pair_cand = NULL;
         *mem = f;
         s = SH_OK;
         goto done;
@@ -347,6 +366,7 @@ done:
         free(two[k].outs);
     }
     free(cand);
+    free(pair_cand);
     free(mark);
     free(fat);
     free(mv);

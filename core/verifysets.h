@@ -27,6 +27,13 @@ struct sh_fullsets {
     uint64_t *at;
     uint64_t *v;
     uint64_t n_values;
+    /* the candidates as sh_candidates found them, a byte per pair of
+     * pairs.bin (n_pairs), so phase 4 does not estimate every pair again;
+     * NULL if not kept */
+    unsigned char *pair_cand;
+    uint64_t n_pairs;
+    sh_policy cand_policy;  /* the policy and score they were found with: phase 4 */
+    double cand_score;      /* uses them only with the same */
 };
 void sh_fullsets_free(sh_fullsets *f);
 

@@ -80,7 +80,11 @@ void shl_read_decide(lua_State *L, int t, sh_decide_config *c)
     c->verify = shl_opt_bool(L, t, "verify", 0);
     c->candidate = shl_opt_num(L, t, "candidate", c->threshold);
     c->policy = (sh_policy)shl_opt_policy(L, t, "policy", SH_POLICY_RESEMBLANCE);
+    c->threads = (int)shl_opt_int(L, t, "threads", 1);
+    c->chunk_pairs = (unsigned)shl_opt_int(L, t, "chunk_pairs", 0);
     luaL_argcheck(L, c->threshold >= 0 && c->threshold <= 1, t, "threshold must be between 0 and 1");
+    luaL_argcheck(L, c->threads >= 1 && c->threads <= 256, t, "threads must be 1 to 256");
+    luaL_argcheck(L, c->chunk_pairs <= (1u << 24), t, "chunk_pairs must be 0 to 2^24");
 }
 
 void shl_read_alt(lua_State *L, int t, sh_alt_config *c, shl_progress *lp)

@@ -327,7 +327,7 @@ function M:decision_options()
     c.bands, c.rows = M.lsh_shape(c.threshold, 128)
     self.derived.bands, self.derived.rows = true, true
   end
-  return { policy = c.policy, threshold = c.threshold, verify = c.verify, candidate = c.candidate,
+  return { policy = c.policy, threshold = c.threshold, verify = c.verify, candidate = c.candidate, threads = c.threads,
     memory = c.memory, temp_dir = c.temp_dir, check = c.check, bands = c.bands, rows = c.rows,
     meta = c.meta, meta_w = c.meta_w }
 end
