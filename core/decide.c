@@ -62,7 +62,7 @@ enum { NOT_CANDIDATE, DECIDED, FAILS };
  * candidate when its estimate passes the candidate score, or always with a
  * caller's policy (which decides on exact values); without, every pair. The
  * bounds leave the verdicts, the links and the counts as comparing every
- * value would (spec/decide_bound_spec.lua). */
+ * value would (spec/decide_threads_spec.lua). */
 static sh_status judge_pair(sh_judge *j, uint32_t a, uint32_t b, sh_linkrec *l, sh_estimate *e, sh_estimate *xe, int *verdict,
                             sh_error *err)
 {

@@ -92,4 +92,23 @@ describe("phase 4 on threads and with bounds", function()
       assert.are.equal(st1.pairs, seen)
     end)
   end
+
+  it("gives the same links from sets made again from the files (the candidates kept from before) as from stored sets", function()
+    local st1, links1, clusters1 = decide({ verify = true, threshold = 0.5, candidate = 0.3, policy = "resemblance", threads = 1 })
+    local out2 = dir .. "/run2"
+    local p = pipeline.new { outdir = out2, quiet = true, threads = 2 }
+    assert(p:sketch({ dir .. "/in" }))
+    assert(p:dedupe())
+    assert(p:pairs())
+    -- no stored sets: phase 4 makes the candidates' again, in memory, with the pairs' verdicts
+    local stored = support.read(out2 .. "/shingles.bin")
+    assert.is_true(stored == nil or #stored <= 64, "shingles.bin holds no sets")
+    local st = assert(p:decide())
+    assert.is_true(p.stats.verification_sets.in_memory)
+    assert.is_true(p.stats.verification_sets.documents > 0)
+    assert.are.equal(links1, support.read(out2 .. "/links.bin"))
+    assert.are.equal(clusters1, support.read(out2 .. "/clusters.bin"))
+    assert.are.equal(st1.candidates, st.candidates)
+    assert.are.equal(st1.linked, st.linked)
+  end)
 end)
