@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <dirent.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -303,6 +304,33 @@ sh_status sh_index_params(sh_index *ix, sh_sketch_params *p, int *present, sh_po
 
 /* ---- adding --------------------------------------------------------------- */
 
+/* An add's external sorts (a new index's postings, their candidate pairs)
+ * keep their run files in a shingle-sort-XXXXXX directory inside the index
+ * (extsort.c), on the file system the index was given room on, not in
+ * $TMPDIR. A killed add leaves that directory behind; the next add removes
+ * it. It runs inside the next add's write transaction: LMDB lets one writer
+ * in at a time, so no other add can be using such a directory then. */
+static void clear_stale_sorts(const char *path)
+{
+    DIR *d = opendir(path), *r;
+    struct dirent *e, *f;
+    char sub[1400], file[1700];
+    if (!d) return;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "shingle-sort-", 13) != 0) continue;
+        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+        if ((r = opendir(sub)) == NULL) continue;
+        while ((f = readdir(r)) != NULL) {
+            if (f->d_name[0] == '.') continue;
+            snprintf(file, sizeof file, "%s/%s", sub, f->d_name);
+            unlink(file);
+        }
+        closedir(r);
+        rmdir(sub);
+    }
+    closedir(d);
+}
+
 sh_status sh_index_begin(sh_index *ix, const char *sweep, const sh_sketch_params *identity, sh_policy policy,
                          double threshold, uint32_t max_df, sh_index_adder **out, sh_error *err)
 {
@@ -332,6 +360,7 @@ sh_status sh_index_begin(sh_index *ix, const char *sweep, const sh_sketch_params
     a->max_df = max_df;
     memcpy(a->sweep_name, sweep, sl + 1);
     if ((rc = mdb_txn_begin(ix->env, NULL, 0, &a->txn)) != 0) { free(a); return lmdb_err(err, ix, "begin", rc); }
+    clear_stale_sorts(ix->path);
     if ((s = read_params(a->txn, ix, &p, &present, &pol, &thr, err)) != SH_OK) { sh_index_abort(a); return s; }
     if (present) {
         sh_sketch x, y;
@@ -867,7 +896,7 @@ static sh_status defer_batch(sh_index_adder *a, const sh_index_doc *docs, size_t
     unsigned char rec[12 * 256];
     size_t i, j, m = 0;
     sh_status s;
-    if (a->deferred == DEFER_APPEND && !a->dpost && (s = sh_extsort_open(&a->dpost, 12, 12, DEFER_POST_MEMORY, NULL, NULL, err)) != SH_OK)
+    if (a->deferred == DEFER_APPEND && !a->dpost && (s = sh_extsort_open(&a->dpost, 12, 12, DEFER_POST_MEMORY, a->ix->path, NULL, err)) != SH_OK)
         return s;
     for (i = 0; i < n; i++) {
         size_t k;
@@ -1022,7 +1051,7 @@ static sh_status defer_flush(sh_index_adder *a, sh_error *err)
     pb = (unsigned char *)malloc(8 * DEFER_READ);
     if (!recs || !pb) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto out; }
     if ((s = sh_extsort_finish(a->dpost, err)) != SH_OK) goto out;
-    if ((s = sh_extsort_open(&pairs, 8, 8, DEFER_PAIR_MEMORY, NULL, sh_extsort_keep_first, err)) != SH_OK) goto out;
+    if ((s = sh_extsort_open(&pairs, 8, 8, DEFER_PAIR_MEMORY, ix->path, sh_extsort_keep_first, err)) != SH_OK) goto out;
     if ((rc = mdb_cursor_open(a->txn, ix->db[D_POST], &cur)) != 0) goto out;
     for (;;) {
         if ((s = sh_extsort_read(a->dpost, recs, DEFER_READ, &nr, err)) != SH_OK) goto out;
