@@ -211,7 +211,6 @@ typedef struct shl_job {
     sh_doc_out *outs;         /* malloc'ed, NULL once released */
     size_t n;
     int ref_pool, ref_docs, ref_ins;
-    int waited;
 } shl_job;
 
 /* Wait for the job's batch (a closed pool waited for it when it closed). */
@@ -270,9 +269,8 @@ static int pool_start(lua_State *L)
 static int job_wait(lua_State *L)
 {
     shl_job *j = (shl_job *)luaL_checkudata(L, 1, SHL_JOB);
-    luaL_argcheck(L, !j->waited && j->outs != NULL, 1, "the job was waited for or closed");
+    luaL_argcheck(L, j->outs != NULL, 1, "the job was waited for or closed");
     job_finish(L, j);
-    j->waited = 1;
     push_outs(L, j->outs, j->n);
     sh_pool_release(j->outs, j->n);
     free(j->outs);
