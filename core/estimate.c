@@ -1,6 +1,7 @@
 /* Estimators of Theorem 1 (Broder 1997) and the confidence of section 4.2. */
 #include "sketch.h"
 
+#include "divides.h"
 #include "intersect.h"
 
 #include <math.h>
@@ -74,35 +75,6 @@ static void min_merge(const uint64_t *a, size_t na, const uint64_t *b, size_t nb
     e->sample = taken;
 }
 
-/* Sizes of X' = MOD_m(X), Y' = MOD_m(Y) and of X' n Y' for sorted sets X, Y */
-/* x % m == 0 without a division (a division per value was most of the
- * cost of verifying a pair from its full sets): m = 2^k d with d odd; x is a
- * multiple of m when its low k bits are 0 and (x >> k) inv(d) mod 2^64 is at
- * most (2^64 - 1) / d (Granlund and Montgomery, "Division by invariant
- * integers using multiplication", section 9). */
-typedef struct divisor { unsigned k; uint64_t low, inv, lim; } divisor;
-
-static divisor divisor_of(uint64_t m)
-{
-    divisor v;
-    uint64_t d = m, inv;
-    int i;
-    v.k = 0;
-    if (!d) d = 1; /* no modulus (never passed: sketches checked compatible): every value */
-    while (!(d & 1)) { d >>= 1; v.k++; }
-    inv = d; /* Newton's iteration: inv d = 1 mod 2^(3 * 2^i) */
-    for (i = 0; i < 5; i++) inv *= 2 - d * inv;
-    v.low = v.k ? (((uint64_t)1 << v.k) - 1) : 0;
-    v.inv = inv;
-    v.lim = UINT64_MAX / d;
-    return v;
-}
-
-static int divides(const divisor *v, uint64_t x)
-{
-    return (x & v->low) == 0 && (x >> v->k) * v->inv <= v->lim;
-}
-
 /* |X n Y| for sorted sets X, Y (intersect.h: four values at a time where
  * the processor has AVX2) */
 static size_t intersection(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)
@@ -110,6 +82,7 @@ static size_t intersection(const uint64_t *a, size_t na, const uint64_t *b, size
     return sh_intersect_count(a, na, b, nb, SH_SIMD_AUTO);
 }
 
+/* Sizes of X' = MOD_m(X), Y' = MOD_m(Y) and of X' n Y' for sorted sets X, Y */
 static void mod_counts(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64_t m,
                        size_t *ka, size_t *kb, size_t *both)
 {
@@ -120,11 +93,11 @@ static void mod_counts(const uint64_t *a, size_t na, const uint64_t *b, size_t n
         return;
     }
     {
-        divisor v = divisor_of(m);
+        sh_divisor v = sh_divisor_of(m);
         while (i < na || j < nb) {
-            if (j >= nb || (i < na && a[i] < b[j])) { ca += divides(&v, a[i]); i++; }
-            else if (i >= na || b[j] < a[i]) { cb += divides(&v, b[j]); j++; }
-            else { int k = divides(&v, a[i]); ca += k; cb += k; cab += k; i++; j++; }
+            if (j >= nb || (i < na && a[i] < b[j])) { ca += sh_divides(&v, a[i]); i++; }
+            else if (i >= na || b[j] < a[i]) { cb += sh_divides(&v, b[j]); j++; }
+            else { int k = sh_divides(&v, a[i]); ca += k; cb += k; cab += k; i++; j++; }
         }
     }
     *ka = ca; *kb = cb; *both = cab;
@@ -139,10 +112,10 @@ static void mod_counts_lookup(const uint64_t *a, size_t na, const uint64_t *b, s
                               size_t *ka, size_t *kb, size_t *both)
 {
     size_t j, lo = 0, cb = 0, cab = 0;
-    divisor v = divisor_of(m);
+    sh_divisor v = sh_divisor_of(m);
     for (j = 0; j < nb; j++) {
         size_t hi = na;
-        if (!divides(&v, b[j])) continue;
+        if (!sh_divides(&v, b[j])) continue;
         cb++;
         /* b is sorted: the next one lies at or after lo */
         while (lo < hi) {
@@ -161,10 +134,10 @@ static int all_count(const sh_sketch *x, uint64_t m)
 }
 
 /* The values of x that are multiples of v's modulus. */
-static size_t count_multiples(const divisor *v, const uint64_t *x, size_t n)
+static size_t count_multiples(const sh_divisor *v, const uint64_t *x, size_t n)
 {
     size_t i, k = 0;
-    for (i = 0; i < n; i++) k += divides(v, x[i]);
+    for (i = 0; i < n; i++) k += sh_divides(v, x[i]);
     return k;
 }
 
@@ -211,7 +184,7 @@ sh_status sh_sketch_estimate_at(const sh_sketch *a, const uint64_t *av, const sh
              * of m only, so a value both hold counts: the plain
              * intersection, and the other side's multiples of m counted
              * apart (mod_counts gives the same counts, a branch per value) */
-            divisor v = divisor_of(m);
+            sh_divisor v = sh_divisor_of(m);
             ka = all_a ? a->n : count_multiples(&v, av, a->n);
             kb = all_b ? b->n : count_multiples(&v, bv, b->n);
             both = intersection(av, a->n, bv, b->n);
@@ -250,7 +223,7 @@ double sh_resemblance_bound(const sh_sketch *a, const uint64_t *av, const sh_ske
     {
         /* |X n Y| <= min(|X|, |Y|) and |X u Y| >= max(|X|, |Y|) for the
          * values that count; the one side's multiples counted when needed */
-        divisor v = divisor_of(m);
+        sh_divisor v = sh_divisor_of(m);
         ka = all_a ? a->n : count_multiples(&v, av, a->n);
         kb = all_b ? b->n : count_multiples(&v, bv, b->n);
     }
