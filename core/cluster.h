@@ -112,6 +112,10 @@ typedef struct sh_decide_config {
     int threads;            /* threads judging pairs (sh_decide, sh_candidates; 0: one); the results
                              * are the same for any number */
     unsigned chunk_pairs;   /* pairs a thread judges at a time (0: 8192; small in the specs) */
+    int shared_counts;      /* 1: pairs.bin's shared counts are phase 3's over the run's sketches with
+                             * max_df, so sh_candidates may estimate the pairs from them (pairest.h),
+                             * once their sum is checked; 0: from the sketches */
+    uint32_t max_df;        /* with shared_counts: phase 3's max_df (0: no common shingle dropped) */
 } sh_decide_config;
 
 typedef struct sh_decide_stats {
@@ -135,10 +139,12 @@ sh_status sh_finish_clusters(const char *dir, const uint32_t *joins, size_t n_jo
  * reads: those of pairs.bin whose estimate passes cfg's policy at
  * cfg->candidate (every pair when cfg->accept is set). mark (a byte per
  * document) gets 1 at both ends of each, pair_mark (a byte per pair) 1 at
- * each; either may be NULL; *n_pairs (may be NULL) = their number. Reads
+ * each; either may be NULL; *n_pairs (may be NULL) = their number;
+ * *from_counts (may be NULL) = 1 if the estimates came from the shared
+ * counts (cfg->shared_counts, pairest.h), 0 if from the sketches. Reads
  * docs.bin, sketches.bin and pairs.bin. */
 sh_status sh_candidates(const char *dir, const sh_decide_config *cfg, unsigned char *mark, unsigned char *pair_mark,
-                        uint64_t *n_pairs, sh_error *err);
+                        uint64_t *n_pairs, int *from_counts, sh_error *err);
 
 /* ---- reading a run back ------------------------------------------------- */
 

@@ -9,6 +9,7 @@
 
 #include "byteorder.h"
 #include "extsort.h"
+#include "pairest.h"
 #include "parwork.h"
 #include "run.h"
 #include "unionfind.h"
@@ -234,6 +235,7 @@ typedef struct round_job {
     unsigned char *flag;       /* sh_candidates: per pair of the round, 1 if a candidate */
     const unsigned char *cand; /* sh_decide: per pair of the run, 0 if sh_candidates found it no candidate
                                 * (with the same options, for the sets in memory), or NULL */
+    const sh_pairest *pe;      /* sh_candidates: the estimates from the shared counts, or NULL */
 } round_job;
 
 typedef struct worker {
@@ -303,7 +305,12 @@ static sh_status candidate_chunk(void *ctx, size_t c, sh_error *err)
         sh_estimate e;
         unsigned char f = 1;
         if ((s = check_pair(jb, i, err)) != SH_OK) return s;
-        if (!w->j.c->accept) {
+        if (jb->pe && !w->j.c->accept) {
+            /* the same estimate from the counts (pairest.h); no bound needed:
+             * the resemblance is at most the bound, so the verdict is the same */
+            sh_pairest_estimate(jb->pe, &jb->p[i], &e);
+            f = (unsigned char)sh_policy_passes(w->j.c->policy, w->j.c->candidate, &e);
+        } else if (!w->j.c->accept) {
             va = sh_run_values(w->j.r, jb->p[i].a, &ha, 0, NULL, err);
             vb = sh_run_values(w->j.r, jb->p[i].b, &hb, 0, NULL, err);
             if (needs_resemblance(w->j.c) && sh_resemblance_bound(&ha, va, &hb, vb) < w->j.c->candidate) {
@@ -492,20 +499,29 @@ done:
  * caller's policy, which decides on exact values); judged on cfg->threads
  * threads. */
 sh_status sh_candidates(const char *dir, const sh_decide_config *cfg, unsigned char *mark, unsigned char *pair_mark,
-                        uint64_t *n_pairs, sh_error *err)
+                        uint64_t *n_pairs, int *from_counts, sh_error *err)
 {
     sh_run r;
     sh_recfile pf;
+    sh_pairest pe;
     rounds R;
     char path[4096];
     sh_status s;
     uint64_t i, k = 0;
+    int usable = 0;
     memset(&R, 0, sizeof R);
+    memset(&pe, 0, sizeof pe);
+    if (from_counts) *from_counts = 0;
     if ((s = sh_run_open(&r, dir, 1, 0, 0, err)) != SH_OK) return s;
     sh_run_path(path, sizeof path, dir, "pairs.bin");
     if ((s = sh_recfile_open(&pf, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), 1, err)) != SH_OK) { sh_run_close(&r); return s; }
     if (mark) memset(mark, 0, r.n);
     if ((s = rounds_open(&R, &r, cfg, &pf, path, 0, 1, err)) != SH_OK) goto done;
+    if (cfg->shared_counts && !cfg->accept) {
+        if ((s = sh_pairest_open(&pe, &r, R.job.p, pf.count, cfg->max_df, &usable, err)) != SH_OK) goto done;
+        if (usable) R.job.pe = &pe;
+        if (from_counts) *from_counts = usable;
+    }
     for (i = 0; i < pf.count; i += ROUND_CHUNKS * R.job.chunk) {
         size_t nc, c;
         uint64_t q, end;
@@ -521,6 +537,7 @@ sh_status sh_candidates(const char *dir, const sh_decide_config *cfg, unsigned c
     if (n_pairs) *n_pairs = k;
 done:
     rounds_close(&R);
+    sh_pairest_free(&pe);
     sh_recfile_close(&pf);
     sh_run_close(&r);
     return s;

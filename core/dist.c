@@ -1153,7 +1153,12 @@ sh_status sh_dist_decide(sh_dist *d, const sh_decide_config *cfg, sh_decide_stat
     /* with verification, the full sets of the candidates' documents */
     if (cfg->verify) {
         size_t nm = 0;
-        if ((s = sh_candidates(h.dir, cfg, mark, NULL, NULL, err)) != SH_OK) goto done;
+        /* from the sketches: a rank's shard of pairs.bin has the global
+         * counts, but its documents are not the run's (pairest.h needs the
+         * document frequencies phase 3 saw) */
+        sh_decide_config local = *cfg;
+        local.shared_counts = 0;
+        if ((s = sh_candidates(h.dir, &local, mark, NULL, NULL, NULL, err)) != SH_OK) goto done;
         sh_run_path(path, sizeof path, h.dir, "shingles.bin");
         if ((s = sh_recwriter_open(&h.full, path, SH_MAGIC_SHINGLES, 8, NULL, 0, err)) != SH_OK) goto done;
         h.full.scratch = 1;

@@ -283,7 +283,7 @@ sh_status sh_verify_sets(const char *dir, sh_pool *pool, const sh_decide_config 
             sh_recfile_close(&pf);
             if (!(pair_cand = (unsigned char *)malloc((size_t)n_pairs + 1))) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
         }
-        if ((s = sh_candidates(dir, cfg, mark, pair_cand, NULL, err)) != SH_OK) goto done;
+        if ((s = sh_candidates(dir, cfg, mark, pair_cand, NULL, &st->from_counts, err)) != SH_OK) goto done;
     }
     for (i = 0; i < r.n; i++) {
         fat[i] = SH_FULL_AT_SOURCE;

@@ -17,6 +17,7 @@ typedef struct sh_verify_sets_stats {
     uint64_t values;      /* values written to fullsets.bin */
     uint64_t bytes;       /* bytes of JSON Lines read again (files: not counted) */
     int in_memory;        /* 1: held in memory, not written */
+    int from_counts;      /* 1: the candidates' estimates came from pairs.bin's shared counts (pairest.h) */
 } sh_verify_sets_stats;
 
 /* The sets made again, held in memory: document i's full_n values at

@@ -588,7 +588,42 @@ static int c_verify_sets(lua_State *L)
     SHL_SETI(L, "bytes", st.bytes);
     lua_pushboolean(L, st.in_memory);
     lua_setfield(L, -2, "in_memory");
+    lua_pushboolean(L, st.from_counts);
+    lua_setfield(L, -2, "from_counts");
     if (*box) { lua_pushvalue(L, bi); lua_setfield(L, -2, "sets"); }
+    return 1;
+}
+
+/* core.candidates(dir, { policy, threshold, candidate, threads, chunk_pairs, max_df })
+ * -> { pairs, candidates, flags, from_counts }: the pairs of pairs.bin whose
+ * estimate passes the policy at candidate (sh_candidates), flags a byte per
+ * pair (1: a candidate); from_counts true when the estimates came from the
+ * shared counts (max_df given, pairest.h), false from the sketches */
+static int c_candidates(lua_State *L)
+{
+    const char *dir = luaL_checkstring(L, 1);
+    sh_decide_config c;
+    sh_recfile pf;
+    sh_error err;
+    char path[4096];
+    unsigned char *flags;
+    uint64_t n, k = 0;
+    int from = 0;
+    luaL_checktype(L, 2, LUA_TTABLE);
+    shl_read_decide(L, 2, &c);
+    snprintf(path, sizeof path, "%s/pairs.bin", dir);
+    if (sh_recfile_open(&pf, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), 0, &err) != SH_OK) return shl_fail(L, &err);
+    n = pf.count;
+    sh_recfile_close(&pf);
+    flags = (unsigned char *)lua_newuserdata(L, (size_t)n + 1);
+    if (sh_candidates(dir, &c, NULL, flags, &k, &from, &err) != SH_OK) return shl_fail(L, &err);
+    lua_createtable(L, 0, 4);
+    SHL_SETI(L, "pairs", n);
+    SHL_SETI(L, "candidates", k);
+    lua_pushlstring(L, (const char *)flags, (size_t)n);
+    lua_setfield(L, -2, "flags");
+    lua_pushboolean(L, from);
+    lua_setfield(L, -2, "from_counts");
     return 1;
 }
 
@@ -825,7 +860,7 @@ void shl_open_cluster(lua_State *L)
                                      { "abort", p1_close }, { NULL, NULL } };
     static const luaL_Reg funcs[] = {
         { "pool", pool_new }, { "phase1", p1_new }, { "dedupe", c_dedupe }, { "pairs", c_pairs },
-        { "decide", c_decide }, { "verify_sets", c_verify_sets }, { "verify_sets_remove", c_verify_sets_remove }, { "supershingle", c_supershingle }, { "lsh", c_lsh }, { "greedy", c_greedy },
+        { "decide", c_decide }, { "verify_sets", c_verify_sets }, { "candidates", c_candidates }, { "verify_sets_remove", c_verify_sets_remove }, { "supershingle", c_supershingle }, { "lsh", c_lsh }, { "greedy", c_greedy },
         { "read_clusters", c_read_clusters }, { "read_links", c_read_links }, { "read_docs", c_read_docs },
         { "pair_estimates", c_pair_estimates }, { "now", c_now }, { "cputime", c_cputime }, { NULL, NULL }
     };

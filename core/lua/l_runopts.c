@@ -82,6 +82,15 @@ void shl_read_decide(lua_State *L, int t, sh_decide_config *c)
     c->policy = (sh_policy)shl_opt_policy(L, t, "policy", SH_POLICY_RESEMBLANCE);
     c->threads = (int)shl_opt_int(L, t, "threads", 1);
     c->chunk_pairs = (unsigned)shl_opt_int(L, t, "chunk_pairs", 0);
+    /* phase 3's max_df given: pairs.bin's counts may give the candidates' estimates */
+    lua_getfield(L, t, "max_df");
+    c->shared_counts = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (c->shared_counts) {
+        lua_Integer m = shl_opt_int(L, t, "max_df", 0);
+        luaL_argcheck(L, m >= 0 && m <= (lua_Integer)UINT32_MAX, t, "max_df must be 0 to 2^32 - 1");
+        c->max_df = (uint32_t)m;
+    }
     luaL_argcheck(L, c->threshold >= 0 && c->threshold <= 1, t, "threshold must be between 0 and 1");
     luaL_argcheck(L, c->threads >= 1 && c->threads <= 256, t, "threads must be 1 to 256");
     luaL_argcheck(L, c->chunk_pairs <= (1u << 24), t, "chunk_pairs must be 0 to 2^24");

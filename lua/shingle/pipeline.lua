@@ -329,7 +329,9 @@ function M:decision_options()
   end
   return { policy = c.policy, threshold = c.threshold, verify = c.verify, candidate = c.candidate, threads = c.threads,
     memory = c.memory, temp_dir = c.temp_dir, check = c.check, bands = c.bands, rows = c.rows,
-    meta = c.meta, meta_w = c.meta_w }
+    meta = c.meta, meta_w = c.meta_w,
+    -- pairs.bin's shared counts (phases 2-3 with this max_df) give the candidates' estimates
+    max_df = c.method == "shingles" and c.max_df or nil }
 end
 
 --- Phase 4: decide the pairs by the policy, link them, form the clusters.

@@ -516,7 +516,7 @@ static int m_candidates(lua_State *L)
     n = pf.count;
     sh_recfile_close(&pf);
     flags = (unsigned char *)lua_newuserdata(L, (size_t)n + 1);
-    if (sh_candidates(dir, &c, NULL, flags, NULL, &err) != SH_OK) return shl_fail(L, &err);
+    if (sh_candidates(dir, &c, NULL, flags, NULL, NULL, &err) != SH_OK) return shl_fail(L, &err);
     lua_pushlstring(L, (const char *)flags, (size_t)n);
     return 1;
 }
