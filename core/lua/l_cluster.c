@@ -26,6 +26,7 @@ typedef struct shl_pool {
     sh_fasta *fasta;          /* the FASTA extractor's tables, or NULL */
     sh_midi *midi;            /* the MIDI extractor's token ids, or NULL */
     sh_extractor c_ex;        /* the C extractor (FASTA or MIDI) */
+    uint64_t batches;         /* batches started (pool:start): the last one may be running */
 } shl_pool;
 
 typedef struct shl_p1 {
@@ -210,17 +211,19 @@ static int pool_sketch(lua_State *L)
 typedef struct shl_job {
     sh_doc_out *outs;         /* malloc'ed, NULL once released */
     size_t n;
+    uint64_t batch;           /* its number among the pool's batches */
     int ref_pool, ref_docs, ref_ins;
 } shl_job;
 
-/* Wait for the job's batch (a closed pool waited for it when it closed). */
+/* Wait for the job's batch (a closed pool waited for it when it closed; a
+ * batch started after it waited for it when it started). */
 static void job_finish(lua_State *L, shl_job *j)
 {
     if (j->ref_pool == LUA_NOREF) return;
     lua_rawgeti(L, LUA_REGISTRYINDEX, j->ref_pool);
     {
         shl_pool *u = (shl_pool *)lua_touserdata(L, -1);
-        if (u && u->pool) sh_pool_wait(u->pool);
+        if (u && u->pool && u->batches == j->batch) sh_pool_wait(u->pool);
     }
     lua_pop(L, 1);
     luaL_unref(L, LUA_REGISTRYINDEX, j->ref_pool);
@@ -262,6 +265,7 @@ static int pool_start(lua_State *L)
     lua_pushvalue(L, 1);
     j->ref_pool = luaL_ref(L, LUA_REGISTRYINDEX);
     if (sh_pool_start(u->pool, ins, j->outs, n, &err) != SH_OK) return shl_raise(L, &err);
+    j->batch = ++u->batches;
     return 1;
 }
 
@@ -323,48 +327,51 @@ static int p1_append(lua_State *L, shl_p1 *u, const sh_doc_out *outs, size_t n, 
     return 0;
 }
 
-/* w:add(pool, docs) -> ok count, { [i] = error message } for skipped documents */
-static int p1_add(lua_State *L)
+static void check_writer_pool(lua_State *L, const shl_p1 *u, const shl_pool *pool)
 {
-    shl_p1 *u = check_p1(L);
-    shl_pool *pool = check_pool(L, 2);
-    size_t n, i, ok = 0;
-    sh_doc_in *ins;
-    sh_doc_out *outs;
-    sh_doc_src *srcs = NULL;
-    sh_error err;
-    luaL_checktype(L, 3, LUA_TTABLE);
     if (pool->cfg.want_full != u->p1.want_full || pool->cfg.sig_k != u->p1.sig_k)
-        return luaL_error(L, "the pool must be the one the writer was opened with");
-    ins = shl_read_docs(L, 3, &n);
-    if (u->p1.sources) {
-        /* where each document came from (the strings stay referenced by the list) */
-        srcs = (sh_doc_src *)lua_newuserdata(L, (n ? n : 1) * sizeof *srcs);
-        for (i = 0; i < n; i++) {
-            sh_doc_src *sr = &srcs[i];
-            memset(sr, 0, sizeof *sr);
-            sr->html = ins[i].html;
-            if (!ins[i].data && ins[i].path) {
-                sr->kind = SH_SRC_FILE;
-                sr->name = ins[i].path;
-                continue;
-            }
-            lua_rawgeti(L, 3, (int)(i + 1));
-            lua_getfield(L, -1, "source");
-            lua_getfield(L, -2, "at");
-            lua_getfield(L, -3, "at_len");
-            if (lua_type(L, -3) == LUA_TSTRING && lua_isnumber(L, -2) && lua_isnumber(L, -1) && lua_tonumber(L, -2) >= 0 &&
-                lua_tonumber(L, -1) >= 0) {
-                sr->kind = SH_SRC_JSONL;
-                sr->name = lua_tostring(L, -3);
-                sr->off = (uint64_t)lua_tonumber(L, -2);
-                sr->len = (uint64_t)lua_tonumber(L, -1);
-            }
-            lua_pop(L, 4);
+        luaL_error(L, "the pool must be the one the writer was opened with");
+}
+
+/* Where each document of the list at index t (ins read from it) came from,
+ * when the writer keeps sources (NULL else); a userdata on the stack, the
+ * strings referenced by the list. */
+static sh_doc_src *p1_sources(lua_State *L, const shl_p1 *u, int t, const sh_doc_in *ins, size_t n)
+{
+    sh_doc_src *srcs;
+    size_t i;
+    if (!u->p1.sources) return NULL;
+    srcs = (sh_doc_src *)lua_newuserdata(L, (n ? n : 1) * sizeof *srcs);
+    for (i = 0; i < n; i++) {
+        sh_doc_src *sr = &srcs[i];
+        memset(sr, 0, sizeof *sr);
+        sr->html = ins[i].html;
+        if (!ins[i].data && ins[i].path) {
+            sr->kind = SH_SRC_FILE;
+            sr->name = ins[i].path;
+            continue;
         }
+        lua_rawgeti(L, t, (int)(i + 1));
+        lua_getfield(L, -1, "source");
+        lua_getfield(L, -2, "at");
+        lua_getfield(L, -3, "at_len");
+        if (lua_type(L, -3) == LUA_TSTRING && lua_isnumber(L, -2) && lua_isnumber(L, -1) && lua_tonumber(L, -2) >= 0 &&
+            lua_tonumber(L, -1) >= 0) {
+            sr->kind = SH_SRC_JSONL;
+            sr->name = lua_tostring(L, -3);
+            sr->off = (uint64_t)lua_tonumber(L, -2);
+            sr->len = (uint64_t)lua_tonumber(L, -1);
+        }
+        lua_pop(L, 4);
     }
-    outs = new_outs(L, n);
-    if (sh_pool_run(pool->pool, ins, outs, n, &err) != SH_OK) return shl_raise(L, &err);
+    return srcs;
+}
+
+/* Append a sketched batch; pushes ok count, { [i] = error message } (or
+ * nil, message, code when the writer fails). */
+static int p1_take(lua_State *L, shl_p1 *u, const sh_doc_out *outs, size_t n, const sh_doc_src *srcs)
+{
+    size_t i, ok = 0;
     if (p1_append(L, u, outs, n, srcs)) return 3;
     lua_newtable(L);
     for (i = 0; i < n; i++) {
@@ -372,10 +379,60 @@ static int p1_add(lua_State *L)
         lua_pushstring(L, outs[i].err);
         lua_rawseti(L, -2, (int)(i + 1));
     }
-    shl_box_done(L, -2);
     lua_pushinteger(L, (lua_Integer)ok);
     lua_insert(L, -2);
     return 2;
+}
+
+/* w:add(pool, docs) -> ok count, { [i] = error message } for skipped documents */
+static int p1_add(lua_State *L)
+{
+    shl_p1 *u = check_p1(L);
+    shl_pool *pool = check_pool(L, 2);
+    size_t n;
+    sh_doc_in *ins;
+    sh_doc_out *outs;
+    sh_doc_src *srcs;
+    sh_error err;
+    int r, box;
+    luaL_checktype(L, 3, LUA_TTABLE);
+    check_writer_pool(L, u, pool);
+    ins = shl_read_docs(L, 3, &n);
+    srcs = p1_sources(L, u, 3, ins, n);
+    outs = new_outs(L, n);
+    box = lua_gettop(L);
+    if (sh_pool_run(pool->pool, ins, outs, n, &err) != SH_OK) return shl_raise(L, &err);
+    r = p1_take(L, u, outs, n, srcs);
+    if (r == 2) shl_box_done(L, box);
+    return r;
+}
+
+/* w:add_job(pool, job) -> as w:add: the batch of a pool:start(docs) job of
+ * this pool appended (waited for first), so that phase 1 sketches the next
+ * batch while this thread appends the last one (pipeline.lua). The job's
+ * results are released. */
+static int p1_add_job(lua_State *L)
+{
+    shl_p1 *u = check_p1(L);
+    shl_pool *pool = check_pool(L, 2);
+    shl_job *j = (shl_job *)luaL_checkudata(L, 3, SHL_JOB);
+    sh_doc_src *srcs = NULL;
+    int r;
+    check_writer_pool(L, u, pool);
+    luaL_argcheck(L, j->outs != NULL, 3, "the job was waited for or closed");
+    lua_rawgeti(L, LUA_REGISTRYINDEX, j->ref_pool);
+    luaL_argcheck(L, lua_touserdata(L, -1) == (void *)pool, 3, "the job is of another pool");
+    lua_pop(L, 1);
+    /* the documents and their sh_doc_in stay on the stack once the job lets them go */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, j->ref_docs);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, j->ref_ins);
+    job_finish(L, j);
+    srcs = p1_sources(L, u, lua_gettop(L) - 1, (const sh_doc_in *)lua_touserdata(L, -1), j->n);
+    r = p1_take(L, u, j->outs, j->n, srcs);
+    sh_pool_release(j->outs, j->n);
+    free(j->outs);
+    j->outs = NULL;
+    return r;
 }
 
 /* w:add_sketches({ { sketch, full, raw, canonical, set, sig } | { error = msg }, ... })
@@ -856,7 +913,7 @@ void shl_open_cluster(lua_State *L)
 {
     static const luaL_Reg pool_m[] = { { "sketch", pool_sketch }, { "start", pool_start }, { NULL, NULL } };
     static const luaL_Reg job_m[] = { { "wait", job_wait }, { NULL, NULL } };
-    static const luaL_Reg p1_m[] = { { "add", p1_add }, { "add_sketches", p1_add_sketches }, { "commit", p1_commit },
+    static const luaL_Reg p1_m[] = { { "add", p1_add }, { "add_job", p1_add_job }, { "add_sketches", p1_add_sketches }, { "commit", p1_commit },
                                      { "abort", p1_close }, { NULL, NULL } };
     static const luaL_Reg funcs[] = {
         { "pool", pool_new }, { "phase1", p1_new }, { "dedupe", c_dedupe }, { "pairs", c_pairs },

@@ -178,6 +178,30 @@ M.order = {
 function Phase1:add(docs, problem)
   local n, derr = self.sk:write(self.w, docs)
   if not n then return nil, derr end
+  return self:record(docs, n, derr, problem)
+end
+
+--- Start sketching a batch on the pool's threads and append the one started
+-- before it (docs nil: append the last one): the pool sketches while this
+-- thread appends, writes docs.jsonl and reads the next batch. The number of
+-- documents appended so far, or nil, err. Sketching in Lua is done at once.
+function Phase1:push(docs, problem)
+  if self.sk.lua then
+    if not docs then return self.documents end
+    return self:add(docs, problem)
+  end
+  local prev = self.pending
+  self.pending = nil
+  -- starting a batch waits for the one before it (one batch of a pool at a time)
+  if docs then self.pending = { docs = docs, job = self.sk.pool:start(docs) } end
+  if not prev then return self.documents end
+  local n, derr = self.sk:write_job(self.w, prev.job)
+  if not n then return nil, derr end
+  return self:record(prev.docs, n, derr, problem)
+end
+
+-- A batch's documents in docs.jsonl, its problems reported.
+function Phase1:record(docs, n, derr, problem)
   for i, d in ipairs(docs) do
     self.documents = self.documents + 1
     local e = derr[i]
@@ -212,6 +236,7 @@ function M.field_text(v, _)
 end
 
 function Phase1:abort()
+  if self.pending then self.pending.job:close(); self.pending = nil end
   self.w:abort()
   if io.type(self.meta) == "file" then self.meta:close() end
   os.remove(self.meta_path .. ".tmp")
@@ -255,13 +280,23 @@ function M:sketch(inputs, opts)
     on_source = function(src) if src.total then bar.total = (bar.total or 0) + src.total end end }
   local function problem(msg) return r:problem("documents", msg) end
   local on_batch = opts and opts.on_batch or self.on_batch
+  -- the pool sketches batch k + 1 while this thread appends batch k (Phase1:push);
+  -- with strict, a batch at a time, so that the first problem stops the run
+  -- before the next batch is read
+  local started = 0
   local ok, rerr = r:each(inputs, function(docs, src)
-    if on_batch then on_batch(docs, src, w.documents + 1) end
-    local n, aerr = w:add(docs, problem)
+    if on_batch then on_batch(docs, src, started + 1) end
+    started = started + #docs
+    local n, aerr
+    if c.strict then n, aerr = w:add(docs, problem) else n, aerr = w:push(docs, problem) end
     if not n then return nil, aerr end
     bar:update(n)
     return true
   end)
+  if ok then
+    local n, perr = w:push(nil, problem)
+    if not n then ok, rerr = nil, perr else bar:update(n) end
+  end
   if not ok then w:abort(); return nil, rerr end
   bar:done()
   local cok, cerr = w:commit()

@@ -251,6 +251,17 @@ function M:fatal(errors)
   return first and first[2]
 end
 
+--- Append a batch started with self.pool:start(docs) to a phase-1 writer,
+-- as M:write does the batch it sketches itself (the pool sketches the next
+-- batch meanwhile, pipeline.lua).
+function M:write_job(w, job)
+  local n, errors = w:add_job(self.pool, job)
+  if not n then return nil, errors end
+  local fatal = self:fatal(errors)
+  if fatal then return nil, fatal end
+  return n, errors
+end
+
 --- Append a batch to a phase-1 writer: ok count, { [i] = error message };
 -- nil, message when the user's code failed on a document (on_error = stop).
 function M:write(w, docs)
