@@ -164,7 +164,7 @@ sh_status sh_sketch_estimate_at(const sh_sketch *a, const uint64_t *av, const sh
     }
     case SH_SKETCH_MOD: case SH_SKETCH_CLASS: case SH_SKETCH_FULL: {
         uint64_t m = 1;
-        size_t ka, kb, both, uni;
+        size_t ka, kb, both;
         int all_a, all_b;
         if (a->p.kind == SH_SKETCH_MOD) m = common_modulus(a->p.m, b->p.m);
         if (a->p.kind == SH_SKETCH_CLASS) m = 1ULL << (a->p.cls > b->p.cls ? a->p.cls : b->p.cls);
@@ -191,16 +191,21 @@ sh_status sh_sketch_estimate_at(const sh_sketch *a, const uint64_t *av, const sh
         } else {
             mod_counts(av, a->n, bv, b->n, m, &ka, &kb, &both);
         }
-        uni = ka + kb - both;
-        e->both = both;
-        e->sample = uni;
-        e->resemblance = uni ? (double)both / (double)uni : 0.0;
-        e->contain_ab = ka ? (double)both / (double)ka : 0.0;
-        e->contain_ba = kb ? (double)both / (double)kb : 0.0;
+        sh_estimate_counts(ka, kb, both, e);
         return SH_OK;
     }
     }
     return sh_error_set(err, SH_EINVAL, 0, "unknown sketch kind %d", (int)a->p.kind);
+}
+
+void sh_estimate_counts(size_t ka, size_t kb, size_t both, sh_estimate *e)
+{
+    size_t uni = ka + kb - both;
+    e->both = both;
+    e->sample = uni;
+    e->resemblance = uni ? (double)both / (double)uni : 0.0;
+    e->contain_ab = ka ? (double)both / (double)ka : 0.0;
+    e->contain_ba = kb ? (double)both / (double)kb : 0.0;
 }
 
 double sh_resemblance_bound_sizes(uint64_t na, uint64_t nb)

@@ -205,11 +205,7 @@ void sh_pairest_estimate(const sh_pairest *pe, const sh_pairrec *p, sh_estimate 
     uint32_t lvl = x->steps < y->steps ? x->steps : y->steps;
     size_t ka = x->steps == lvl ? x->n : pe->cm[pe->cm_at[p->a] + lvl];
     size_t kb = y->steps == lvl ? y->n : pe->cm[pe->cm_at[p->b] + lvl];
-    size_t both = (size_t)p->shared + (x->dropped && y->dropped ? dropped_both(pe, p->a, p->b) : 0), uni = ka + kb - both;
+    size_t both = (size_t)p->shared + (x->dropped && y->dropped ? dropped_both(pe, p->a, p->b) : 0);
     /* as sh_sketch_estimate_at computes them from these counts */
-    e->both = both;
-    e->sample = uni;
-    e->resemblance = uni ? (double)both / (double)uni : 0.0;
-    e->contain_ab = ka ? (double)both / (double)ka : 0.0;
-    e->contain_ba = kb ? (double)both / (double)kb : 0.0;
+    sh_estimate_counts(ka, kb, both, e);
 }

@@ -149,6 +149,10 @@ double sh_resemblance_bound_sizes(uint64_t na, uint64_t nb);
 sh_status sh_sketch_estimate_at(const sh_sketch *a, const uint64_t *av, const sh_sketch *b, const uint64_t *bv,
                                 sh_estimate *e, sh_error *err);
 
+/* The MOD_m and full-set estimates from their counts: ka and kb values that
+ * count on each side, both of them in common (sh_sketch_estimate_at's
+ * last step; phase 4's estimates from pairs.bin take it too, pairest.h). */
+void sh_estimate_counts(size_t ka, size_t kb, size_t both, sh_estimate *e);
 /* Serialization: a versioned little-endian binary string (docs/formats.md).
  * sh_sketch_deserialize accepts only what sh_sketch_serialize can write: on
  * top of the magic, version, length and checksum, every field is checked
