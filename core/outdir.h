@@ -8,6 +8,7 @@
 #ifndef SHINGLE_OUTDIR_H
 #define SHINGLE_OUTDIR_H
 
+#include <stdint.h>
 #include "error.h"
 
 typedef struct sh_lock sh_lock;
@@ -32,5 +33,16 @@ sh_status sh_sync_path(const char *path, sh_error *err);
  * links), then every directory, dir last: after it a crash cannot lose what
  * was written there, so dir may be renamed into place. */
 sh_status sh_sync_tree(const char *dir, sh_error *err);
+
+/* Start writing bytes [off, off + len) (len 0: to its end) of the file open as fd to the disk
+ * without waiting for it (Linux's sync_file_range, SYNC_FILE_RANGE_WRITE;
+ * elsewhere nothing): a large output then goes to the disk while the run
+ * goes on, and the fsync that makes it durable (sh_sync_tree, a record
+ * file's commit) has little left to wait for. The data must be in the
+ * file (flushed from stdio). Durability is still the fsync's. */
+void sh_writeback(int fd, uint64_t off, uint64_t len);
+
+/* Bytes a writer of a large output hands to sh_writeback at a time. */
+#define SH_WRITEBACK_BYTES ((uint64_t)16 << 20)
 
 #endif

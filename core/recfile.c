@@ -1,4 +1,5 @@
 #include "recfile.h"
+#include "outdir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -105,6 +106,16 @@ sh_status sh_recwriter_append(sh_recwriter *w, const void *records, size_t n, sh
     }
     if (bytes && fwrite(records, 1, bytes, w->f) != bytes) return io_error(err, "write", w->tmp);
     w->count += n;
+    w->written += bytes;
+    /* a large file goes to the disk as it is written, so that the fsync of
+     * the commit does not wait for all of it at once */
+    if (!w->scratch && w->written - w->synced >= SH_WRITEBACK_BYTES) {
+        if (fflush(w->f) != 0) return io_error(err, "write", w->tmp);
+        /* from the first byte not yet handed over (records start after the
+         * header and meta: this is at or before it) to the end */
+        sh_writeback(fileno(w->f), w->synced, 0);
+        w->synced = w->written;
+    }
     return SH_OK;
 }
 

@@ -36,6 +36,8 @@ typedef struct sh_recwriter {
     int scratch;       /* set by the caller after open: a working file that need not
                           survive a crash (a rank's shard, core/dist.c), so commit
                           skips the fsync; still checksummed and renamed */
+    uint64_t written;  /* bytes of records appended */
+    uint64_t synced;   /* of them, handed to the disk's writeback so far (sh_writeback) */
 } sh_recwriter;
 
 /* Start writing path (as path.tmp). magic is 8 bytes. */

@@ -15,6 +15,7 @@
 #include <string.h>
 #include "lshingle.h"
 #include "cluster.h"
+#include "outdir.h"
 #include "jsonw.h"
 #include "recfile.h"
 
@@ -103,6 +104,7 @@ static int c_links_jsonl(lua_State *L)
     sh_textbuf b = { NULL, 0, 0 };
     FILE *f;
     int ok = 1, e = 0;
+    uint64_t written = 0, synced = 0;
     luaL_checktype(L, 3, LUA_TTABLE);
     rf = (sh_recfile *)shl_newbox(L, sizeof(sh_recfile), close_recfile);
     if (sh_run_links(rf, dir, &r, &n, &err) != SH_OK) return shl_fail(L, &err);
@@ -130,7 +132,14 @@ static int c_links_jsonl(lua_State *L)
         if (!ok) { e = ENOMEM; break; }
         if (b.n >= ((size_t)1 << 20) || i + 1 == n) {
             if (fwrite(b.p, 1, b.n, f) != b.n) { e = errno ? errno : EIO; ok = 0; }
+            written += b.n;
             b.n = 0;
+            /* to the disk as it is written: the output's fsync (util.output) then has little to wait for */
+            if (ok && written - synced >= SH_WRITEBACK_BYTES) {
+                if (fflush(f) != 0) { e = errno ? errno : EIO; ok = 0; }
+                else sh_writeback(fileno(f), synced, 0);
+                synced = written;
+            }
         }
     }
     sh_textbuf_free(&b);
