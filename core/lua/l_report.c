@@ -70,20 +70,46 @@ static int put_score(sh_textbuf *b, const char *key, size_t kn, float x)
 #define KEY(b, s) sh_textbuf_put((b), (s), sizeof(s) - 1)
 #define SCORE(b, key, x) put_score((b), (key), sizeof(key) - 1, (x))
 
-static int put_url(lua_State *L, sh_textbuf *b, int urls, uint32_t id, const char *key, size_t kn)
+/* Each document's URL as a JSON string, made once (a document is the end
+ * of many links): at[id] = 1 + where it starts in t (its end: at[id + 1]'s
+ * start is not it, so len[id] keeps it), 0 not made yet, NO_URL none. */
+#define NO_URL UINT64_MAX
+typedef struct url_cache {
+    uint64_t *at;
+    uint32_t *len;
+    size_t n;
+    sh_textbuf t;
+} url_cache;
+
+static void free_url_cache(void *p)
 {
-    int ok = 1;
-    lua_rawgeti(L, urls, (lua_Integer)id + 1);
-    if (lua_type(L, -1) == LUA_TSTRING) {
-        size_t n;
-        const char *s = lua_tolstring(L, -1, &n);
-        ok = sh_textbuf_put(b, key, kn) && sh_json_string(b, s, n);
-    }
-    lua_pop(L, 1);
-    return ok;
+    url_cache *c = (url_cache *)p;
+    free(c->at);
+    free(c->len);
+    sh_textbuf_free(&c->t);
+    memset(c, 0, sizeof *c);
 }
 
-#define URL(b, key, id) put_url(L, (b), 3, (id), (key), sizeof(key) - 1)
+static int put_url(lua_State *L, sh_textbuf *b, url_cache *c, int urls, uint32_t id, const char *key, size_t kn)
+{
+    if (c->at[id] == 0) {
+        size_t start = c->t.n;
+        c->at[id] = NO_URL;
+        lua_rawgeti(L, urls, (lua_Integer)id + 1);
+        if (lua_type(L, -1) == LUA_TSTRING) {
+            size_t n;
+            const char *s = lua_tolstring(L, -1, &n);
+            if (!sh_json_string(&c->t, s, n) || c->t.n - start > UINT32_MAX) { lua_pop(L, 1); return 0; }
+            c->at[id] = (uint64_t)start + 1;
+            c->len[id] = (uint32_t)(c->t.n - start);
+        }
+        lua_pop(L, 1);
+    }
+    if (c->at[id] == NO_URL) return 1;
+    return sh_textbuf_put(b, key, kn) && sh_textbuf_put(b, c->t.p + (c->at[id] - 1), c->len[id]);
+}
+
+#define URL(b, key, id) put_url(L, (b), cache, 3, (id), (key), sizeof(key) - 1)
 
 /* core.links_jsonl(dir, path, urls [, name]) -> the number of lines, or nil, err
  * ("cannot write NAME: reason"; name defaults to path): pairs.jsonl of the run
@@ -102,16 +128,27 @@ static int c_links_jsonl(lua_State *L)
     size_t n, i;
     sh_error err;
     sh_textbuf b = { NULL, 0, 0 };
+    url_cache *cache;
     FILE *f;
     int ok = 1, e = 0;
     uint64_t written = 0, synced = 0;
     luaL_checktype(L, 3, LUA_TTABLE);
     rf = (sh_recfile *)shl_newbox(L, sizeof(sh_recfile), close_recfile);
     if (sh_run_links(rf, dir, &r, &n, &err) != SH_OK) return shl_fail(L, &err);
+    cache = (url_cache *)shl_newbox(L, sizeof *cache, free_url_cache);
+    memset(cache, 0, sizeof *cache);
+    for (i = 0; i < n; i++) {
+        if (r[i].a >= cache->n) cache->n = (size_t)r[i].a + 1;
+        if (r[i].b >= cache->n) cache->n = (size_t)r[i].b + 1;
+    }
+    cache->at = (uint64_t *)calloc(cache->n + 1, sizeof *cache->at);
+    cache->len = (uint32_t *)calloc(cache->n + 1, sizeof *cache->len);
+    if (!cache->at || !cache->len) return luaL_error(L, "out of memory");
     f = fopen(path, "wb");
     if (!f) {
         e = errno;
         shl_box_done(L, -1);
+        shl_box_done(L, -2);
         lua_pushnil(L);
         lua_pushfstring(L, "cannot write %s: %s", name, strerror(e));
         return 2;
@@ -144,6 +181,7 @@ static int c_links_jsonl(lua_State *L)
     }
     sh_textbuf_free(&b);
     shl_box_done(L, -1);
+    shl_box_done(L, -2);
     if (fclose(f) != 0 && ok) { e = errno ? errno : EIO; ok = 0; }
     if (!ok) {
         lua_pushnil(L);
