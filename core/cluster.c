@@ -363,6 +363,7 @@ sh_status sh_pairs(const char *dir, const sh_pairs_config *cfg, sh_pairs_stats *
         c.progress_ud = cfg->progress_ud;
         c.progress_step = "pair formation";
         c.progress_total = st->records;
+        c.threads = cfg->threads;
         s = sh_form_pairs_memory(keys, &c, r.n, path, &fs, &st->pairs, &t_count, err);
         st->shingles += fs.keys;
         st->common_dropped += fs.dropped;

@@ -75,6 +75,8 @@ typedef struct sh_pairs_config {
     size_t memory;          /* budget for the external sorts, bytes */
     uint32_t max_df;        /* drop shingles shared by more documents (paper: 1000) */
     const char *temp_dir;   /* NULL: the output directory */
+    int threads;            /* threads counting the pairs when phase 3 fits in memory (0: one); pairs.bin
+                             * is the same for any number */
 } sh_pairs_config;
 
 typedef struct sh_pairs_stats {

@@ -6,6 +6,7 @@
 
 #include "clock.h"
 #include "formats.h"
+#include "parwork.h"
 #include "recfile.h"
 
 #define CHUNK 65536
@@ -198,6 +199,77 @@ typedef struct memform {
     size_t np, cap;
 } memform;
 
+/* Counting the pairs: the ids are cut into chunks of at most chunk_ids ids
+ * and about CHUNK_WORK counter increments (so at most that many pairs held
+ * per chunk, whatever the groups' sizes), each counted on a thread into its
+ * own list (sh_par_chunks), a round of ROUND_CHUNKS at a time, the lists
+ * written in chunk order (the order of a) */
+#define ROUND_CHUNKS 16u
+#define CHUNK_WORK 262144u
+
+typedef struct count_out {
+    sh_pairrec *v;
+    size_t n, cap;
+    uint64_t records;        /* <a, b, 1> records the chunk's counts add up */
+} count_out;
+
+typedef struct count_job {
+    const uint32_t *start, *list, *id, *end;
+    uint32_t n;
+    const uint32_t *bounds;  /* chunk j: ids bounds[j] .. bounds[j + 1] */
+    size_t first;            /* the round's first chunk */
+    count_out *out;          /* ROUND_CHUNKS */
+} count_job;
+
+typedef struct count_worker {
+    count_job *job;
+    uint32_t *cnt, *touched, *scratch; /* n + 1 each; cnt all zero between ids */
+} count_worker;
+
+static sh_status count_chunk(void *ctx, size_t c, sh_error *err)
+{
+    count_worker *w = (count_worker *)ctx;
+    const count_job *jb = w->job;
+    count_out *o = &jb->out[c];
+    uint32_t a, lo = jb->bounds[jb->first + c], hi = jb->bounds[jb->first + c + 1];
+    o->n = 0;
+    o->records = 0;
+    for (a = lo; a < hi; a++) {
+        size_t nt = 0, k, t;
+        for (k = jb->start[a]; k < jb->start[a + 1]; k++) {
+            size_t p = jb->list[k], q, e = jb->end[p];
+            for (q = p + 1; q < e; q++) {
+                uint32_t b = jb->id[q];
+                if (b == a) continue; /* one id twice under a key */
+                if (w->cnt[b]++ == 0) w->touched[nt++] = b;
+            }
+        }
+        if (!nt) continue;
+        sort_u32(w->touched, nt, jb->n - 1, w->scratch);
+        if (o->n + nt > o->cap) {
+            size_t cap = o->cap ? o->cap : 4096;
+            sh_pairrec *g;
+            while (cap < o->n + nt) cap *= 2;
+            if (!(g = (sh_pairrec *)realloc(o->v, cap * sizeof *g))) {
+                for (t = 0; t < nt; t++) w->cnt[w->touched[t]] = 0;
+                return sh_error_set(err, SH_ENOMEM, 0, "out of memory forming pairs");
+            }
+            o->v = g;
+            o->cap = cap;
+        }
+        for (t = 0; t < nt; t++) {
+            uint32_t b = w->touched[t];
+            sh_pairrec *r = &o->v[o->n++];
+            o->records += w->cnt[b];
+            r->a = a;
+            r->b = b;
+            r->shared = w->cnt[b];
+            w->cnt[b] = 0;
+        }
+    }
+    return SH_OK;
+}
+
 static int cmp_u32(const void *x, const void *y)
 {
     uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
@@ -241,9 +313,9 @@ sh_status sh_form_pairs_memory(sh_extsort *keys, const sh_form_config *c, uint32
 {
     const size_t ks = c->key_size, rs = ks + 4;
     unsigned char *in = (unsigned char *)malloc((size_t)CHUNK * rs), last[8];
-    uint32_t *group = NULL, *scratch = NULL, *start = NULL, *list = NULL, *cnt = NULL, *touched = NULL;
-    sh_pairrec *out = NULL;
-    size_t g = 0, gcap = 0, nrec, i, no = 0;
+    uint32_t *group = NULL, *scratch = NULL, *start = NULL, *list = NULL, *bounds = NULL;
+    count_out *outs = NULL;
+    size_t g = 0, gcap = 0, nrec, i;
     uint64_t read = 0;
     int have = 0, over = 0, wopen = 0;
     memform m;
@@ -295,10 +367,7 @@ sh_status sh_form_pairs_memory(sh_extsort *keys, const sh_form_config *c, uint32
     /* each id's places in the groups, in order */
     start = (uint32_t *)calloc((size_t)n + 2, sizeof *start);
     list = (uint32_t *)malloc((m.np ? m.np : 1) * sizeof *list);
-    cnt = (uint32_t *)calloc((size_t)n + 1, sizeof *cnt);
-    touched = (uint32_t *)malloc(((size_t)n + 1) * sizeof *touched);
-    out = (sh_pairrec *)malloc((size_t)CHUNK * sizeof *out);
-    if (!start || !list || !cnt || !touched || !out) goto nomem;
+    if (!start || !list) goto nomem;
     for (i = 0; i < m.np; i++) {
         if (m.id[i] >= n) { s = sh_error_set(err, SH_EFORMAT, 0, "pair formation: id %u of %u", m.id[i], n); goto done; }
         start[m.id[i] + 2]++;
@@ -309,36 +378,74 @@ sh_status sh_form_pairs_memory(sh_extsort *keys, const sh_form_config *c, uint32
     if ((s = sh_recwriter_open(&w, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), NULL, 0, err)) != SH_OK) goto done;
     wopen = 1;
     {
-        uint32_t a;
-        for (a = 0; a < n; a++) {
-            size_t nt = 0, k, t;
-            for (k = start[a]; k < start[a + 1]; k++) {
-                size_t p = list[k], q, e = m.end[p];
-                for (q = p + 1; q < e; q++) {
-                    uint32_t b = m.id[q];
-                    if (b == a) continue; /* one id twice under a key */
-                    if (cnt[b]++ == 0) touched[nt++] = b;
+        /* each id a's pairs (a, b > a) from the groups holding it, counted by
+         * chunks of ids on the threads, written in order of a */
+        const int threads = c->threads < 1 ? 1 : c->threads > 64 ? 64 : c->threads;
+        count_job jb;
+        count_worker wk[64];
+        void *ctx[64];
+        sh_status cst[ROUND_CHUNKS];
+        uint64_t first;
+        size_t k;
+        int t;
+        memset(&jb, 0, sizeof jb);
+        memset(wk, 0, sizeof wk);
+        jb.start = start;
+        jb.list = list;
+        jb.id = m.id;
+        jb.end = m.end;
+        const uint32_t chunk_ids = c->chunk_ids ? c->chunk_ids : 512;
+        size_t nchunks = 0, bcap = 0;
+        uint64_t work = 0;
+        uint32_t a, ids = 0;
+        jb.n = n;
+        jb.out = outs = (count_out *)calloc(ROUND_CHUNKS, sizeof *outs);
+        if (!outs) goto nomem;
+        /* the chunks: a's increments are the ids after it in its groups */
+        for (a = 0; a <= n; a++) {
+            if (a == n ? ids > 0 || nchunks == 0 : ids == chunk_ids || work >= CHUNK_WORK) {
+                if (nchunks + 2 > bcap) {
+                    uint32_t *nb;
+                    bcap = bcap ? 2 * bcap : 1024;
+                    if (!(nb = (uint32_t *)realloc(bounds, bcap * sizeof *nb))) goto nomem;
+                    bounds = nb;
                 }
+                if (nchunks == 0) bounds[0] = 0;
+                bounds[++nchunks] = a;
+                ids = 0;
+                work = 0;
             }
-            if (!nt) continue;
-            sort_u32(touched, nt, n - 1, scratch);
-            for (t = 0; t < nt; t++) {
-                uint32_t b = touched[t];
-                st->pair_records += cnt[b];
-                out[no].a = a;
-                out[no].b = b;
-                out[no].shared = cnt[b];
-                cnt[b] = 0;
-                if (++no == CHUNK) {
-                    if ((s = sh_recwriter_append(&w, out, no, err)) != SH_OK) goto done;
-                    *count += no;
-                    no = 0;
-                }
+            if (a == n) break;
+            for (k = start[a]; k < start[a + 1]; k++) work += m.end[list[k]] - list[k] - 1;
+            ids++;
+        }
+        jb.bounds = bounds;
+        for (t = 0; t < threads; t++) {
+            wk[t].job = &jb;
+            wk[t].cnt = (uint32_t *)calloc((size_t)n + 1, sizeof *wk[t].cnt);
+            wk[t].touched = (uint32_t *)malloc(((size_t)n + 1) * sizeof *wk[t].touched);
+            wk[t].scratch = t == 0 ? scratch : (uint32_t *)malloc(((size_t)n + 1) * sizeof *wk[t].scratch);
+            ctx[t] = &wk[t];
+            if (!wk[t].cnt || !wk[t].touched || !wk[t].scratch) { s = SH_ENOMEM; break; }
+        }
+        for (first = 0; s == SH_OK && first < nchunks; first += ROUND_CHUNKS) {
+            size_t nc = nchunks - first < ROUND_CHUNKS ? (size_t)(nchunks - first) : ROUND_CHUNKS;
+            jb.first = (size_t)first;
+            if ((s = sh_par_chunks(threads, nc, count_chunk, ctx, cst, err)) != SH_OK) break;
+            for (k = 0; k < nc && s == SH_OK; k++) {
+                st->pair_records += outs[k].records;
+                *count += outs[k].n;
+                s = sh_recwriter_append(&w, outs[k].v, outs[k].n, err);
             }
         }
+        for (t = 0; t < threads; t++) {
+            free(wk[t].cnt);
+            free(wk[t].touched);
+            if (t) free(wk[t].scratch);
+        }
+        if (s == SH_ENOMEM) goto nomem;
+        if (s != SH_OK) goto done;
     }
-    if (no && (s = sh_recwriter_append(&w, out, no, err)) != SH_OK) goto done;
-    *count += no;
     wopen = 0;
     s = sh_recwriter_commit(&w, err);
     *t_count = sh_now() - t0;
@@ -352,9 +459,12 @@ done:
     free(scratch);
     free(start);
     free(list);
-    free(cnt);
-    free(touched);
-    free(out);
+    free(bounds);
+    if (outs) {
+        unsigned k;
+        for (k = 0; k < ROUND_CHUNKS; k++) free(outs[k].v);
+        free(outs);
+    }
     free(m.id);
     free(m.end);
     return s;

@@ -43,6 +43,9 @@ typedef struct sh_form_config {
     void *progress_ud;
     const char *progress_step;
     uint64_t progress_total;
+    int threads;              /* sh_form_pairs_memory: threads counting the pairs (0: one); pairs.bin is
+                               * the same for any number */
+    uint32_t chunk_ids;       /* sh_form_pairs_memory: ids a thread counts at a time (0: 512; small in tests) */
 } sh_form_config;
 
 typedef struct sh_form_stats {
@@ -72,6 +75,8 @@ uint64_t sh_form_pairs_memory_need(uint64_t records, uint32_t n);
  * emitted in order of b. *st and *count are added to; *t_count is the time
  * spent counting and writing. Errors: those of the sorter and the writer
  * (nothing is left at path), SH_ENOMEM. */
+/* The counting is done on c->threads threads, c->chunk_ids ids at a time,
+ * the chunks' pairs written in order of a. */
 sh_status sh_form_pairs_memory(sh_extsort *keys, const sh_form_config *c, uint32_t n, const char *path,
                                sh_form_stats *st, uint64_t *count, double *t_count, sh_error *err);
 

@@ -216,17 +216,19 @@ static void pairs_in_memory_are_the_sorters_pairs(void)
     for (ki = 0; ki < 2; ki++)
         for (mi = 0; mi < 4; mi++) {
             size_t ks = ki ? 4 : 8;
-            sh_extsort *k1 = sorted_keys(key, id, n, ks), *k2 = sorted_keys(key, id, n, ks), *pairs;
+            /* the counting on 1 to 4 threads, in chunks of every size down to one id */
+            static const int threads[] = { 1, 2, 3, 2, 4 };
+            static const uint32_t chunk_ids[] = { 0, 0, 7, 1, 13 };
+            sh_extsort *k1 = sorted_keys(key, id, n, ks), *pairs;
             sh_form_config c;
-            sh_form_stats s1, s2;
+            sh_form_stats s1;
             sh_recfile ra, rb;
             sh_error err;
-            uint64_t c1 = 0, c2 = 0;
-            double t = 0;
-            CHECK(k1 && k2 && sh_pairsort_open(&pairs, 0, NULL, &err) == SH_OK);
+            uint64_t c1 = 0;
+            size_t ti;
+            CHECK(k1 && sh_pairsort_open(&pairs, 0, NULL, &err) == SH_OK);
             memset(&c, 0, sizeof c);
             memset(&s1, 0, sizeof s1);
-            memset(&s2, 0, sizeof s2);
             c.key_size = ks;
             c.max_df = max_dfs[mi];
             c.pairs = pairs;
@@ -234,16 +236,25 @@ static void pairs_in_memory_are_the_sorters_pairs(void)
             CHECK(sh_extsort_finish(pairs, &err) == SH_OK);
             CHECK(sh_pairs_write(pa, pairs, 1, &c1, &err) == SH_OK);
             c.pairs = NULL;
-            CHECK(sh_form_pairs_memory(k2, &c, IDS, pb, &s2, &c2, &t, &err) == SH_OK);
-            CHECK(s1.records == s2.records && s1.keys == s2.keys && s1.dropped == s2.dropped);
-            CHECK(s1.pair_records == s2.pair_records && s1.pair_records > 0 && c1 == c2 && c1 > 0);
             CHECK(sh_recfile_open(&ra, pa, SH_MAGIC_PAIRS, sizeof(sh_pairrec), 1, &err) == SH_OK);
-            CHECK(sh_recfile_open(&rb, pb, SH_MAGIC_PAIRS, sizeof(sh_pairrec), 1, &err) == SH_OK);
-            CHECK(ra.count == rb.count && memcmp(ra.records, rb.records, ra.count * sizeof(sh_pairrec)) == 0);
+            for (ti = 0; ti < sizeof threads / sizeof *threads; ti++) {
+                sh_extsort *k2 = sorted_keys(key, id, n, ks);
+                sh_form_stats s2;
+                uint64_t c2 = 0;
+                double t = 0;
+                memset(&s2, 0, sizeof s2);
+                c.threads = threads[ti];
+                c.chunk_ids = chunk_ids[ti];
+                CHECK(k2 && sh_form_pairs_memory(k2, &c, IDS, pb, &s2, &c2, &t, &err) == SH_OK);
+                CHECK(s1.records == s2.records && s1.keys == s2.keys && s1.dropped == s2.dropped);
+                CHECK(s1.pair_records == s2.pair_records && s1.pair_records > 0 && c1 == c2 && c1 > 0);
+                CHECK(sh_recfile_open(&rb, pb, SH_MAGIC_PAIRS, sizeof(sh_pairrec), 1, &err) == SH_OK);
+                CHECK(ra.count == rb.count && memcmp(ra.records, rb.records, ra.count * sizeof(sh_pairrec)) == 0);
+                sh_recfile_close(&rb);
+                sh_extsort_free(k2);
+            }
             sh_recfile_close(&ra);
-            sh_recfile_close(&rb);
             sh_extsort_free(k1);
-            sh_extsort_free(k2);
             sh_extsort_free(pairs);
         }
     unlink(pa);

@@ -344,7 +344,8 @@ function M:pairs()
   if c.method ~= "shingles" then return true end
   local update, finish = stepper(c.quiet)
   local c0 = core.cputime()
-  local st, err = core.pairs(self.dir, { memory = c.memory, max_df = c.max_df, temp_dir = c.temp_dir, progress = update })
+  local st, err = core.pairs(self.dir, { memory = c.memory, max_df = c.max_df, temp_dir = c.temp_dir, threads = c.threads,
+    progress = update })
   finish()
   if not st then return nil, err end
   self.times.shingle_merging = st.t_merge
