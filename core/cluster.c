@@ -364,6 +364,7 @@ sh_status sh_pairs(const char *dir, const sh_pairs_config *cfg, sh_pairs_stats *
         c.progress_step = "pair formation";
         c.progress_total = st->records;
         c.threads = cfg->threads;
+        c.sync_later = cfg->sync_later;
         s = sh_form_pairs_memory(keys, &c, r.n, path, &fs, &st->pairs, &t_count, err);
         st->shingles += fs.keys;
         st->common_dropped += fs.dropped;
@@ -380,7 +381,7 @@ sh_status sh_pairs(const char *dir, const sh_pairs_config *cfg, sh_pairs_stats *
     t0 = sh_now();
     if ((s = sh_extsort_finish(pairs, err)) != SH_OK) goto done;
     sh_run_add_disk(st, pairs);
-    s = sh_pairs_write(path, pairs, 0, &st->pairs, err);
+    s = sh_pairs_write(path, pairs, cfg->sync_later ? 2 : 0, &st->pairs, err);
     st->t_pairmerge = sh_now() - t0;
 done:
     sh_extsort_free(keys);

@@ -77,6 +77,8 @@ typedef struct sh_pairs_config {
     const char *temp_dir;   /* NULL: the output directory */
     int threads;            /* threads counting the pairs when phase 3 fits in memory (0: one); pairs.bin
                              * is the same for any number */
+    int sync_later;         /* 1: pairs.bin is not fsynced here; the caller syncs the directory before it
+                             * counts (a staged output: util.output syncs the tree before the swap) */
 } sh_pairs_config;
 
 typedef struct sh_pairs_stats {

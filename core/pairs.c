@@ -136,7 +136,8 @@ sh_status sh_pairs_write(const char *path, sh_extsort *pairs, int scratch, uint6
     sh_status s;
     if (!buf || !o) { free(buf); free(o); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
     if ((s = sh_recwriter_open(&w, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), NULL, 0, err)) != SH_OK) goto done;
-    w.scratch = scratch;
+    w.scratch = scratch == 1;
+    w.sync_later = scratch == 2;
     for (;;) {
         if ((s = sh_extsort_read(pairs, buf, CHUNK, &n, err)) != SH_OK) { sh_recwriter_abort(&w); goto done; }
         if (n == 0) break;
@@ -376,6 +377,7 @@ sh_status sh_form_pairs_memory(sh_extsort *keys, const sh_form_config *c, uint32
     for (i = 0; i < m.np; i++) list[start[m.id[i] + 1]++] = (uint32_t)i;
     /* now start[a] .. start[a + 1] are a's places */
     if ((s = sh_recwriter_open(&w, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), NULL, 0, err)) != SH_OK) goto done;
+    w.sync_later = c->sync_later;
     wopen = 1;
     {
         /* each id a's pairs (a, b > a) from the groups holding it, counted by

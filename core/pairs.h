@@ -46,6 +46,7 @@ typedef struct sh_form_config {
     int threads;              /* sh_form_pairs_memory: threads counting the pairs (0: one); pairs.bin is
                                * the same for any number */
     uint32_t chunk_ids;       /* sh_form_pairs_memory: ids a thread counts at a time (0: 512; small in tests) */
+    int sync_later;           /* sh_form_pairs_memory: pairs.bin is synced by the caller later (recfile.h) */
 } sh_form_config;
 
 typedef struct sh_form_stats {
@@ -84,8 +85,9 @@ sh_status sh_form_pairs_memory(sh_extsort *keys, const sh_form_config *c, uint32
 sh_status sh_pairsort_open(sh_extsort **out, size_t memory, const char *temp_dir, sh_error *err);
 
 /* Write the merged pairs of a finished pair sorter as a pairs.bin record file
- * (sh_pairrec, core/formats.h) at path (scratch: a working file, not synced;
- * recfile.h); *count is added the number written. Errors: those of the
+ * (sh_pairrec, core/formats.h) at path (scratch: 1, a working file, not
+ * synced; 2, synced later by the caller, sync_later in recfile.h); *count is
+ * added the number written. Errors: those of the
  * sorter and the writer (nothing is left at path). */
 sh_status sh_pairs_write(const char *path, sh_extsort *pairs, int scratch, uint64_t *count, sh_error *err);
 

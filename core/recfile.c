@@ -127,7 +127,7 @@ sh_status sh_recwriter_commit(sh_recwriter *w, sh_error *err)
     sh_store_le32(t + 8, w->crc);
     sh_store_le32(t + 12, w->hcrc);
     memcpy(t + 16, SH_RECFILE_END, 8);
-    if (fwrite(t, 1, sizeof t, w->f) != sizeof t || fflush(w->f) != 0 || (!w->scratch && fsync(fileno(w->f)) != 0))
+    if (fwrite(t, 1, sizeof t, w->f) != sizeof t || fflush(w->f) != 0 || (!w->scratch && !w->sync_later && fsync(fileno(w->f)) != 0))
         st = io_error(err, "write", w->tmp);
     if (fclose(w->f) != 0 && st == SH_OK) st = io_error(err, "close", w->tmp);
     w->f = NULL;

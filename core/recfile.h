@@ -36,6 +36,10 @@ typedef struct sh_recwriter {
     int scratch;       /* set by the caller after open: a working file that need not
                           survive a crash (a rank's shard, core/dist.c), so commit
                           skips the fsync; still checksummed and renamed */
+    int sync_later;    /* set by the caller after open: the file is made durable later, by an
+                          fsync of the directory it is in before that directory counts (a
+                          staged output, util.output's sync_tree), so commit skips the fsync
+                          but its writeback is started as it grows */
     uint64_t written;  /* bytes of records appended */
     uint64_t synced;   /* of them, handed to the disk's writeback so far (sh_writeback) */
 } sh_recwriter;

@@ -524,7 +524,8 @@ static int c_dedupe(lua_State *L)
     return 1;
 }
 
-/* core.pairs(dir, { memory, max_df, temp_dir, threads, progress }) -> stats, or nil, err */
+/* core.pairs(dir, { memory, max_df, temp_dir, threads, sync_later, progress }) -> stats, or nil, err
+ * (sync_later: pairs.bin is not fsynced; the caller syncs the directory before it counts) */
 static int c_pairs(lua_State *L)
 {
     const char *dir = luaL_checkstring(L, 1);
@@ -542,6 +543,7 @@ static int c_pairs(lua_State *L)
     c.temp_dir = shl_opt_str(L, 2, "temp_dir", NULL);
     c.threads = (int)shl_opt_int(L, 2, "threads", 1);
     luaL_argcheck(L, c.threads >= 1 && c.threads <= 256, 2, "threads must be 1 to 256");
+    c.sync_later = shl_opt_bool(L, 2, "sync_later", 0);
     shl_get_progress(L, 2, &lp, &c.progress, &c.progress_ud);
     if (sh_pairs(dir, &c, &st, &err) != SH_OK) return shl_fail(L, &err);
     shl_push_pairs_stats(L, &st);

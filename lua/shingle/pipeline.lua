@@ -344,8 +344,10 @@ function M:pairs()
   if c.method ~= "shingles" then return true end
   local update, finish = stepper(c.quiet)
   local c0 = core.cputime()
+  -- in a staged output (M:staged), pairs.bin is made durable by the fsync of
+  -- the whole tree before it is put in place, not on its own
   local st, err = core.pairs(self.dir, { memory = c.memory, max_df = c.max_df, temp_dir = c.temp_dir, threads = c.threads,
-    progress = update })
+    sync_later = self.staging or nil, progress = update })
   finish()
   if not st then return nil, err end
   self.times.shingle_merging = st.t_merge
@@ -787,6 +789,8 @@ function M:staged(steps, opts)
     log = function(msg) self.log("shingle: " .. msg) end })
   if not o then return nil, err end
   self.dir = o.dir
+  -- the steps write into o.dir, which o:commit syncs whole before the swap
+  self.staging = true
   local ok, serr = true, nil
   for _, step in ipairs(steps) do
     local pok
@@ -794,12 +798,14 @@ function M:staged(steps, opts)
     if not pok then
       -- a raised error (a bug, or misuse) leaves nothing beside OUT either
       self.dir = final
+      self.staging = nil
       o:abort()
       error(ok, 0)
     end
     if not ok then break end
   end
   self.dir = final
+  self.staging = nil
   if not ok then o:abort(); return nil, util.unstage(serr, o) end
   return o:commit()
 end
