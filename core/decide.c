@@ -410,7 +410,17 @@ sh_status sh_decide(const char *dir, const sh_decide_config *cfg, sh_decide_stat
     memset(&R, 0, sizeof R);
     if ((s = sh_decider_open(&x, dir, cfg, 0, st, err)) != SH_OK) { sh_decider_close(&x); return s; }
     sh_run_path(path, sizeof path, dir, "pairs.bin");
-    if ((s = sh_recfile_open(&pf, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), 1, err)) != SH_OK) { sh_decider_close(&x); return s; }
+    {
+        /* sh_candidates verified pairs.bin's checksum when it made the verdicts
+         * kept with the sets (sh_verify_sets, just before): not again when the
+         * file has their count */
+        const int checked = cfg->verify && cfg->fullsets && cfg->fullsets->pair_cand;
+        if ((s = sh_recfile_open(&pf, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), !checked, err)) != SH_OK) { sh_decider_close(&x); return s; }
+        if (checked && pf.count != cfg->fullsets->n_pairs) {
+            sh_recfile_close(&pf);
+            if ((s = sh_recfile_open(&pf, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), 1, err)) != SH_OK) { sh_decider_close(&x); return s; }
+        }
+    }
     if (cfg->accept) {
         for (i = 0; i < pf.count && s == SH_OK; i++) {
             const sh_pairrec *p = (const sh_pairrec *)(const void *)pf.records + i;

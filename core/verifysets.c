@@ -278,7 +278,8 @@ sh_status sh_verify_sets(const char *dir, sh_pool *pool, const sh_decide_config 
         if (mem) {
             sh_recfile pf;
             sh_run_path(path, sizeof path, dir, "pairs.bin");
-            if ((s = sh_recfile_open(&pf, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), 1, err)) != SH_OK) goto done;
+            /* its count only: sh_candidates verifies its checksum next */
+            if ((s = sh_recfile_open(&pf, path, SH_MAGIC_PAIRS, sizeof(sh_pairrec), 0, err)) != SH_OK) goto done;
             n_pairs = pf.count;
             sh_recfile_close(&pf);
             if (!(pair_cand = (unsigned char *)malloc((size_t)n_pairs + 1))) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto done; }
