@@ -109,51 +109,23 @@ static void kmers(const sh_fasta *f, const unsigned char *s, size_t n, int dna, 
  * at most 8 bytes is T * x^64 mod P_id, T their big-endian value: one
  * carry-less multiply and a Barrett reduction, or eight table lookups.
  * A k-mer with an N in it has no id. Returns the ids written, or NOT_DNA
- * at a byte that is not a base (a protein: the caller starts again). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(SH_NO_SIMD)
-#include <immintrin.h>
-#define FA_HW 1
-__attribute__((target("pclmul,sse2")))
-static size_t kmers2_hw(const sh_fasta *f, const unsigned char *s, size_t n, uint64_t *ids)
-{
-    const unsigned k = f->k, shift = 2 * (k - 1), pad = 8 * ((k + 3) / 4) - 2 * k;
-    const uint64_t mask = k == 32 ? ~(uint64_t)0 : ((uint64_t)1 << (2 * k)) - 1;
-    const __m128i mu = _mm_cvtsi64_si128((long long)f->sh->cid.mu), p = _mm_cvtsi64_si128((long long)f->sh->cid.p);
-    uint64_t fw = 0, rc = 0;
-    size_t i, run = 0, nid = 0;
-    for (i = 0; i < n; i++) {
-        const unsigned c = base2[s[i]] - 1u;
-        uint64_t t;
-        __m128i a;
-        if (c > 3) {
-            if (c != 4) return NOT_DNA;
-            run = 0; /* N */
-            continue;
-        }
-        fw = ((fw << 2) | c) & mask;
-        rc = (rc >> 2) | ((uint64_t)(3 - c) << shift);
-        t = (fw < rc ? fw : rc) << pad;
-        a = _mm_cvtsi64_si128((long long)t);
-        a = _mm_xor_si128(a, _mm_srli_si128(_mm_clmulepi64_si128(a, mu, 0x00), 8));
-        ids[nid] = (uint64_t)_mm_cvtsi128_si64(_mm_clmulepi64_si128(a, p, 0x00));
-        nid += ++run >= k;
-    }
-    return nid;
-}
+ * at a byte that is not a base (a protein: the caller starts again).
+ *
+ * With the carry-less multiply it takes two passes: the canonical codes
+ * first (codes2: the rolling is all there is to that loop), then their ids
+ * in place, two (or eight) at a time; the ids do not wait on each other, so
+ * the multiplier is kept busy, where one loop made it wait on the rolling. */
 
-/* kmers2 at the AVX-512 level: the canonical codes first (the rolling is
- * all there is to that loop), then their ids eight at a time, with four
- * carry-less multiplies (VPCLMULQDQ) per eight. */
-#define FZ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,vpclmulqdq,pclmul")))
-FZ static size_t kmers2_zmm(const sh_fasta *f, const unsigned char *s, size_t n, uint64_t *ids)
+/* The canonical codes of the k-mers of s[0..n) (no N in them) to ids, in
+ * order; the count, or NOT_DNA. Inlined into each instruction set's caller. */
+static inline __attribute__((always_inline)) size_t codes2(unsigned k, const unsigned char *s, size_t n, uint64_t *ids)
 {
-    const unsigned k = f->k, shift = 2 * (k - 1), pad = 8 * ((k + 3) / 4) - 2 * k;
+    const unsigned shift = 2 * (k - 1);
     const uint64_t mask = k == 32 ? ~(uint64_t)0 : ((uint64_t)1 << (2 * k)) - 1;
-    const __m512i mu = _mm512_set1_epi64((long long)f->sh->cid.mu), p = _mm512_set1_epi64((long long)f->sh->cid.p);
     const uint64_t rcin[4] = { (uint64_t)3 << shift, (uint64_t)2 << shift, (uint64_t)1 << shift, 0 };
     uint64_t fw = 0, rc = 0;
     size_t i, run = 0, nid = 0;
-#define FZ_STEP(C, J) do { \
+#define C2_STEP(C, J) do { \
             fw = fw * 4 + (C); /* the bits above the k-mer's are cut below */ \
             rc = (rc >> 2) | rcin[C]; \
             a = fw & mask; \
@@ -167,10 +139,10 @@ FZ static size_t kmers2_zmm(const sh_fasta *f, const unsigned char *s, size_t n,
             const unsigned c0 = base2[s[i]] - 1u, c1 = base2[s[i + 1]] - 1u, c2 = base2[s[i + 2]] - 1u,
                            c3 = base2[s[i + 3]] - 1u;
             if ((c0 | c1 | c2 | c3) <= 3) {
-                FZ_STEP(c0, 0);
-                FZ_STEP(c1, 1);
-                FZ_STEP(c2, 2);
-                FZ_STEP(c3, 3);
+                C2_STEP(c0, 0);
+                C2_STEP(c1, 1);
+                C2_STEP(c2, 2);
+                C2_STEP(c3, 3);
                 nid += 4;
                 i += 4;
                 continue;
@@ -183,11 +155,57 @@ FZ static size_t kmers2_zmm(const sh_fasta *f, const unsigned char *s, size_t n,
                 run = 0; /* N */
                 continue;
             }
-            FZ_STEP(c, 0);
+            C2_STEP(c, 0);
             nid += ++run >= k;
         }
     }
-#undef FZ_STEP
+#undef C2_STEP
+    return nid;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(SH_NO_SIMD)
+#include <immintrin.h>
+#define FA_HW 1
+/* ids[i] = (ids[i] << pad) * x^64 mod P_id (Barrett, clmul.h), in place, two
+ * at a time (a 128-bit register's two halves, one multiply each). */
+__attribute__((target("pclmul,sse2")))
+static void ids2_hw(const sh_fasta *f, uint64_t *ids, size_t n, unsigned pad)
+{
+    const __m128i mu = _mm_set1_epi64x((long long)f->sh->cid.mu), p = _mm_set1_epi64x((long long)f->sh->cid.p);
+    size_t i;
+    for (i = 0; i + 2 <= n; i += 2) {
+        const __m128i x = _mm_slli_epi64(_mm_loadu_si128((const __m128i *)(const void *)&ids[i]), (int)pad);
+        const __m128i h = _mm_unpackhi_epi64(_mm_clmulepi64_si128(x, mu, 0x00), _mm_clmulepi64_si128(x, mu, 0x01));
+        const __m128i a = _mm_xor_si128(x, h);
+        _mm_storeu_si128((__m128i *)(void *)&ids[i],
+                         _mm_unpacklo_epi64(_mm_clmulepi64_si128(a, p, 0x00), _mm_clmulepi64_si128(a, p, 0x01)));
+    }
+    for (; i < n; i++) {
+        __m128i a = _mm_cvtsi64_si128((long long)(ids[i] << pad));
+        a = _mm_xor_si128(a, _mm_srli_si128(_mm_clmulepi64_si128(a, mu, 0x00), 8));
+        ids[i] = (uint64_t)_mm_cvtsi128_si64(_mm_clmulepi64_si128(a, p, 0x00));
+    }
+}
+
+__attribute__((target("pclmul,sse2")))
+static size_t kmers2_hw(const sh_fasta *f, const unsigned char *s, size_t n, uint64_t *ids)
+{
+    const unsigned k = f->k, pad = 8 * ((k + 3) / 4) - 2 * k;
+    const size_t nid = codes2(k, s, n, ids);
+    if (nid != NOT_DNA) ids2_hw(f, ids, nid, pad);
+    return nid;
+}
+
+/* kmers2 at the AVX-512 level: the ids eight at a time, with four
+ * carry-less multiplies (VPCLMULQDQ) per eight. */
+#define FZ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,vpclmulqdq,pclmul")))
+FZ static size_t kmers2_zmm(const sh_fasta *f, const unsigned char *s, size_t n, uint64_t *ids)
+{
+    const unsigned k = f->k, pad = 8 * ((k + 3) / 4) - 2 * k;
+    const __m512i mu = _mm512_set1_epi64((long long)f->sh->cid.mu), p = _mm512_set1_epi64((long long)f->sh->cid.p);
+    const size_t nid = codes2(k, s, n, ids);
+    size_t i;
+    if (nid == NOT_DNA) return nid;
     /* T = code << pad, then T * x^64 mod P_id (Barrett, clmul.h), in place */
     for (i = 0; i + 8 <= nid; i += 8) {
         const __m512i x = _mm512_slli_epi64(_mm512_loadu_si512((const void *)&ids[i]), pad);
@@ -196,11 +214,7 @@ FZ static size_t kmers2_zmm(const sh_fasta *f, const unsigned char *s, size_t n,
         _mm512_storeu_si512((void *)&ids[i],
                             _mm512_unpacklo_epi64(_mm512_clmulepi64_epi128(a, p, 0x00), _mm512_clmulepi64_epi128(a, p, 0x01)));
     }
-    for (; i < nid; i++) {
-        __m128i a = _mm_cvtsi64_si128((long long)(ids[i] << pad));
-        a = _mm_xor_si128(a, _mm_srli_si128(_mm_clmulepi64_si128(a, _mm512_castsi512_si128(mu), 0x00), 8));
-        ids[i] = (uint64_t)_mm_cvtsi128_si64(_mm_clmulepi64_si128(a, _mm512_castsi512_si128(p), 0x00));
-    }
+    ids2_hw(f, ids + i, nid - i, pad);
     return nid;
 }
 #undef FZ

@@ -210,6 +210,161 @@ static void a_late_letter_makes_the_record_a_protein(void)
     sh_work_free(&w);
 }
 
+/* The sequences of an input as the Lua extractor reads it, the obvious
+ * way: lines are the runs of bytes between \r and \n; a line starting with
+ * '>' starts a record, one starting with ';' is a comment; the others are
+ * sequence, white space dropped and letters raised. Returns the records. */
+#define ADV_RECS 16
+#define ADV_LEN 6000
+typedef struct adv_seqs {
+    size_t n, len[ADV_RECS];
+    unsigned char s[ADV_RECS][ADV_LEN];
+} adv_seqs;
+
+static void slow_parse(const char *in, size_t n, adv_seqs *q)
+{
+    size_t i = 0;
+    q->n = 0;
+    while (i < n) {
+        size_t e = i, j;
+        while (e < n && in[e] != '\n' && in[e] != '\r') e++;
+        if (e > i && in[i] == '>') {
+            q->len[q->n++] = 0;
+        } else if (e > i && in[i] != ';') {
+            for (j = i; j < e; j++) {
+                const unsigned char b = (unsigned char)in[j];
+                if (b == ' ' || (b >= 9 && b <= 13)) continue;
+                q->s[q->n - 1][q->len[q->n - 1]++] = (unsigned char)lower(b);
+            }
+        }
+        i = e + 1;
+    }
+}
+
+/* The ids of every k-mer of q, each from scratch (slow_id; DNA k-mers with
+ * an N have none), compared with sh_fasta_features of the input on shingler
+ * s; the number of differences (the first one printed). */
+static long compare_slow(const sh_shingler *s, unsigned k, const char *in, size_t n, sh_work *w, const char *what)
+{
+    static adv_seqs q;
+    sh_fasta f;
+    sh_error err;
+    size_t r, i, nid = 0;
+    long bad = 0;
+    slow_parse(in, n, &q);
+    if (sh_fasta_init(&f, s, k, &err) != SH_OK || sh_fasta_features(&f, in, n, w, &err) != SH_OK) {
+        fprintf(stderr, "%s, k %u, %s: %s\n", what, k, sh_simd_name(s->level), err.msg);
+        return 1;
+    }
+    for (r = 0; r < q.n; r++) {
+        int dna = 1;
+        for (i = 0; i < q.len[r]; i++) dna &= strchr("ACGTN", q.s[r][i]) != NULL && q.s[r][i] != 0;
+        for (i = 0; i + k <= q.len[r]; i++) {
+            if (dna && has_n(q.s[r] + i, k)) continue;
+            if (nid >= w->n_ids || w->ids[nid] != slow_id(q.s[r] + i, k, dna)) {
+                if (!bad)
+                    fprintf(stderr, "%s, k %u, %s: record %zu, k-mer at %zu differs\n", what, k, sh_simd_name(s->level), r, i);
+                bad++;
+            }
+            nid++;
+        }
+    }
+    if (nid != w->n_ids) {
+        if (!bad) fprintf(stderr, "%s, k %u, %s: %zu k-mers, want %zu\n", what, k, sh_simd_name(s->level), w->n_ids, nid);
+        bad++;
+    }
+    return bad;
+}
+
+/* Every instruction set level (core/simd.h; a build without SIMD has the
+ * portable one only) against the slow reference on adversarial input: runs
+ * of N long and short, lower case, IUPAC codes (a record with one is a
+ * protein's), line breaks of every kind at every position, white space
+ * inside lines, records shorter than k and empty ones, several records. */
+static void every_level_equals_the_slow_reference_on_adversarial_input(void)
+{
+    static const unsigned ks[] = { 1, 3, 4, 5, 8, 13, 20, 21, 22, 28, 31, 32, 33 };
+    static const unsigned few[] = { 1, 4, 21, 32, 33 };
+    static const char *breaks[] = { "\n", "\r\n", "\r", "\n\n", " \n", "\n;comment\n" };
+    static char in[ADV_RECS * ADV_LEN * 2];
+    static unsigned char base[400];
+    sh_shingler lv[SH_SIMD_LEVELS];
+    int have[SH_SIMD_LEVELS];
+    uint64_t st = 2026;
+    long bad = 0;
+    unsigned ki;
+    int l, round;
+    sh_work w;
+    memset(&w, 0, sizeof w);
+    for (l = SH_SIMD_PORTABLE; l < SH_SIMD_LEVELS; l++) {
+        sh_shingler_config c;
+        sh_error err;
+        memset(&c, 0, sizeof c);
+        c.w = 10;
+        c.k = 64;
+        c.seed = 0x5348494E474CULL;
+        c.simd = (sh_simd)l;
+        have[l] = sh_shingler_init(&lv[l], &c, &err) == SH_OK && lv[l].level == (sh_simd)l;
+    }
+    CHECK(have[SH_SIMD_PORTABLE]);
+    /* random documents */
+    for (round = 0; round < 40; round++) {
+        size_t n = 0, r, i;
+        const size_t nrec = 1 + (size_t)(sh_splitmix_next(&st) % 6);
+        const size_t line = 1 + (size_t)(sh_splitmix_next(&st) % 90);
+        for (r = 0; r < nrec; r++) {
+            const unsigned kind = (unsigned)(sh_splitmix_next(&st) % 8);
+            size_t len = (size_t)(sh_splitmix_next(&st) % (kind == 0 ? 40 : 3000));
+            n += (size_t)sprintf(in + n, ">rec %zu of round %d%s", r, round, breaks[sh_splitmix_next(&st) % 3]);
+            for (i = 0; i < len; i++) {
+                uint64_t x = sh_splitmix_next(&st);
+                char b = "ACGT"[x & 3];
+                if (kind == 2 && (x >> 8) % 500 == 0) b = "RYKMSWBDHV"[(x >> 20) % 10]; /* IUPAC: a protein's */
+                if (kind == 3 && (x >> 8) % 97 == 0) { /* a run of N */
+                    size_t run = 1 + (size_t)((x >> 20) % 60);
+                    while (run-- && i < len) { in[n++] = (x >> 30) & 1 ? 'n' : 'N'; i++; }
+                    if (i == len) break;
+                }
+                if (kind == 4 && (x >> 12) % 3 == 0) b = (char)(b + 32); /* lower case */
+                if (kind == 5) b = "ACGTN"[(x >> 8) % 5];                    /* N anywhere */
+                if (kind == 6) b = "ACDEFGHIKLMNPQRSTVWY"[(x >> 8) % 20];   /* a protein */
+                in[n++] = b;
+                if ((i + 1) % line == 0) n += (size_t)sprintf(in + n, "%s", breaks[(x >> 40) % 6]);
+                else if ((x >> 50) % 211 == 0) in[n++] = (x >> 60) & 1 ? ' ' : '\t';
+            }
+            if (r + 1 < nrec || (sh_splitmix_next(&st) & 1)) in[n++] = '\n'; /* the last line's break, or none */
+        }
+        for (ki = 0; ki < sizeof ks / sizeof *ks; ki++)
+            for (l = SH_SIMD_PORTABLE; l < SH_SIMD_LEVELS; l++)
+                if (have[l]) bad += compare_slow(&lv[l], ks[ki], in, n, &w, "random document");
+    }
+    /* a line break (of each kind) at every position of a sequence with a
+     * run of N in it, and the sequence cut at every length */
+    for (ki = 0; ki < sizeof base; ki++) base[ki] = (unsigned char)"ACGT"[sh_splitmix_next(&st) & 3];
+    memset(base + 150, 'N', 7);
+    base[200] = 'n';
+    {
+        size_t at, b;
+        for (at = 0; at <= sizeof base; at++)
+            for (b = 0; b < 3; b++) {
+                size_t n = (size_t)sprintf(in, ">one\n");
+                memcpy(in + n, base, at);
+                n += at;
+                n += (size_t)sprintf(in + n, "%s", breaks[b]);
+                memcpy(in + n, base + at, sizeof base - at);
+                n += sizeof base - at;
+                n += (size_t)sprintf(in + n, "\n>cut\n");
+                memcpy(in + n, base, at); /* every length, shorter than k too */
+                n += at;
+                for (ki = 0; ki < sizeof few / sizeof *few; ki++)
+                    for (l = SH_SIMD_PORTABLE; l < SH_SIMD_LEVELS; l++)
+                        if (have[l]) bad += compare_slow(&lv[l], few[ki], in, n, &w, "a break at every position");
+            }
+    }
+    CHECK_EQ_U64(bad, 0);
+    sh_work_free(&w);
+}
+
 int main(void)
 {
     make();
@@ -218,5 +373,6 @@ int main(void)
     RUN(every_byte_value_is_read_as_the_lua_extractor_reads_it);
     RUN(what_is_not_fasta_is_refused_naming_the_line);
     RUN(a_late_letter_makes_the_record_a_protein);
+    RUN(every_level_equals_the_slow_reference_on_adversarial_input);
     return TEST_END();
 }
