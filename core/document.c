@@ -68,7 +68,9 @@ sh_status sh_doc_sketch(const sh_shingler *sh, sh_work *w, const sh_sketch_param
     }
     {
         const sh_sketch *set = o->full ? o->full : o->sketch;
-        sh_doc_fingerprints(sh, bytes, len, w->ids, w->n_ids, set->v, set->n, &o->raw_fp, &o->canon_fp, &o->set_fp);
+        /* (features: sh_shingle_features moved the ids to fps) */
+        sh_doc_fingerprints(sh, bytes, len, features ? w->fps : w->ids, w->n_ids, set->v, set->n, &o->raw_fp, &o->canon_fp,
+                            &o->set_fp);
     }
     return SH_OK;
 fail:

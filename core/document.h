@@ -48,8 +48,8 @@ void sh_doc_fingerprints(const sh_shingler *s, const void *bytes, size_t len, co
                          const uint64_t *set, size_t n_set, uint64_t *raw, uint64_t *canon, uint64_t *set_fp);
 
 /* Everything of o but status, err and bytes, for a document whose shingles
- * are in w (after sh_shingle_text or sh_shingle_ids; with features = 1, w->ids
- * and w->fps both hold the feature set) and whose raw bytes are
+ * are in w (after sh_shingle_text or sh_shingle_ids; with features = 1, after
+ * sh_shingle_features: w->fps holds the feature set) and whose raw bytes are
  * bytes[0..len): its sketch of params's kind (sh_sketch_build), with
  * want_full its full set (the FULL sketch, from which the sketch is then
  * selected), with sig_k its min-hash signature over w->fps, and its

@@ -98,12 +98,9 @@ uint64_t sh_window_slow(const sh_shingler *s, const uint64_t *ids, size_t n)
 
 sh_status sh_work_reserve_ids(sh_work *w, size_t n)
 {
-    size_t cap = w->cap_ids;
-    if (n <= cap) return SH_OK;
-    if (!sh_grow((void **)&w->ids, &cap, n, sizeof *w->ids, 256)) return SH_ENOMEM;
-    cap = w->cap_ids;
-    if (!sh_grow((void **)&w->id_tok, &cap, n, sizeof *w->id_tok, 256)) return SH_ENOMEM;
-    w->cap_ids = cap;
+    /* (the two grow apart: sh_shingle_features trades ids for fps) */
+    if (!sh_grow((void **)&w->ids, &w->cap_ids, n, sizeof *w->ids, 256)) return SH_ENOMEM;
+    if (!sh_grow((void **)&w->id_tok, &w->cap_id_tok, n, sizeof *w->id_tok, 256)) return SH_ENOMEM;
     return SH_OK;
 }
 
@@ -124,10 +121,16 @@ sh_status sh_shingle_features(sh_work *w, sh_error *err)
     if (w->max_shingles && w->n_ids > w->max_shingles)
         return sh_error_set(err, SH_ELIMIT, 0, "has more than %zu features, the limit (max_shingles); raise "
                             "--max-shingles to include it", w->max_shingles);
-    if (reserve_fps(w, w->n_ids) != SH_OK)
-        return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu features", w->n_ids);
-    if (w->n_ids) memcpy(w->fps, w->ids, w->n_ids * sizeof *w->fps);
+    {
+        uint64_t *const t = w->fps;
+        const size_t c = w->cap_fps;
+        w->fps = w->ids;
+        w->cap_fps = w->cap_ids;
+        w->ids = t;
+        w->cap_ids = c;
+    }
     w->n_fps = w->n_ids;
+    (void)err;
     return SH_OK;
 }
 

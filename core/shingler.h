@@ -67,7 +67,7 @@ typedef struct sh_work {
     uint64_t *ids;            /* token ids */
     uint32_t *id_tok;         /* PAD8 only: the token of each id (a token may make several);
                                * otherwise id i is token i */
-    size_t n_ids, cap_ids;
+    size_t n_ids, cap_ids, cap_id_tok;
     uint64_t *fps;            /* shingle fingerprints in document order; shingle i starts at id i */
     size_t n_fps, cap_fps;
     uint64_t *tab;            /* hash table for distinct values / labels */
@@ -123,7 +123,10 @@ sh_status sh_work_reserve_ids(sh_work *w, size_t n);
 uint64_t *sh_work_ids(sh_work *w, size_t n);
 
 /* The ids in w->ids[0..w->n_ids) as a set of features: w->fps gets them as
- * they are (no shingling), for sh_sketch_build with features = 1. */
+ * they are (no shingling), for sh_sketch_build with features = 1. The
+ * buffers trade places rather than the ids being copied (a FASTA document
+ * has a feature a base): w->fps[0..w->n_fps) then holds the ids, w->n_ids
+ * still counts them, and w->ids is scratch. */
 sh_status sh_shingle_features(sh_work *w, sh_error *err);
 
 /* The bytes of the source text that shingle i of the last sh_shingle_text

@@ -129,8 +129,20 @@ static void features_are_a_set_without_shingling(void)
     CHECK(ids != NULL && w.n_ids == 5);
     for (i = 0; i < 5; i++) ids[i] = 100 + i % 3;   /* 100 101 102 100 101 */
     CHECK(sh_shingle_features(&w, &err) == SH_OK);
-    CHECK(w.n_fps == 5 && memcmp(w.fps, w.ids, 5 * 8) == 0);
+    /* the ids are moved to fps, not copied: w.ids is scratch now */
+    CHECK(w.n_fps == 5 && w.n_ids == 5);
+    for (i = 0; i < 5; i++) CHECK_EQ_U64(w.fps[i], 100 + i % 3);
+    for (i = 0; i < w.cap_ids && i < 5; i++) w.ids[i] = 7; /* what a caller may do with the scratch */
     CHECK(sh_doc_sketch(&a, &w, &p, 1, 0, 4, "x", 1, 5, &o, &err) == SH_OK);
+    {
+        /* the canonical fingerprint is that of the features as given */
+        const uint64_t want[5] = { 100, 101, 102, 100, 101 };
+        uint64_t raw, canon, set;
+        sh_doc_fingerprints(&a, "x", 1, want, 5, o.sketch->v, o.sketch->n, &raw, &canon, &set);
+        CHECK_EQ_U64(o.canon_fp, canon);
+        CHECK_EQ_U64(o.raw_fp, raw);
+        CHECK_EQ_U64(o.set_fp, set);
+    }
     CHECK(o.sketch->n == 3 && o.sketch->p.w == 0 && o.sketch->p.option == SH_OPTION_B);
     sh_sketch_identity(&a, &p, 1, &id);
     /* the fields that decide comparability; s, m and floor are the kind's business */
