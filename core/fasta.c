@@ -196,6 +196,153 @@ static size_t kmers2_hw(const sh_fasta *f, const unsigned char *s, size_t n, uin
     return nid;
 }
 
+/* kmers2 at the AVX2 level for k <= 29 (kmers2_avx2): the sequence is
+ * packed first, 2 bits a base (the first base of a byte in its high bits)
+ * into pk, 32 bases at a time (a byte shuffle for the codes, two
+ * multiply-adds to pack them); then the k-mer starting at base j is
+ * (be64(pk + j / 4) << 2 (j % 4)) >> (64 - 2k), so four k-mers in a row
+ * share one load and take a shift each, and the reverse complement is the
+ * bits reversed two by two (bytes, then crumbs within bytes by two
+ * nibble shuffles, the complement folded into their tables). The ids are
+ * taken in the same loop, so that the carry-less multiplies, which bound
+ * it, overlap the rest. Runs of N are cut out (memchr), k-mers at the ends
+ * of a run taken one at a time. FA_K_AVX2: the largest k (a k-mer at
+ * j % 4 = 3 must fit in the 64 bits loaded). */
+#define FA_K_AVX2 29
+#define FY __attribute__((target("avx2,pclmul")))
+
+/* The reverse complement of a k-mer's code, one at a time. */
+static inline uint64_t revcomp2(uint64_t x, unsigned k)
+{
+    x = __builtin_bswap64(~x);
+    x = ((x >> 4) & 0x0f0f0f0f0f0f0f0fULL) | ((x & 0x0f0f0f0f0f0f0f0fULL) << 4);
+    x = ((x >> 2) & 0x3333333333333333ULL) | ((x & 0x3333333333333333ULL) << 2);
+    return x >> (64 - 2 * k);
+}
+
+/* Pack s[0..n) into pk (2 bits a base, N as 0, then 16 zero bytes); 1 if
+ * there is an N, 0 if not, -1 at a byte that is not a base. */
+FY static int pack2_avx2(const unsigned char *s, size_t n, unsigned char *pk)
+{
+    const __m256i expect = _mm256_setr_epi8(-128, 'A', -128, 'C', 'T', -128, -128, 'G', -128, -128, -128, -128, -128, -128,
+                                            -128, -128, -128, 'A', -128, 'C', 'T', -128, -128, 'G', -128, -128, -128,
+                                            -128, -128, -128, -128, -128);
+    const __m256i codes = _mm256_setr_epi8(0, 0, 0, 1, 3, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 3, 0, 0, 2, 0, 0, 0,
+                                          0, 0, 0, 0, 0);
+    const __m256i weights = _mm256_set1_epi32(0x01041040), ones = _mm256_set1_epi16(1), nb = _mm256_set1_epi8('N');
+    const __m256i pick = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, -1, -1,
+                                          -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i lanes = _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1);
+    size_t i;
+    int has_n = 0;
+    for (i = 0; i + 32 <= n; i += 32) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(s + i));
+        const unsigned ok = (unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_shuffle_epi8(expect, v)));
+        __m256i x;
+        if (ok != 0xffffffffu) {
+            const unsigned isn = (unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, nb));
+            if ((ok | isn) != 0xffffffffu) return -1;
+            has_n = 1;
+        }
+        /* N's low nibble (0xe) gives code 0 */
+        x = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_shuffle_epi8(codes, v), weights), ones);
+        x = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(x, pick), lanes);
+        _mm_storel_epi64((__m128i *)(void *)(pk + i / 4), _mm256_castsi256_si128(x));
+    }
+    for (; i < n; i += 4) {
+        unsigned b = 0, j;
+        for (j = 0; j < 4; j++) {
+            unsigned c = 0;
+            if (i + j < n) {
+                c = base2[s[i + j]] - 1u;
+                if (c > 3) {
+                    if (c != 4) return -1;
+                    has_n = 1;
+                    c = 0;
+                }
+            }
+            b = b << 2 | c;
+        }
+        pk[i / 4] = (unsigned char)b;
+    }
+    memset(pk + (n + 3) / 4, 0, 16);
+    return has_n;
+}
+
+/* The id of one canonical code (T = code << pad; T * x^64 mod P_id). */
+FY static inline uint64_t id1_avx2(uint64_t t, __m128i mu, __m128i p)
+{
+    __m128i a = _mm_cvtsi64_si128((long long)t);
+    a = _mm_xor_si128(a, _mm_srli_si128(_mm_clmulepi64_si128(a, mu, 0x00), 8));
+    return (uint64_t)_mm_cvtsi128_si64(_mm_clmulepi64_si128(a, p, 0x00));
+}
+
+/* The ids of the k-mers starting at a..e (inclusive) of the packed
+ * sequence pk, to ids; the count. */
+FY static size_t run2_avx2(const unsigned char *pk, size_t a, size_t e, unsigned k, unsigned pad, __m128i mu, __m128i p,
+                           uint64_t *ids)
+{
+    const __m256i shifts = _mm256_setr_epi64x(0, 2, 4, 6);
+    const __m128i down = _mm_cvtsi32_si128((int)(64 - 2 * k)), up = _mm_cvtsi32_si128((int)pad);
+    const __m256i bswap = _mm256_setr_epi8(7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 15,
+                                           14, 13, 12, 11, 10, 9, 8);
+    /* a nibble's two crumbs complemented and swapped, to the high or the low nibble */
+    const __m256i rlo = _mm256_setr_epi8(-16, -80, 112, 48, -32, -96, 96, 32, -48, -112, 80, 16, -64, -128, 64, 0, -16, -80,
+                                         112, 48, -32, -96, 96, 32, -48, -112, 80, 16, -64, -128, 64, 0);
+    const __m256i rhi = _mm256_setr_epi8(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0, 15, 11, 7, 3, 14, 10, 6, 2, 13,
+                                         9, 5, 1, 12, 8, 4, 0);
+    const __m256i nib = _mm256_set1_epi8(0x0f);
+    size_t j = a, nid = 0;
+    for (; j <= e && (j & 3) != 0; j++) {
+        const uint64_t fw = (sh_load_be64(pk + j / 4) << (2 * (j & 3))) >> (64 - 2 * k), rc = revcomp2(fw, k);
+        ids[nid++] = id1_avx2((fw < rc ? fw : rc) << pad, mu, p);
+    }
+    for (; j + 3 <= e; j += 4) {
+        const __m256i x = _mm256_set1_epi64x((long long)sh_load_be64(pk + j / 4));
+        const __m256i fw = _mm256_srl_epi64(_mm256_sllv_epi64(x, shifts), down);
+        const __m256i y = _mm256_shuffle_epi8(fw, bswap);
+        const __m256i rc = _mm256_srl_epi64(
+            _mm256_or_si256(_mm256_shuffle_epi8(rlo, _mm256_and_si256(y, nib)),
+                            _mm256_shuffle_epi8(rhi, _mm256_and_si256(_mm256_srli_epi16(y, 4), nib))),
+            down);
+        /* codes below 2^58: the signed comparison is the unsigned one */
+        const __m256i t = _mm256_sll_epi64(_mm256_blendv_epi8(fw, rc, _mm256_cmpgt_epi64(fw, rc)), up);
+        const __m128i t0 = _mm256_castsi256_si128(t), t1 = _mm256_extracti128_si256(t, 1);
+        const __m128i a0 = _mm_xor_si128(t0, _mm_unpackhi_epi64(_mm_clmulepi64_si128(t0, mu, 0x00),
+                                                                 _mm_clmulepi64_si128(t0, mu, 0x01)));
+        const __m128i a1 = _mm_xor_si128(t1, _mm_unpackhi_epi64(_mm_clmulepi64_si128(t1, mu, 0x00),
+                                                                 _mm_clmulepi64_si128(t1, mu, 0x01)));
+        _mm_storeu_si128((__m128i *)(void *)&ids[nid],
+                         _mm_unpacklo_epi64(_mm_clmulepi64_si128(a0, p, 0x00), _mm_clmulepi64_si128(a0, p, 0x01)));
+        _mm_storeu_si128((__m128i *)(void *)&ids[nid + 2],
+                         _mm_unpacklo_epi64(_mm_clmulepi64_si128(a1, p, 0x00), _mm_clmulepi64_si128(a1, p, 0x01)));
+        nid += 4;
+    }
+    for (; j <= e; j++) {
+        const uint64_t fw = (sh_load_be64(pk + j / 4) << (2 * (j & 3))) >> (64 - 2 * k), rc = revcomp2(fw, k);
+        ids[nid++] = id1_avx2((fw < rc ? fw : rc) << pad, mu, p);
+    }
+    return nid;
+}
+
+FY static size_t kmers2_avx2(const sh_fasta *f, const unsigned char *s, size_t n, uint64_t *ids, unsigned char *pk)
+{
+    const unsigned k = f->k, pad = 8 * ((k + 3) / 4) - 2 * k;
+    const __m128i mu = _mm_set1_epi64x((long long)f->sh->cid.mu), p = _mm_set1_epi64x((long long)f->sh->cid.p);
+    const int has_n = pack2_avx2(s, n, pk);
+    size_t a = 0, nid = 0;
+    if (has_n < 0) return NOT_DNA;
+    if (!has_n) return n >= k ? run2_avx2(pk, 0, n - k, k, pad, mu, p, ids) : 0;
+    while (a < n) {
+        const unsigned char *z = memchr(s + a, 'N', n - a);
+        const size_t b = z ? (size_t)(z - s) : n; /* the run [a, b) */
+        if (b - a >= k) nid += run2_avx2(pk, a, b - k, k, pad, mu, p, ids + nid);
+        a = b + 1;
+    }
+    return nid;
+}
+#undef FY
+
 /* kmers2 at the AVX-512 level: the ids eight at a time, with four
  * carry-less multiplies (VPCLMULQDQ) per eight. */
 #define FZ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,vpclmulqdq,pclmul")))
@@ -220,7 +367,7 @@ FZ static size_t kmers2_zmm(const sh_fasta *f, const unsigned char *s, size_t n,
 #undef FZ
 #endif
 
-static size_t kmers2(const sh_fasta *f, const unsigned char *s, size_t n, uint64_t *ids)
+static size_t kmers2(const sh_fasta *f, const unsigned char *s, size_t n, uint64_t *ids, unsigned char *pk)
 {
     const unsigned k = f->k, shift = 2 * (k - 1), pad = 8 * ((k + 3) / 4) - 2 * k;
     const uint64_t mask = k == 32 ? ~(uint64_t)0 : ((uint64_t)1 << (2 * k)) - 1;
@@ -229,8 +376,10 @@ static size_t kmers2(const sh_fasta *f, const unsigned char *s, size_t n, uint64
     size_t i, run = 0, nid = 0;
 #ifdef FA_HW
     if (f->sh->hw && f->sh->level >= SH_SIMD_AVX512) return kmers2_zmm(f, s, n, ids);
+    if (f->sh->hw && f->sh->level == SH_SIMD_AVX2 && k <= FA_K_AVX2) return kmers2_avx2(f, s, n, ids, pk);
     if (f->sh->hw) return kmers2_hw(f, s, n, ids);
 #endif
+    (void)pk;
     for (i = 0; i < n; i++) {
         const unsigned c = base2[s[i]] - 1u;
         if (c > 3) {
@@ -285,12 +434,13 @@ sh_status sh_fasta_features(const sh_fasta *f, const char *in, size_t n, sh_work
     unsigned char *seq;
     /* the sequences, upper-cased, without white space, one after another
      * in w->bytes; record r's starts at start[r] (in w->vals), and there is
-     * at most one record per two bytes of input */
-    if (w->cap_bytes < n + 1) {
-        unsigned char *b = realloc(w->bytes, n + 1);
+     * at most one record per two bytes of input; after them (n + 8 on)
+     * room for one sequence packed 2 bits a base (kmers2_avx2) */
+    if (w->cap_bytes < n + n / 4 + 64) {
+        unsigned char *b = realloc(w->bytes, n + n / 4 + 64);
         if (!b) return sh_error_set(err, SH_ENOMEM, 0, "out of memory for a FASTA input of %zu bytes", n);
         w->bytes = b;
-        w->cap_bytes = n + 1;
+        w->cap_bytes = n + n / 4 + 64;
     }
     if (w->cap_vals < n / 2 + 2) {
         uint64_t *v = realloc(w->vals, (n / 2 + 2) * sizeof *v);
@@ -345,7 +495,7 @@ sh_status sh_fasta_features(const sh_fasta *f, const char *in, size_t n, sh_work
             /* (kmers2 may store one id past the last it keeps) */
             if (sh_work_reserve_ids(w, nid + m - f->k + 2) != SH_OK)
                 return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu k-mers", nid + m - f->k + 1);
-            const size_t got = dna && f->k <= 32 ? kmers2(f, q, m, w->ids + nid) : NOT_DNA;
+            const size_t got = dna && f->k <= 32 ? kmers2(f, q, m, w->ids + nid, w->bytes + n + 8) : NOT_DNA;
             if (got != NOT_DNA) {
                 nid += got;
             } else {
