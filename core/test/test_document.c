@@ -112,6 +112,36 @@ static void fingerprints_are_as_documented(void)
     sh_work_free(&w);
 }
 
+/* At every instruction set level (document.c takes XXH3 with AVX2 where
+ * the library offers it) the raw and canonical fingerprints are
+ * XXH3_64bits, on inputs short and long (XXH3's stripes begin above 240
+ * bytes). */
+static void fingerprints_are_xxh3_at_every_level(void)
+{
+    static const size_t lens[] = { 0, 1, 7, 16, 128, 240, 241, 1024, 4099, 100003 };
+    static unsigned char buf[100003 + 8];
+    uint64_t st = 5, set = 1;
+    size_t i, li;
+    int lv;
+    for (i = 0; i < sizeof buf; i++) buf[i] = (unsigned char)sh_splitmix_next(&st);
+    for (lv = SH_SIMD_PORTABLE; lv < SH_SIMD_LEVELS; lv++) {
+        sh_shingler_config c;
+        sh_shingler s;
+        sh_error err;
+        memset(&c, 0, sizeof c);
+        c.w = 4; c.k = 64; c.seed = 0x5348494E474CULL; c.simd = (sh_simd)lv;
+        if (sh_shingler_init(&s, &c, &err) != SH_OK || s.level != (sh_simd)lv) continue;
+        for (li = 0; li < sizeof lens / sizeof *lens; li++) {
+            uint64_t raw, canon, sfp;
+            /* (ids: the buffer as little-endian values, whole ones) */
+            sh_doc_fingerprints(&s, buf + 1, lens[li], (const uint64_t *)(void *)(buf + 8 - ((uintptr_t)buf & 7)),
+                                lens[li] / 8, &set, 1, &raw, &canon, &sfp);
+            CHECK_EQ_U64(raw, XXH3_64bits(buf + 1, lens[li]));
+            CHECK_EQ_U64(canon, XXH3_64bits(buf + 8 - ((uintptr_t)buf & 7), lens[li] / 8 * 8));
+        }
+    }
+}
+
 /* sh_shingle_features takes the ids as a set; the sketch of a feature set has
  * w = 0 and option B whatever the shingler's. */
 static void features_are_a_set_without_shingling(void)
@@ -213,6 +243,7 @@ int main(void)
     if (!make(&S, SH_TOKENS_RABIN, SH_OPTION_B) || !make(&SP, SH_TOKENS_PAD8, SH_OPTION_B)) return 1;
     RUN(text_and_token_list_give_one_identity);
     RUN(fingerprints_are_as_documented);
+    RUN(fingerprints_are_xxh3_at_every_level);
     RUN(features_are_a_set_without_shingling);
     RUN(compute_then_copy_equals_build);
     RUN(shingle_spans_cover_their_tokens);
