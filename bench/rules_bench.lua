@@ -1,6 +1,9 @@
 -- What rule sets and feature extractors cost against the C text path (a
 -- benchmark, not a test; docs/benchmarks.md, "Rule sets and extractors"):
---   lua5.4 bench/rules_bench.lua [MB]          (bench/run_rules.sh runs it)
+--   lua5.4 bench/rules_bench.lua [MB [ROWS]]   (bench/run_rules.sh runs it)
+-- ROWS: the table's rows to run, as 1,9 (all by default; the first one run
+-- is the reference of the ratios). SHINGLE_LIB=DIR loads the C module from
+-- DIR (another build, e.g. main's build/5.4/lib, for a before/after).
 -- Every configuration sketches (MOD_25) through the pipeline's sketcher
 -- (shingle.sketcher: the C pool, or Lua), one document at a time in batches,
 -- on one worker thread, then on two; rates per CPU second of the process
@@ -15,7 +18,7 @@
 local here = arg[0]:match("^(.*)/bench/[^/]*$") or "."
 package.path = here .. "/lua/?.lua;" .. here .. "/lua/?/init.lua;" .. here .. "/bench/lib/?.lua;" .. package.path
 local machine = require "machine" -- bench/lib/machine.lua
-package.cpath = here .. "/build/5.4/lib/?.so;" .. package.cpath
+package.cpath = (os.getenv("SHINGLE_LIB") or (here .. "/build/5.4/lib")) .. "/?.so;" .. package.cpath
 local shingle = require "shingle"
 local core = require "shingle.core"
 local gen = require "gen"
@@ -23,6 +26,11 @@ local sketcher = require "shingle.sketcher"
 local midi = require "shingle.extractors.midi"
 
 local mb = tonumber(arg[1]) or 20
+local only
+if arg[2] then
+  only = {}
+  for r in arg[2]:gmatch("%d+") do only[tonumber(r)] = true end
+end
 local REPS = 5
 
 local function lcg(seed)
@@ -163,22 +171,24 @@ local rows = {
 local base
 print("| configuration | runs in | 1 thread, MB/s per core | / C text path | 2 threads, MB/s wall | its Lua path, main thread, MB/s |")
 print("| --- | --- | ---: | ---: | ---: | ---: |")
-for _, row in ipairs(rows) do
-  local one, _, where = measure(row[2], row[3], row[4], 1)
-  local _, two = measure(row[2], row[3], row[4], 2)
-  base = base or one
-  local lua = "—"
-  if where ~= "C" then
-    -- the Lua path these replace (the reference), on the first 2 MB
-    local sub, sb = {}, 0
-    for _, d in ipairs(row[3]) do
-      if sb >= 2e6 then break end
-      sub[#sub + 1] = d
-      sb = sb + #d.text
+for i, row in ipairs(rows) do
+  if not only or only[i] then
+    local one, _, where = measure(row[2], row[3], row[4], 1)
+    local _, two = measure(row[2], row[3], row[4], 2)
+    base = base or one
+    local lua = "—"
+    if where ~= "C" then
+      -- the Lua path these replace (the reference), on the first 2 MB
+      local sub, sb = {}, 0
+      for _, d in ipairs(row[3]) do
+        if sb >= 2e6 then break end
+        sub[#sub + 1] = d
+        sb = sb + #d.text
+      end
+      lua = ("%.1f"):format((measure(row[5] or row[2], sub, sb, 1, true)))
     end
-    lua = ("%.1f"):format((measure(row[5] or row[2], sub, sb, 1, true)))
+    print(("| %s | %s | %.1f | %.2f | %.1f | %s |"):format(row[1], where, one, one / base, two, lua))
   end
-  print(("| %s | %s | %.1f | %.2f | %.1f | %s |"):format(row[1], where, one, one / base, two, lua))
 end
 
 -- Per feature: the C text path makes a shingle every few bytes, the FASTA

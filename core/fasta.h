@@ -18,7 +18,10 @@
  * complement roll in 64-bit words (a shift and an or each per base), the
  * smaller is the canonical one, and its id, T * x^64 mod P_id for its
  * packed bytes T, is one carry-less multiply and a Barrett reduction (eight
- * at a time with VPCLMULQDQ), or eight table lookups without.
+ * at a time with VPCLMULQDQ), or eight table lookups without. With AVX2
+ * and k <= 29 the sequence is packed 2 bits a base first, and four k-mers
+ * in a row come from one 64-bit load and a shift each, their reverse
+ * complements from byte and nibble shuffles, their ids in the same loop.
  * Otherwise rolling fingerprints (Rabin 1981; Broder 1993): the id of the
  * next k-mer takes a few table lookups, not k bytes, for the k-mer (one
  * byte in at x^64, one out at x^(8k + 64)) and for its reverse complement

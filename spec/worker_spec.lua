@@ -38,6 +38,30 @@ local function fasta_docs()
   docs[#docs + 1] = { text = "; nothing here\n", path = "empty.fa" }
   -- DNA for 300 bases, then a protein's letter: every k-mer is a protein's
   docs[#docs + 1] = { text = ">late\n" .. ("ACGTTGCA"):rep(38):sub(1, 300) .. "E\n>n\n" .. ("N"):rep(40) .. "\n", path = "late.fa" }
+  -- long records (the packed 2-bit path takes 32 bases at a time): runs of
+  -- N short and long, lower case, lines of every length up to 90, one
+  -- record with an IUPAC code late (a protein's, then), one shorter than k
+  local lines = {}
+  for rec = 1, 4 do
+    lines[#lines + 1] = ">long " .. rec
+    local seq = {}
+    for i = 1, 3000 + r(2000) do
+      local j = r(4)
+      local b = ("ACGT"):sub(j, j)
+      if rec == 2 and r(150) == 1 then b = ("N"):rep(r(70)) end
+      if rec == 3 and r(3) == 1 then b = b:lower() end
+      if rec == 4 and i == 2900 then b = "Y" end
+      seq[#seq + 1] = b
+    end
+    local s, i = table.concat(seq), 1
+    while i <= #s do
+      local len = r(90)
+      lines[#lines + 1] = s:sub(i, i + len - 1)
+      i = i + len
+    end
+  end
+  lines[#lines + 1] = ">short\nACGTNACG"
+  docs[#docs + 1] = { text = table.concat(lines, "\n") .. "\n", path = "long.fa" }
   return docs
 end
 
@@ -140,6 +164,13 @@ describe("sketching on the pool's threads instead of the main thread", function(
     -- 2-bit codes up to k = 32 (one 64-bit word), letters above; 1 and 4 bases
     for _, k in ipairs({ 1, 4, 31, 32, 33 }) do
       compare({ w = 10, extractor = "fasta:k=" .. k, sketch = "full" }, fasta_docs(), true)
+    end
+    -- every instruction set level there is (core/simd.h), k on both sides
+    -- of the packed path's limit (29)
+    for _, level in ipairs({ "portable", "sse2", "avx2", "avx512" }) do
+      for _, k in ipairs({ 21, 29, 30 }) do
+        compare({ w = 10, extractor = "fasta:k=" .. k, sketch = "full", simd = level }, fasta_docs(), true)
+      end
     end
   end)
 
