@@ -343,6 +343,43 @@ FY static size_t kmers2_avx2(const sh_fasta *f, const unsigned char *s, size_t n
 }
 #undef FY
 
+/* One sequence line from p[i] on, as sh_fasta_features' byte loop takes it
+ * (white space dropped, lower-case letters raised, the rest as it is), 32
+ * bytes at a time: the letters raised in the register, the bytes up to the
+ * first one below 0x21 (white space, a control character, the line's end)
+ * stored as they are. Appends to seq at *len; returns where the line ends
+ * (its \n or \r, or n). seq has room for 32 bytes past what it gets. */
+__attribute__((target("avx2,bmi")))
+static size_t seq_line_avx2(const unsigned char *p, size_t i, size_t n, unsigned char *seq, size_t *len)
+{
+    const __m256i a1 = _mm256_set1_epi8('a'), z = _mm256_set1_epi8('z'), sp = _mm256_set1_epi8(0x20);
+    size_t l = *len;
+    for (;;) {
+        unsigned char b;
+        if (i + 32 <= n) {
+            const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(p + i));
+            const __m256i lower = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_max_epu8(v, a1), v),
+                                                   _mm256_cmpeq_epi8(_mm256_min_epu8(v, z), v));
+            const unsigned low = (unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_min_epu8(v, sp), v));
+            _mm256_storeu_si256((__m256i *)(void *)(seq + l), _mm256_sub_epi8(v, _mm256_and_si256(lower, sp)));
+            if (low == 0) {
+                l += 32;
+                i += 32;
+                continue;
+            }
+            l += (size_t)__builtin_ctz(low);
+            i += (size_t)__builtin_ctz(low);
+        }
+        if (i >= n) break;
+        b = p[i];
+        if (b == '\n' || b == '\r') break;
+        if (!(b == ' ' || (b >= 9 && b <= 13))) seq[l++] = (unsigned char)(b >= 'a' && b <= 'z' ? b - 32 : b);
+        i++;
+    }
+    *len = l;
+    return i;
+}
+
 /* kmers2 at the AVX-512 level: the ids eight at a time, with four
  * carry-less multiplies (VPCLMULQDQ) per eight. */
 #define FZ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,vpclmulqdq,pclmul")))
@@ -453,8 +490,18 @@ sh_status sh_fasta_features(const sh_fasta *f, const char *in, size_t n, sh_work
     w->n_ids = 0;
     while (i < n) {
         /* the Lua extractor's lines are the runs of bytes between \r and \n */
-        const unsigned char *nl = memchr(p + i, '\n', n - i), *cr;
-        size_t e = nl ? (size_t)(nl - p) : n;
+        const unsigned char *nl, *cr;
+        size_t e;
+#ifdef FA_HW
+        if (f->sh->level >= SH_SIMD_AVX2 && records > 0 && p[i] != '>' && p[i] != ';' && p[i] != '\n' && p[i] != '\r') {
+            /* a sequence line (most of them), in one pass */
+            line++;
+            i = seq_line_avx2(p, i, n, seq, &len) + 1;
+            continue;
+        }
+#endif
+        nl = memchr(p + i, '\n', n - i);
+        e = nl ? (size_t)(nl - p) : n;
         if ((cr = memchr(p + i, '\r', e - i)) != NULL) e = (size_t)(cr - p);
         if (e > i) {
             line++;
