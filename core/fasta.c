@@ -116,8 +116,12 @@ static void kmers(const sh_fasta *f, const unsigned char *s, size_t n, int dna, 
  * in place, two (or eight) at a time; the ids do not wait on each other, so
  * the multiplier is kept busy, where one loop made it wait on the rolling. */
 
-/* The canonical codes of the k-mers of s[0..n) (no N in them) to ids, in
- * order; the count, or NOT_DNA. Inlined into each instruction set's caller. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(SH_NO_SIMD)
+#include <immintrin.h>
+#define FA_HW 1
+
+/* The canonical codes of the k-mers of s[0..n) that have no N, to ids in
+ * order; their count, or NOT_DNA. Inlined into each instruction set's caller. */
 static inline __attribute__((always_inline)) size_t codes2(unsigned k, const unsigned char *s, size_t n, uint64_t *ids)
 {
     const unsigned shift = 2 * (k - 1);
@@ -163,9 +167,6 @@ static inline __attribute__((always_inline)) size_t codes2(unsigned k, const uns
     return nid;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(SH_NO_SIMD)
-#include <immintrin.h>
-#define FA_HW 1
 /* ids[i] = (ids[i] << pad) * x^64 mod P_id (Barrett, clmul.h), in place, two
  * at a time (a 128-bit register's two halves, one multiply each). */
 __attribute__((target("pclmul,sse2")))
