@@ -236,31 +236,42 @@ local function text(maxlen)
   end
 end
 
--- the sorted names of a spec's parameters, made once per spec table
-local spec_names = setmetatable({}, { __mode = "k", __index = function(t, spec)
-  local names = {}
+-- a spec's parameter names, sorted, and its required ones, made once per spec table
+local spec_info = setmetatable({}, { __mode = "k", __index = function(t, spec)
+  local names, required = {}, {}
   for k in pairs(spec) do names[#names + 1] = k end
   table.sort(names)
-  t[spec] = names
-  return names
+  for _, k in ipairs(names) do
+    if spec[k][2] then required[#required + 1] = k end
+  end
+  local info = { names = names, required = required }
+  t[spec] = info
+  return info
 end })
 
 -- The query parameters of a request, checked against spec: { name = { check, required } }.
+-- A request without any runs no loop (a loop would end the handler's compiled trace).
 local function params(endpoint, spec)
-  local args, err = ngx.req.get_uri_args(100)
-  if err == "truncated" then fail(400, "too many query parameters") end
-  local names = spec_names[spec]
+  local info = spec_info[spec]
   local out = {}
-  for k, v in pairs(args) do
-    if not spec[k] then
-      fail(400, ("unknown parameter '%s' for %s; it takes %s"):format(tostring(k), endpoint,
-        #names > 0 and table.concat(names, ", ") or "none"))
+  local q = ngx.var.args
+  if q and q ~= "" then
+    local args, err = ngx.req.get_uri_args(100)
+    if err == "truncated" then fail(400, "too many query parameters") end
+    for k, v in pairs(args) do
+      if not spec[k] then
+        fail(400, ("unknown parameter '%s' for %s; it takes %s"):format(tostring(k), endpoint,
+          #info.names > 0 and table.concat(info.names, ", ") or "none"))
+      end
+      if type(v) == "table" then fail(400, ("parameter '%s' is given %d times; give it once"):format(k, #v)) end
+      out[k] = spec[k][1](k, v)
     end
-    if type(v) == "table" then fail(400, ("parameter '%s' is given %d times; give it once"):format(k, #v)) end
-    out[k] = spec[k][1](k, v)
   end
-  for _, k in ipairs(names) do
-    if spec[k][2] and out[k] == nil then fail(400, ("%s needs the parameter '%s'"):format(endpoint, k)) end
+  local required = info.required
+  if #required > 0 then
+    for _, k in ipairs(required) do
+      if out[k] == nil then fail(400, ("%s needs the parameter '%s'"):format(endpoint, k)) end
+    end
   end
   return out
 end
@@ -379,7 +390,16 @@ local function similar(svc)
     html = html_of(p, data), max_df = p.max_df or svc.conf.max_df or ix:query_max_df(),
     docs = true }
   local hits, err
-  if svc.fast then hits, err = ix:read(fast_similar, svc.fast, data, opts)
+  local fast = svc.fast
+  if fast then
+    -- one snapshot for the lookups and the hits' documents, pinned through
+    -- the FFI (Index:read's varargs and the binding's C functions would keep
+    -- LuaJIT from compiling the handler)
+    local ok, e = fast.ix:read_begin()
+    if not ok then fail(503, e) end
+    ok, hits, err = pcall(fast_similar, fast, data, opts)
+    fast.ix:read_end()
+    if not ok then error(hits, 0) end
   else hits, err = ix:read(ix.similar, ix, data, opts) end
   if not hits then fail(400, err) end
   -- the hot path: the hits are flat objects, cjson writes them (an empty list as [])
@@ -670,6 +690,17 @@ M.endpoints = {
   ["/changes"] = M.changes, ["/explain"] = M.explain, ["/health"] = M.health, ["/stats"] = M.stats,
 }
 
+-- route's 404, a function of its own: route itself must make no closure over
+-- its locals (that would keep LuaJIT from compiling every request's path)
+local function no_endpoint(uri, name, prefix)
+  handle(uri, name, function()
+    local names = {}
+    for k in pairs(M.endpoints) do names[#names + 1] = prefix .. k end
+    table.sort(names)
+    fail(404, ("no endpoint %s; this server has %s"):format(ngx.var.uri, table.concat(names, ", ")))
+  end)
+end
+
 --- route{ name =, prefix = }: every endpoint under one location; the path
 -- after prefix picks the handler; anything else gets 404.
 function M.route(opts)
@@ -679,12 +710,7 @@ function M.route(opts)
   if prefix ~= "" and uri:sub(1, #prefix) == prefix then uri = uri:sub(#prefix + 1) end
   local h = M.endpoints[uri]
   if h then return h(opts.name) end
-  handle(uri, opts.name, function()
-    local names = {}
-    for k in pairs(M.endpoints) do names[#names + 1] = prefix .. k end
-    table.sort(names)
-    fail(404, ("no endpoint %s; this server has %s"):format(ngx.var.uri, table.concat(names, ", ")))
-  end)
+  no_endpoint(uri, opts.name, prefix)
 end
 
 local reasons = {
