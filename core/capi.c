@@ -418,6 +418,14 @@ int shingle_index_count(shingle_index *ix, uint32_t *n, char **errmsg)
     return SHINGLE_OK;
 }
 
+int shingle_index_filter_start(shingle_index *ix, char **errmsg)
+{
+    sh_error e;
+    if (!ix) return fail(errmsg, SHINGLE_EINVAL, "shingle_index_filter_start: a NULL index");
+    if (sh_index_filter_start(IX(ix), &e) != SH_OK) return failed(errmsg, &e);
+    return SHINGLE_OK;
+}
+
 int shingle_index_read_begin(shingle_index *ix, char **errmsg)
 {
     sh_error e;

@@ -2,6 +2,8 @@
 
 #include "byteorder.h"
 #include "ixcheck.h"
+#include "ixfilter.h"
+#include "ixwarm.h"
 #include "run.h"
 #include "extsort.h"
 #include "sort.h"
@@ -41,6 +43,15 @@ struct sh_index {
     sh_rabin urlr;
     void *att;                 /* sh_index_attach */
     void (*att_free)(void *);
+    /* the postings filter (sh_index_filter_start): built by its own thread,
+     * then brought up to date by the queries (filter_for) */
+    sh_ixfilter *filter;       /* NULL until built (atomic) */
+    uint32_t filter_next;      /* the first document id it does not cover (atomic) */
+    pthread_mutex_t filter_mu; /* one query brings it up to date at a time */
+    pthread_t filter_thread;
+    int filter_started, filter_stop; /* filter_stop: atomic */
+    uint64_t filter_tested, filter_skipped; /* values the queries asked it about, and left out (atomic) */
+    char filter_err[256];      /* why the builder gave up, if it did */
 };
 
 struct sh_index_adder {
@@ -252,6 +263,12 @@ void *sh_index_attachment(const sh_index *ix)
 void sh_index_close(sh_index *ix)
 {
     if (!ix) return;
+    if (ix->filter_started) {
+        __atomic_store_n(&ix->filter_stop, 1, __ATOMIC_RELEASE);
+        pthread_join(ix->filter_thread, NULL);
+        pthread_mutex_destroy(&ix->filter_mu);
+        sh_ixfilter_free(ix->filter);
+    }
     if (ix->att && ix->att_free) ix->att_free(ix->att);
     if (ix->rtxn) mdb_txn_abort(ix->rtxn);
     if (ix->env) mdb_env_close(ix->env);
@@ -573,17 +590,165 @@ static sh_status grow_scratch(sh_sketch **sk, size_t *cap, size_t n, sh_error *e
  * (ids below `below` only, so a pair within one batch is decided once),
  * looking up the first nv values, or the first nv_skip when one of them is
  * skipped as common (held by more than max_df documents). */
-static int candidates_of(MDB_txn *t, sh_index *ix, const sh_sketch *sk, size_t nv, size_t nv_skip, uint32_t below,
-                         uint32_t max_df, uint32_t min_shared, uint32_t **cand, size_t *cap, size_t *n_out)
+/* ---- the postings filter ------------------------------------------------------
+ *
+ * A query's lookups of values no document has are most of the work of a
+ * query for new content (a spam check, a crawler's "seen it?"): each searches
+ * the postings B-tree to its leaf only to miss. The filter (core/ixfilter.c)
+ * says "certainly absent" for them from memory. It must never say so of a
+ * value that is a key: it starts from every key of the postings of one
+ * snapshot, covering the documents up to the last one of that snapshot, and a
+ * query whose snapshot has later documents adds their sketch values first
+ * (documents are only ever added, with increasing ids, each with all its
+ * postings in the transaction that adds it). */
+
+/* the id after the last document of t, 0 for none; -1 with *rc on an error */
+static int64_t docs_end(MDB_txn *t, sh_index *ix, int *rc)
+{
+    MDB_cursor *c;
+    MDB_val k, v;
+    int64_t next = 0;
+    if ((*rc = mdb_cursor_open(t, ix->db[D_DOCS], &c)) != 0) return -1;
+    *rc = mdb_cursor_get(c, &k, &v, MDB_LAST);
+    if (*rc == 0 && k.mv_size == 4) next = (int64_t)sh_load_be32(k.mv_data) + 1;
+    else if (*rc == 0) *rc = MDB_CORRUPTED;
+    if (*rc == MDB_NOTFOUND) *rc = 0;
+    mdb_cursor_close(c);
+    return *rc ? -1 : next;
+}
+
+static void *filter_build(void *arg)
+{
+    sh_index *ix = (sh_index *)arg;
+    MDB_txn *t = NULL;
+    MDB_cursor *c = NULL;
+    MDB_stat ms;
+    MDB_val k, v;
+    sh_ixfilter *f = NULL;
+    int64_t next = 0;
+    size_t n = 0;
+    int rc;
+    if ((rc = mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &t)) != 0 || (rc = mdb_stat(t, ix->db[D_POST], &ms)) != 0) goto fail;
+    /* sized for the postings (their entries: at least their keys) and a
+     * quarter more; past that, false positives grow slowly (~1% at the size,
+     * each costing one lookup) */
+    if (!(f = sh_ixfilter_new(ms.ms_entries + ms.ms_entries / 4))) { rc = ENOMEM; goto fail; }
+    if ((rc = mdb_cursor_open(t, ix->db[D_POST], &c)) != 0) goto fail;
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT_NODUP)) {
+        if (k.mv_size != 8) { rc = MDB_CORRUPTED; goto fail; }
+        sh_ixfilter_add(f, sh_load_be64(k.mv_data));
+        if ((++n & 0xffff) == 0 && __atomic_load_n(&ix->filter_stop, __ATOMIC_ACQUIRE)) { rc = ECANCELED; goto fail; }
+    }
+    if (rc != MDB_NOTFOUND) goto fail;
+    mdb_cursor_close(c);
+    c = NULL;
+    if ((next = docs_end(t, ix, &rc)) < 0) goto fail;
+    mdb_txn_abort(t);
+    pthread_mutex_lock(&ix->filter_mu);
+    __atomic_store_n(&ix->filter_next, (uint32_t)next, __ATOMIC_RELEASE);
+    __atomic_store_n(&ix->filter, f, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&ix->filter_mu);
+    return NULL;
+fail:
+    if (c) mdb_cursor_close(c);
+    if (t) mdb_txn_abort(t);
+    sh_ixfilter_free(f);
+    snprintf(ix->filter_err, sizeof ix->filter_err, "%s", rc == ENOMEM ? "out of memory" : rc == ECANCELED ? "stopped" : mdb_strerror(rc));
+    return NULL;
+}
+
+sh_status sh_index_filter_start(sh_index *ix, sh_error *err)
+{
+    int rc;
+    if (ix->filter_started) return SH_OK;
+    if ((rc = pthread_mutex_init(&ix->filter_mu, NULL)) != 0) return sh_error_set(err, SH_ENOMEM, 0, "cannot make a mutex");
+    if ((rc = pthread_create(&ix->filter_thread, NULL, filter_build, ix)) != 0) {
+        pthread_mutex_destroy(&ix->filter_mu);
+        return sh_error_set(err, SH_ENOMEM, 0, "%s: cannot start the thread that builds the postings filter: %s", ix->path,
+                            strerror(rc));
+    }
+    ix->filter_started = 1;
+    return SH_OK;
+}
+
+void sh_index_filter_info(sh_index *ix, sh_index_filter_stats *st)
+{
+    sh_ixfilter *f = ix->filter_started ? __atomic_load_n(&ix->filter, __ATOMIC_ACQUIRE) : NULL;
+    memset(st, 0, sizeof *st);
+    st->started = ix->filter_started;
+    st->ready = f != NULL;
+    if (f) {
+        st->bytes = sh_ixfilter_bytes(f);
+        st->capacity = sh_ixfilter_capacity(f);
+        st->covers = __atomic_load_n(&ix->filter_next, __ATOMIC_ACQUIRE);
+    }
+    st->tested = __atomic_load_n(&ix->filter_tested, __ATOMIC_RELAXED);
+    st->skipped = __atomic_load_n(&ix->filter_skipped, __ATOMIC_RELAXED);
+    st->error = ix->filter_err[0] ? ix->filter_err : NULL;
+}
+
+/* The filter, brought up to the snapshot of read transaction t, or NULL:
+ * none built yet, another thread is bringing it up to date, or a document
+ * would not decode (the lookups then go without it, and a query meets the
+ * error itself if it matters). A document adds every value its record holds
+ * (a superset of what it posted). */
+static const sh_ixfilter *filter_for(sh_index *ix, MDB_txn *t)
+{
+    sh_ixfilter *f;
+    MDB_cursor *c;
+    MDB_val k, v;
+    unsigned char kb[4];
+    int64_t end;
+    int rc;
+    if (!ix->filter_started || !(f = __atomic_load_n(&ix->filter, __ATOMIC_ACQUIRE))) return NULL;
+    if ((end = docs_end(t, ix, &rc)) < 0) return NULL;
+    if ((uint32_t)end <= __atomic_load_n(&ix->filter_next, __ATOMIC_ACQUIRE)) return f;
+    if (pthread_mutex_trylock(&ix->filter_mu) != 0) return NULL;
+    if ((rc = mdb_cursor_open(t, ix->db[D_DOCS], &c)) != 0) { pthread_mutex_unlock(&ix->filter_mu); return NULL; }
+    sh_store_be32(kb, ix->filter_next);
+    k.mv_size = 4;
+    k.mv_data = kb;
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        sh_ixdoc d;
+        uint32_t id, i;
+        if (k.mv_size != 4) { rc = MDB_CORRUPTED; break; }
+        id = sh_load_be32(k.mv_data);
+        if (id >= (uint64_t)end) break;
+        if (sh_ixdoc_decode(v.mv_data, v.mv_size, id, &d, NULL, NULL, NULL) != SH_OK) { rc = MDB_CORRUPTED; break; }
+        for (i = 0; i < d.n_values; i++) {
+            uint64_t x;
+            memcpy(&x, (const char *)v.mv_data + sizeof d + 8 * (size_t)i, 8); /* as sh_ixdoc_sketch reads them */
+            sh_ixfilter_add(f, x);
+        }
+    }
+    mdb_cursor_close(c);
+    if (rc == 0 || rc == MDB_NOTFOUND) __atomic_store_n(&ix->filter_next, (uint32_t)end, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&ix->filter_mu);
+    return rc == 0 || rc == MDB_NOTFOUND ? f : NULL;
+}
+
+static int candidates_of(MDB_txn *t, sh_index *ix, const sh_ixfilter *f, const sh_sketch *sk, size_t nv, size_t nv_skip,
+                         uint32_t below, uint32_t max_df, uint32_t min_shared, uint32_t **cand, size_t *cap, size_t *n_out)
 {
     MDB_cursor *cur;
-    size_t n = 0, i, skipped = 0;
+    size_t n = 0, i, skipped = 0, nw = 0, tested = 0, left_out = 0;
+    uint64_t warm[64];
     int rc = mdb_cursor_open(t, ix->db[D_POST], &cur);
     if (rc) return rc;
+    /* the lookups below, one after another, each wait for memory; walk the
+     * tree for (the first of) them at once first (core/ixwarm.c), leaving
+     * out what the filter says is certainly not there */
+    for (i = 0; i < nv && i < sk->n && nw < sizeof warm / sizeof *warm; i++)
+        if (!f || sh_ixfilter_test(f, sk->v[i])) warm[nw++] = sk->v[i];
+    sh_ixwarm(t, dbnames[D_POST], warm, nw, NULL);
     for (i = 0; i < nv && i < sk->n; i++) {
         unsigned char kb[8];
         MDB_val k = { 8, kb }, v;
         size_t cnt = 0;
+        if (f) {
+            tested++;
+            if (!sh_ixfilter_test(f, sk->v[i])) { left_out++; continue; }
+        }
         sh_store_be64(kb, sk->v[i]);
         rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
         if (rc == MDB_NOTFOUND) continue;
@@ -615,6 +780,10 @@ static int candidates_of(MDB_txn *t, sh_index *ix, const sh_sketch *sk, size_t n
         rc = 0;
     }
     mdb_cursor_close(cur);
+    if (tested) {
+        __atomic_fetch_add(&ix->filter_tested, tested, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&ix->filter_skipped, left_out, __ATOMIC_RELAXED);
+    }
     if (rc && rc != MDB_NOTFOUND) return rc;
     /* distinct: sort and squeeze, keeping those that share at least
      * min_shared of the values looked up (a bound that holds only when none
@@ -994,7 +1163,7 @@ static sh_status chunk_flush(sh_index_adder *a, sh_error *err)
             /* too many pairs to hold for the chunk: one document at a time */
             size_t nc = 0, c;
             if ((s = stored_sketch(a, id, err)) != SH_OK) break;
-            if ((rc = candidates_of(a->txn, ix, a->sa, a->sa->n, a->sa->n, id, a->max_df, 1, &a->cand, &a->cand_cap, &nc)) != 0) break;
+            if ((rc = candidates_of(a->txn, ix, NULL, a->sa, a->sa->n, a->sa->n, id, a->max_df, 1, &a->cand, &a->cand_cap, &nc)) != 0) break;
             for (c = 0; c < nc && rc == 0 && s == SH_OK; c++) rc = link_candidate(a, a->sa, id, a->cand[c], &s, err);
             continue;
         }
@@ -1255,7 +1424,7 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
         }
         if (np == SIZE_MAX) {
             /* too many pairs to hold for the batch: one document at a time */
-            if ((rc = candidates_of(t, ix, d->sketch, d->sketch->n, d->sketch->n, id, a->max_df, 1, &a->cand, &a->cand_cap, &nc)) != 0) break;
+            if ((rc = candidates_of(t, ix, NULL, d->sketch, d->sketch->n, d->sketch->n, id, a->max_df, 1, &a->cand, &a->cand_cap, &nc)) != 0) break;
             cand = a->cand;
             for (c = 0; c < nc && rc == 0 && s == SH_OK; c++) rc = link_candidate(a, d->sketch, id, cand[c], &s, err);
         } else {
@@ -1565,7 +1734,7 @@ sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, s
             min_shared = SH_INDEX_QUERY_SHARED;
         }
     }
-    if ((rc = candidates_of(t, ix, q, nv, nv_all, UINT32_MAX, max_df, min_shared, &cand, &cap, &nc)) != 0) {
+    if ((rc = candidates_of(t, ix, filter_for(ix, t), q, nv, nv_all, UINT32_MAX, max_df, min_shared, &cand, &cap, &nc)) != 0) {
         s = lmdb_err(err, ix, "search", rc);
         goto done;
     }

@@ -255,6 +255,8 @@ describe("shingle serve", function()
       assert.are.equal(2, j.worker.count)
       assert.are.equal("ffi", j.worker.binding) -- nginx's LuaJIT: /similar goes through shingle.ffi
       assert.are.equal("thread", j.worker.writer) -- and POST /documents adds in a worker thread
+      assert.is_true(j.worker.filter.started) -- each worker keeps a postings filter (--no-filter: none)
+      assert.is_nil(j.worker.filter.error)
     end)
   end)
 
@@ -582,9 +584,10 @@ describe("shingle serve stops", function()
       local out, code = run(SHINGLE .. "index add " .. dir .. "/idx samples/docs --sweep s -q")
       assert(code == 0, out)
       write(dir .. "/extra.conf", "location = /ping { return 200 'pong'; }\n")
-      srv = start(dir .. "/idx", dir, "--read-only --no-access-log --binding classic --server-conf " .. dir .. "/extra.conf")
+      srv = start(dir .. "/idx", dir, "--read-only --no-access-log --no-filter --binding classic --server-conf " .. dir .. "/extra.conf")
       local _, st = request(srv.base, "GET", "/stats", { dir = dir })
       assert.are.equal("classic", st.worker.binding)
+      assert.is_false(st.worker.filter.started)
       for _, f in ipairs({ "samples/docs/rabin-edited.txt", "samples/docs/unionfind-blog.html" }) do
         local _, j = request(srv.base, "POST", "/similar?threshold=0.3", { dir = dir, body = read(f) })
         same(jsonl(cli_json("similar --json -t 0.3 " .. dir .. "/idx " .. f)), j.hits, f)

@@ -428,12 +428,49 @@ static int ix_count(lua_State *L)
     return 1;
 }
 
+/* ix:filter_start() -> true, or nil, err: build the postings filter in a
+ * thread of its own (sh_index_filter_start) */
+static int ix_filter_start(lua_State *L)
+{
+    sh_error err;
+    if (sh_index_filter_start(check_ix(L, 1)->ix, &err) != SH_OK) return shl_fail(L, &err);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* ix:filter() -> { started, ready, bytes, capacity, covers, tested, skipped, error } */
+static int ix_filter(lua_State *L)
+{
+    sh_index_filter_stats st;
+    sh_index_filter_info(check_ix(L, 1)->ix, &st);
+    lua_createtable(L, 0, 8);
+    lua_pushboolean(L, st.started);
+    lua_setfield(L, -2, "started");
+    lua_pushboolean(L, st.ready);
+    lua_setfield(L, -2, "ready");
+    lua_pushinteger(L, (lua_Integer)st.bytes);
+    lua_setfield(L, -2, "bytes");
+    lua_pushinteger(L, (lua_Integer)st.capacity);
+    lua_setfield(L, -2, "capacity");
+    lua_pushinteger(L, (lua_Integer)st.covers);
+    lua_setfield(L, -2, "covers");
+    lua_pushinteger(L, (lua_Integer)st.tested);
+    lua_setfield(L, -2, "tested");
+    lua_pushinteger(L, (lua_Integer)st.skipped);
+    lua_setfield(L, -2, "skipped");
+    if (st.error) {
+        lua_pushstring(L, st.error);
+        lua_setfield(L, -2, "error");
+    }
+    return 1;
+}
+
 void shl_open_index(lua_State *L)
 {
     static const luaL_Reg ixm[] = {
         { "params", ix_params }, { "begin", ix_begin }, { "similar", ix_similar }, { "doc", ix_doc },
         { "url_docs", ix_url_docs }, { "cluster_docs", ix_cluster_docs }, { "sweep_docs", ix_sweep_docs },
-        { "sweeps", ix_sweeps }, { "count", ix_count },
+        { "sweeps", ix_sweeps }, { "count", ix_count }, { "filter_start", ix_filter_start }, { "filter", ix_filter },
         { "read_begin", ix_read_begin }, { "read_end", ix_read_end }, { "handle", ix_handle }, { "get", ix_get }, { "close", ix_close }, { NULL, NULL }
     };
     static const luaL_Reg am[] = { { "add", adder_add }, { "add_run", adder_add_run }, { "set", adder_set }, { "commit", adder_commit }, { "abort", adder_abort }, { NULL, NULL } };

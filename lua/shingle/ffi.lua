@@ -50,6 +50,7 @@ void shingle_index_close(shingle_index *ix);
 int shingle_index_count(shingle_index *ix, uint32_t *n, char **errmsg);
 int shingle_index_read_begin(shingle_index *ix, char **errmsg);
 void shingle_index_read_end(shingle_index *ix);
+int shingle_index_filter_start(shingle_index *ix, char **errmsg);
 int shingle_index_similar(shingle_index *ix, const shingle_sketch *q, double threshold, int policy, int by_containment,
                           uint32_t top, uint32_t max_df, shingle_hit *hits, size_t cap, size_t *n, char **errmsg);
 int shingle_index_document(shingle_index *ix, uint32_t id, shingle_document *doc, char *url, size_t url_cap,
@@ -260,6 +261,14 @@ function Index:read_begin()
 end
 
 function Index:read_end() C.shingle_index_read_end(self.h) end
+
+--- fx:filter_start(): build the index's postings filter in a thread of its
+-- own (shingle_index_filter_start); true, or nil, err.
+function Index:filter_start()
+  local rc = C.shingle_index_filter_start(self.h, errmsg)
+  if rc ~= 0 then return err(rc) end
+  return true
+end
 
 --- A document: { id, url, sweep, cluster, shingles, tokens, relation }, or nil, err.
 function Index:document(id)

@@ -364,6 +364,19 @@ end
 
 --- The cutoff a query uses without max_df: the one the index was made with
 -- (values held by more documents are not looked up).
+--- Index:filter_start(): build this handle's postings filter in a thread of
+-- its own (a few seconds, ~1.6 bytes a posting, kept until the handle closes);
+-- once built, Index:similar leaves out, from memory, the values no document
+-- has instead of searching the postings for each (core/ixfilter.c). For a
+-- server's long-lived handles. true, or nil, err.
+function Index:filter_start() return self.ix:filter_start() end
+
+--- Index:filter(): { started, ready, bytes, capacity, covers, tested, skipped, error }
+-- of the postings filter (covers: the documents it holds the values of, the
+-- first ones added; tested, skipped: sketch values queries asked it about,
+-- and left out).
+function Index:filter() return self.ix:filter() end
+
 function Index:query_max_df()
   local c = self.config or M.defaults
   return c.max_df or M.defaults.max_df

@@ -27,6 +27,7 @@ M.defaults = {
   invalid = "index",
   binding = nil,          -- "ffi" or "classic" for /similar (nil: the FFI when it can)
   writer = nil,           -- "thread" or "loop" for POST /documents (nil: a thread when it can)
+  filter = true,          -- each worker keeps the index's postings filter (shingle.http's filter)
   access_log = true,
   lua_cpath = nil,        -- a directory holding shingle/core.so built for LuaJIT
   nginx = nil,            -- the nginx binary
@@ -249,6 +250,7 @@ function M.config(plan)
   if o.max_df then init[#init + 1] = ("max_df = %d"):format(o.max_df) end
   if o.binding then init[#init + 1] = ("binding = %s"):format(lua_string(o.binding)) end
   if o.writer then init[#init + 1] = ("writer = %s"):format(lua_string(o.writer)) end
+  if o.filter == false then init[#init + 1] = "filter = false" end
   local L = {}
   local function line(s, ...) L[#L + 1] = select("#", ...) > 0 and s:format(...) or s end
   line("# Written by `shingle serve` (%s); it is written again at every start.", os.date("!%Y-%m-%d %H:%M UTC"))

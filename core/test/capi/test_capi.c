@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *TEXT =
     "The resemblance of two documents is the size of the intersection of their sets of shingles "
@@ -232,6 +233,22 @@ static void documents_added_from_c_are_found_and_keep_their_ids(void)
     /* the two documents are near-duplicates: one cluster, and a query finds both */
     CHECK(shingle_index_similar(ix, a, 0.3, SHINGLE_POLICY_RESEMBLANCE, 0, 4, 0, hits, 4, &n, &msg) == SHINGLE_OK);
     CHECK(n == 2 && hits[0].id == 2 && hits[0].resemblance == 1.0 && hits[1].id == 1);
+    /* the postings filter: the same hits while its thread builds it and after
+     * (and closing the index stops and frees it: the ASan build checks) */
+    CHECK(shingle_index_filter_start(NULL, &msg) == SHINGLE_EINVAL);
+    CHECK(shingle_index_filter_start(ix, &msg) == SHINGLE_OK);
+    CHECK(shingle_index_filter_start(ix, &msg) == SHINGLE_OK); /* a second call does nothing */
+    {
+        int round;
+        for (round = 0; round < 40; round++) {
+            struct timespec pause = { 0, 2000000 };
+            shingle_hit again[4];
+            size_t m = 0;
+            CHECK(shingle_index_similar(ix, a, 0.3, SHINGLE_POLICY_RESEMBLANCE, 0, 4, 0, again, 4, &m, &msg) == SHINGLE_OK);
+            CHECK(m == 2 && again[0].id == 2 && again[0].resemblance == 1.0 && again[1].id == 1);
+            nanosleep(&pause, NULL);
+        }
+    }
     {
         shingle_document d1, d2;
         CHECK(shingle_index_document(ix, 1, &d1, NULL, 0, NULL, 0, &msg) == SHINGLE_OK);

@@ -36,6 +36,8 @@ function M.configure(parser)
   c:option("--lua-cpath", "Directory holding shingle/core.so built for LuaJIT (default: the checkout's build/jit).")
   c:option("--nginx", "The nginx binary (default: /usr/sbin/nginx).")
   c:option("--server-conf", "A file of nginx directives to include in the server block (more locations, allow/deny, auth).")
+  c:flag("--no-filter", "Workers keep no postings filter (by default each builds one at start, ~1.6 bytes a posting, "
+    .. "so that /similar skips from memory the values no document has).")
   c:flag("--no-access-log", "Do not write logs/access.log.")
   c:flag("--check", "Check and write the configuration, print the command that runs it, and exit.")
 end
@@ -55,7 +57,7 @@ function M.run(a)
   local plan, perr = serve.prepare{ index = a.db, listen = a.listen, workers = a.workers, prefix = a.prefix,
     max_body = max_body, readonly = a.read_only, sweep = a.sweep, invalid = a.invalid, binding = a.binding, writer = a.writer, batch_delay = a.batch_delay / 1000,
     batch_max = a.batch_max, max_df = a.max_df, user = a.user,
-    lua_cpath = a.lua_cpath, nginx = a.nginx, access_log = not a.no_access_log, server_conf = a.server_conf,
+    lua_cpath = a.lua_cpath, nginx = a.nginx, access_log = not a.no_access_log, filter = not a.no_filter, server_conf = a.server_conf,
     log = function(msg) io.stderr:write("shingle serve: ", msg, "\n") end }
   if not plan then return common.fail(1, perr) end
   local cmd = table.concat(plan.argv, " ")
