@@ -173,7 +173,20 @@ local function start(binding, more, name)
   local url = "http://127.0.0.1:" .. port
   for _ = 1, 100 do
     if read_cmd(("curl -s -o /dev/null -w '%%{http_code}' %s/health"):format(url)) == "200" then
-      return { pid = pid, url = url }
+      -- measure once every worker's postings filter is built (a few seconds
+      -- of a thread in each worker, which would otherwise take CPU from the
+      -- first runs)
+      local ready = {}
+      for _ = 1, 600 do
+        local ok, st = pcall(cjson.decode, read_cmd(("curl -s %s/stats"):format(url)))
+        local w = ok and type(st) == "table" and st.worker
+        if w and (w.filter.ready or not w.filter.started) then ready[w.id] = true end
+        local n = 0
+        for _ in pairs(ready) do n = n + 1 end
+        if n >= opt.workers then return { pid = pid, url = url } end
+        os.execute("sleep 0.1")
+      end
+      error("the workers' postings filters were not built in 60 s")
     end
     os.execute("sleep 0.1")
   end

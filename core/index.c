@@ -732,23 +732,31 @@ static int candidates_of(MDB_txn *t, sh_index *ix, const sh_ixfilter *f, const s
 {
     MDB_cursor *cur;
     size_t n = 0, i, skipped = 0, nw = 0, tested = 0, left_out = 0;
+    size_t most = (nv > nv_skip ? nv : nv_skip) < sk->n ? (nv > nv_skip ? nv : nv_skip) : sk->n;
     uint64_t warm[64];
-    int rc = mdb_cursor_open(t, ix->db[D_POST], &cur);
-    if (rc) return rc;
+    unsigned char keep_here[256], *keep = NULL;
+    int rc;
+    /* the values the filter says may be there (the others are left out) */
+    if (f) {
+        keep = most <= sizeof keep_here ? keep_here : (unsigned char *)malloc(most);
+        if (!keep) return ENOMEM;
+        tested = most;
+        left_out = most - sh_ixfilter_test_many(f, sk->v, most, keep);
+    }
+    if ((rc = mdb_cursor_open(t, ix->db[D_POST], &cur)) != 0) {
+        if (keep != keep_here) free(keep);
+        return rc;
+    }
     /* the lookups below, one after another, each wait for memory; walk the
-     * tree for (the first of) them at once first (core/ixwarm.c), leaving
-     * out what the filter says is certainly not there */
+     * tree for (the first of) them at once first (core/ixwarm.c) */
     for (i = 0; i < nv && i < sk->n && nw < sizeof warm / sizeof *warm; i++)
-        if (!f || sh_ixfilter_test(f, sk->v[i])) warm[nw++] = sk->v[i];
+        if (!keep || keep[i]) warm[nw++] = sk->v[i];
     sh_ixwarm(t, dbnames[D_POST], warm, nw, NULL);
     for (i = 0; i < nv && i < sk->n; i++) {
         unsigned char kb[8];
         MDB_val k = { 8, kb }, v;
         size_t cnt = 0;
-        if (f) {
-            tested++;
-            if (!sh_ixfilter_test(f, sk->v[i])) { left_out++; continue; }
-        }
+        if (keep && !keep[i]) continue;
         sh_store_be64(kb, sk->v[i]);
         rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
         if (rc == MDB_NOTFOUND) continue;
@@ -766,7 +774,7 @@ static int candidates_of(MDB_txn *t, sh_index *ix, const sh_ixfilter *f, const s
                 uint32_t *q;
                 while (nc < n + m) nc *= 2;
                 q = (uint32_t *)realloc(*cand, nc * 4);
-                if (!q) { mdb_cursor_close(cur); return ENOMEM; }
+                if (!q) { rc = ENOMEM; break; }
                 *cand = q;
                 *cap = nc;
             }
@@ -780,6 +788,7 @@ static int candidates_of(MDB_txn *t, sh_index *ix, const sh_ixfilter *f, const s
         rc = 0;
     }
     mdb_cursor_close(cur);
+    if (keep != keep_here) free(keep);
     if (tested) {
         __atomic_fetch_add(&ix->filter_tested, tested, __ATOMIC_RELAXED);
         __atomic_fetch_add(&ix->filter_skipped, left_out, __ATOMIC_RELAXED);

@@ -76,15 +76,34 @@ void sh_ixfilter_add(sh_ixfilter *f, uint64_t v)
     for (i = 0; i < K; i++, bits >>= 9) __atomic_fetch_or(&b[(bits >> 6) & 7], UINT64_C(1) << (bits & 63), __ATOMIC_RELAXED);
 }
 
-int sh_ixfilter_test(const sh_ixfilter *f, uint64_t v)
+static int test_block(const uint64_t *b, uint64_t h)
 {
-    uint64_t h = mix(v);
-    const uint64_t *b = block_of(f, h);
     uint64_t bits = mix(h + UINT64_C(0x9e3779b97f4a7c15));
     int i;
     for (i = 0; i < K; i++, bits >>= 9)
         if (!(__atomic_load_n(&b[(bits >> 6) & 7], __ATOMIC_RELAXED) >> (bits & 63) & 1)) return 0;
     return 1;
+}
+
+int sh_ixfilter_test(const sh_ixfilter *f, uint64_t v)
+{
+    uint64_t h = mix(v);
+    return test_block(block_of(f, h), h);
+}
+
+size_t sh_ixfilter_test_many(const sh_ixfilter *f, const uint64_t *v, size_t n, unsigned char *keep)
+{
+    uint64_t h[64];
+    size_t i, j, kept = 0;
+    for (i = 0; i < n; i += 64) {
+        size_t m = n - i < 64 ? n - i : 64;
+        for (j = 0; j < m; j++) {
+            h[j] = mix(v[i + j]);
+            __builtin_prefetch(block_of(f, h[j]));
+        }
+        for (j = 0; j < m; j++) kept += keep[i + j] = (unsigned char)test_block(block_of(f, h[j]), h[j]);
+    }
+    return kept;
 }
 
 size_t sh_ixfilter_capacity(const sh_ixfilter *f) { return f->capacity; }

@@ -21,6 +21,10 @@ void sh_ixfilter_add(sh_ixfilter *f, uint64_t v);
 /* 0: v was never added; 1: it may have been (false positives ~1% at the
  * sized load). */
 int sh_ixfilter_test(const sh_ixfilter *f, uint64_t v);
+/* sh_ixfilter_test for n values at once, keep[i] set to its answer for
+ * v[i]: their cache lines are all asked for before any is read, so the misses
+ * overlap. Returns how many may be there. */
+size_t sh_ixfilter_test_many(const sh_ixfilter *f, const uint64_t *v, size_t n, unsigned char *keep);
 /* the values it was sized for, and its bytes */
 size_t sh_ixfilter_capacity(const sh_ixfilter *f);
 size_t sh_ixfilter_bytes(const sh_ixfilter *f);

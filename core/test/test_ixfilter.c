@@ -75,9 +75,33 @@ static void few_false_positives(void)
     sh_ixfilter_free(g);
 }
 
+/* the batch test answers as the single one, for batches across its 64-value steps */
+static void testing_many_answers_as_testing_each(void)
+{
+    sh_ixfilter *f = sh_ixfilter_new(1000);
+    uint64_t st = 9, v[300];
+    unsigned char keep[300];
+    size_t i, n, kept, want, differ = 0;
+    CHECK(f != NULL);
+    if (!f) return;
+    for (i = 0; i < 1000; i++) sh_ixfilter_add(f, 25 * i);
+    for (n = 0; n <= 300; n += 37) {
+        for (i = 0; i < n; i++) v[i] = (i & 1) ? 25 * (sh_splitmix_next(&st) % 2000) : sh_splitmix_next(&st);
+        kept = sh_ixfilter_test_many(f, v, n, keep);
+        for (i = 0, want = 0; i < n; i++) {
+            want += (size_t)sh_ixfilter_test(f, v[i]);
+            differ += keep[i] != (unsigned char)sh_ixfilter_test(f, v[i]);
+        }
+        CHECK(kept == want);
+    }
+    CHECK(differ == 0);
+    sh_ixfilter_free(f);
+}
+
 int main(void)
 {
     RUN(finds_every_value_added);
     RUN(few_false_positives);
+    RUN(testing_many_answers_as_testing_each);
     return TEST_END();
 }
