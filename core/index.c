@@ -626,7 +626,8 @@ static void *filter_build(void *arg)
     MDB_val k, v;
     sh_ixfilter *f = NULL;
     int64_t next = 0;
-    size_t n = 0;
+    size_t n = 0, nb = 0;
+    uint64_t batch[256];
     int rc;
     if ((rc = mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &t)) != 0 || (rc = mdb_stat(t, ix->db[D_POST], &ms)) != 0) goto fail;
     /* sized for the postings (their entries: at least their keys) and a
@@ -636,10 +637,15 @@ static void *filter_build(void *arg)
     if ((rc = mdb_cursor_open(t, ix->db[D_POST], &c)) != 0) goto fail;
     for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT_NODUP)) {
         if (k.mv_size != 8) { rc = MDB_CORRUPTED; goto fail; }
-        sh_ixfilter_add(f, sh_load_be64(k.mv_data));
+        batch[nb++] = sh_load_be64(k.mv_data);
+        if (nb == sizeof batch / sizeof *batch) {
+            sh_ixfilter_add_many(f, batch, nb);
+            nb = 0;
+        }
         if ((++n & 0xffff) == 0 && __atomic_load_n(&ix->filter_stop, __ATOMIC_ACQUIRE)) { rc = ECANCELED; goto fail; }
     }
     if (rc != MDB_NOTFOUND) goto fail;
+    sh_ixfilter_add_many(f, batch, nb);
     mdb_cursor_close(c);
     c = NULL;
     if ((next = docs_end(t, ix, &rc)) < 0) goto fail;

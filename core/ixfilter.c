@@ -69,11 +69,41 @@ static uint64_t *block_of(const sh_ixfilter *f, uint64_t h)
     return f->words + (size_t)(((h >> 32) * (uint64_t)f->nblocks) >> 32) * BLOCK_WORDS;
 }
 
+/* the K bits of a value of hash h, as a mask for each word of its block */
+static void masks(uint64_t h, uint64_t m[BLOCK_WORDS])
+{
+    uint64_t bits = mix(h + UINT64_C(0x9e3779b97f4a7c15));
+    int i;
+    memset(m, 0, 8 * BLOCK_WORDS);
+    for (i = 0; i < K; i++, bits >>= 9) m[(bits >> 6) & 7] |= UINT64_C(1) << (bits & 63);
+}
+
 void sh_ixfilter_add(sh_ixfilter *f, uint64_t v)
 {
-    uint64_t h = mix(v), *b = block_of(f, h), bits = mix(h + UINT64_C(0x9e3779b97f4a7c15));
-    int i;
-    for (i = 0; i < K; i++, bits >>= 9) __atomic_fetch_or(&b[(bits >> 6) & 7], UINT64_C(1) << (bits & 63), __ATOMIC_RELAXED);
+    uint64_t h = mix(v), *b = block_of(f, h), m[BLOCK_WORDS];
+    int w;
+    masks(h, m);
+    for (w = 0; w < BLOCK_WORDS; w++)
+        if (m[w]) __atomic_fetch_or(&b[w], m[w], __ATOMIC_RELAXED); /* tests may run meanwhile */
+}
+
+void sh_ixfilter_add_many(sh_ixfilter *f, const uint64_t *v, size_t n)
+{
+    uint64_t h[64];
+    size_t i, j;
+    for (i = 0; i < n; i += 64) {
+        size_t m = n - i < 64 ? n - i : 64;
+        for (j = 0; j < m; j++) {
+            h[j] = mix(v[i + j]);
+            __builtin_prefetch(block_of(f, h[j]), 1);
+        }
+        for (j = 0; j < m; j++) {
+            uint64_t *b = block_of(f, h[j]), k[BLOCK_WORDS];
+            int w;
+            masks(h[j], k);
+            for (w = 0; w < BLOCK_WORDS; w++) b[w] |= k[w]; /* nothing else uses f yet */
+        }
+    }
 }
 
 static int test_block(const uint64_t *b, uint64_t h)

@@ -18,6 +18,9 @@ sh_ixfilter *sh_ixfilter_new(size_t n);
 void sh_ixfilter_free(sh_ixfilter *f);
 
 void sh_ixfilter_add(sh_ixfilter *f, uint64_t v);
+/* sh_ixfilter_add for n values, their cache lines asked for first: for
+ * building f, before any other thread uses it (it sets bits without atomics) */
+void sh_ixfilter_add_many(sh_ixfilter *f, const uint64_t *v, size_t n);
 /* 0: v was never added; 1: it may have been (false positives ~1% at the
  * sized load). */
 int sh_ixfilter_test(const sh_ixfilter *f, uint64_t v);

@@ -95,6 +95,22 @@ static void testing_many_answers_as_testing_each(void)
         CHECK(kept == want);
     }
     CHECK(differ == 0);
+    /* a filter built by the batch add answers as one built value by value */
+    {
+        sh_ixfilter *g = sh_ixfilter_new(1000);
+        uint64_t vals[1000], probe = 31;
+        CHECK(g != NULL);
+        if (g) {
+            for (i = 0; i < 1000; i++) vals[i] = 25 * i;
+            sh_ixfilter_add_many(g, vals, 1000);
+            for (i = 0, differ = 0; i < 200000; i++) {
+                uint64_t x = (i & 1) ? 25 * (i % 3000) : sh_splitmix_next(&probe);
+                differ += sh_ixfilter_test(f, x) != sh_ixfilter_test(g, x);
+            }
+            CHECK(differ == 0);
+            sh_ixfilter_free(g);
+        }
+    }
     sh_ixfilter_free(f);
 }
 
