@@ -22,6 +22,8 @@
 -- bit-identical sketches on the whole corpus.
 local here = arg[0]:match("^(.*)/bench/[^/]*$") or "."
 package.path = here .. "/lua/?.lua;" .. here .. "/lua/?/init.lua;" .. here .. "/bench/lib/?.lua;" .. package.path
+local stats = require "stats" -- bench/lib/stats.lua
+local median = stats.median
 local machine = require "machine" -- bench/lib/machine.lua
 package.cpath = here .. "/build/5.4/lib/?.so;" .. package.cpath
 local shingle = require "shingle"
@@ -94,14 +96,6 @@ local function wc(file)
   local u, s, r = out:match("([%d.]+) ([%d.]+) ([%d.]+)")
   assert(u, "could not time wc -w: " .. out)
   return tonumber(u) + tonumber(s), tonumber(r)
-end
-
-local function median(t)
-  local c = {}
-  for i, v in ipairs(t) do c[i] = v end
-  table.sort(c)
-  local n = #c
-  return n % 2 == 1 and c[(n + 1) // 2] or (c[n // 2] + c[n // 2 + 1]) / 2
 end
 
 print(("date:    %s"):format(os.date("!%Y-%m-%d %H:%M:%S UTC")))

@@ -15,6 +15,8 @@
 -- runs this script under callgrind with --case K (only case K, once over the
 -- documents; 0: none, the set-up alone) and prints instructions per call.
 package.path = "lua/?.lua;lua/?/init.lua;bench/lib/?.lua;" .. package.path
+local stats = require "stats" -- bench/lib/stats.lua
+local median = stats.median
 package.cpath = "build/jit/lib/?.so;" .. package.cpath
 assert(rawget(_G, "jit"), "run me with luajit: shingle.ffi is LuaJIT's")
 local ffi = require "ffi"
@@ -39,11 +41,6 @@ local ts = ffi.new("ffib_timespec")
 local function now()
   ffi.C.clock_gettime(1, ts)
   return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) / 1e9
-end
-
-local function median(t)
-  table.sort(t)
-  return t[math.floor((#t + 1) / 2)]
 end
 
 -- documents: gen's corpus (Zipf words, planted near-duplicates); the first

@@ -12,6 +12,8 @@
 -- Usage: lua5.4 bench/index_bench.lua [--docs 1000000] [--sweep 100000] [--dir /tmp/shingle-index-bench]
 -- Corpora come from bench/gen.c (built here with cc -O2); nothing is kept in the repo.
 package.path = "lua/?.lua;lua/?/init.lua;bench/lib/?.lua;" .. package.path
+local stats = require "stats" -- bench/lib/stats.lua
+local median, pct = stats.median, stats.pct
 package.cpath = "build/5.4/lib/?.so;" .. package.cpath
 
 local index = require "shingle.index"
@@ -30,16 +32,6 @@ local function sh(cmd)
 end
 
 local machine = require("machine").line -- bench/lib/machine.lua
-
-local function median(t)
-  table.sort(t)
-  return t[math.floor((#t + 1) / 2)]
-end
-
-local function pct(t, p)
-  table.sort(t)
-  return t[math.max(1, math.ceil(#t * p))]
-end
 
 sh("mkdir -p " .. opt.dir)
 local gen = opt.dir .. "/gen"

@@ -12,6 +12,8 @@
 -- median and 99th-percentile query time in the same run. The large
 -- documents (>= 200 KB) are reported apart.
 package.path = "lua/?.lua;lua/?/init.lua;bench/lib/?.lua;" .. package.path
+local stats = require "stats" -- bench/lib/stats.lua
+local median, pct = stats.median, stats.pct
 package.cpath = "build/5.4/lib/?.so;" .. package.cpath
 local index = require "shingle.index"
 local core = require "shingle.core"
@@ -40,8 +42,6 @@ local function lines(cmd)
   p:close()
   return t
 end
-local function median(t) table.sort(t) return t[math.floor((#t + 1) / 2)] or 0 end
-local function pct(t, p) table.sort(t) return t[math.max(1, math.ceil(#t * p))] or 0 end
 
 print("# index cutoff benchmark, " .. os.date("!%Y-%m-%d %H:%M UTC"))
 print("load: " .. lines("uptime")[1])

@@ -12,6 +12,8 @@
 -- build/5.4/lib) to compare builds in alternating runs.
 local here = arg[0]:match("^(.*)/bench/[^/]*$") or "."
 package.path = here .. "/lua/?.lua;" .. here .. "/lua/?/init.lua;" .. here .. "/bench/lib/?.lua;" .. package.path
+local stats = require "stats" -- bench/lib/stats.lua
+local median = stats.median
 package.cpath = (os.getenv("SHINGLE_LIB") or (here .. "/build/5.4/lib")) .. "/?.so;" .. package.cpath
 local machine = require "machine" -- bench/lib/machine.lua
 local core = require "shingle.core"
@@ -22,13 +24,6 @@ local sketcher = require "shingle.sketcher"
 local kb = tonumber(arg[1]) or 470
 local rounds = tonumber(arg[2]) or 9
 local CALLS = 50
-
-local function median(t)
-  local c = {}
-  for i, v in ipairs(t) do c[i] = v end
-  table.sort(c)
-  return c[(#c + 1) // 2]
-end
 
 local cfg = {}
 for k, v in pairs(index.defaults) do cfg[k] = v end

@@ -17,6 +17,8 @@
 -- Also: a Lua rule set's shingle iterator against the C shingler's, per shingle.
 local here = arg[0]:match("^(.*)/bench/[^/]*$") or "."
 package.path = here .. "/lua/?.lua;" .. here .. "/lua/?/init.lua;" .. here .. "/bench/lib/?.lua;" .. package.path
+local stats = require "stats" -- bench/lib/stats.lua
+local median = stats.median
 local machine = require "machine" -- bench/lib/machine.lua
 package.cpath = (os.getenv("SHINGLE_LIB") or (here .. "/build/5.4/lib")) .. "/?.so;" .. package.cpath
 local shingle = require "shingle"
@@ -94,13 +96,6 @@ local function midi_docs()
     bytes = bytes + #m
   end
   return docs, bytes
-end
-
-local function median(t)
-  local c = {}
-  for i, v in ipairs(t) do c[i] = v end
-  table.sort(c)
-  return c[(#c + 1) // 2]
 end
 
 -- MB per CPU second and per wall second of sketching docs through a sketcher

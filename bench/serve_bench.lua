@@ -27,6 +27,8 @@
 -- their own, so the index grows by write-rate x 2 x duration documents a run
 -- plus the POST /documents peaks (a few thousand).
 package.path = "lua/?.lua;lua/?/init.lua;bench/lib/?.lua;" .. package.path
+local stats = require "stats" -- bench/lib/stats.lua
+local median = stats.median
 package.cpath = "build/5.4/lib/?.so;" .. package.cpath
 local cjson = require "cjson"
 local index = require "shingle.index"
@@ -361,11 +363,6 @@ local function measure_cutoff()
   stop(srv)
   if not ok then error(res, 0) end
   return res
-end
-
-local function median(t)
-  table.sort(t)
-  return t[(#t + 1) // 2]
 end
 
 -- FFI against the classic binding inside nginx: two servers over the same
