@@ -211,5 +211,16 @@ describe("shingle.ffi", function()
       assert.are.equal(40, fx:count())
       fx:read_end()
     end)
+
+    it("starts the postings filter of the shared handle", function()
+      assert.is_false(ix:filter().started)
+      assert.is_true(fx:filter_start())
+      for _ = 1, 300 do
+        if ix:filter().ready then break end
+        os.execute("sleep 0.01")
+      end
+      assert.is_true(ix:filter().ready)
+      assert.are.equal(40, ix:filter().covers)
+    end)
   end)
 end)
