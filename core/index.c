@@ -737,7 +737,7 @@ static int candidates_of(MDB_txn *t, sh_index *ix, const sh_ixfilter *f, const s
                          uint32_t below, uint32_t max_df, uint32_t min_shared, uint32_t **cand, size_t *cap, size_t *n_out)
 {
     MDB_cursor *cur;
-    size_t n = 0, i, skipped = 0, nw = 0, tested = 0, left_out = 0;
+    size_t n = 0, i, skipped = 0, nw, warmed = 0, tested = 0, left_out = 0;
     size_t most = (nv > nv_skip ? nv : nv_skip) < sk->n ? (nv > nv_skip ? nv : nv_skip) : sk->n;
     uint64_t warm[64];
     unsigned char keep_here[256], *keep = NULL;
@@ -753,15 +753,18 @@ static int candidates_of(MDB_txn *t, sh_index *ix, const sh_ixfilter *f, const s
         if (keep != keep_here) free(keep);
         return rc;
     }
-    /* the lookups below, one after another, each wait for memory; walk the
-     * tree for (the first of) them at once first (core/ixwarm.c) */
-    for (i = 0; i < nv && i < sk->n && nw < sizeof warm / sizeof *warm; i++)
-        if (!keep || keep[i]) warm[nw++] = sk->v[i];
-    sh_ixwarm(t, dbnames[D_POST], warm, nw, NULL);
     for (i = 0; i < nv && i < sk->n; i++) {
         unsigned char kb[8];
         MDB_val k = { 8, kb }, v;
         size_t cnt = 0;
+        if (i == warmed) {
+            /* the lookups below, one after another, each wait for memory:
+             * walk the tree for the next 64 of them at once first
+             * (core/ixwarm.c) */
+            for (nw = 0; warmed < nv && warmed < sk->n && nw < sizeof warm / sizeof *warm; warmed++)
+                if (!keep || keep[warmed]) warm[nw++] = sk->v[warmed];
+            sh_ixwarm(t, dbnames[D_POST], warm, nw, NULL);
+        }
         if (keep && !keep[i]) continue;
         sh_store_be64(kb, sk->v[i]);
         rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
