@@ -3,6 +3,7 @@
 #include "byteorder.h"
 #include "grow.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -445,25 +446,14 @@ ZC static void ids_avx512(const sh_shingler *s, const sh_tokens *tk, uint64_t *i
 #undef ZT
 #endif
 
-/* The sliding window of section 4.3: f <- f * x^64 + id_in * x^k - id_out * x^(64w + k). */
-static sh_status window(const sh_shingler *s, sh_work *w, sh_error *err)
+/* The sliding window of section 4.3: f <- f * x^64 + id_in * x^k - id_out * x^(64w + k),
+ * over ids[0..n), n >= W: fps[0..n - W + 1). Each fingerprint is a function
+ * of its W ids alone, so any stretch of ids gives its own windows' exactly. */
+static void slide(const sh_shingler *s, const uint64_t *ids, size_t n, size_t W, uint64_t *fps)
 {
-    const size_t n = w->n_ids, W = (size_t)s->c.w;
-    const uint64_t *ids = w->ids;
-    uint64_t *fps;
-    size_t i, nf;
+    const size_t nf = n - W + 1;
+    size_t i;
     uint64_t f = 0;
-    w->n_fps = 0;
-    if (n == 0) return SH_OK;
-    nf = n >= W ? n - W + 1 : 1;
-    if (reserve_fps(w, nf) != SH_OK)
-        return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu shingles", nf);
-    fps = w->fps;
-    if (n < W) {
-        fps[0] = sh_window_slow(s, ids, n);
-        w->n_fps = 1;
-        return SH_OK;
-    }
 #ifdef SH_X86_CLMUL
     if (s->hw && s->level >= SH_SIMD_AVX512 && nf >= 8 * ZCH) {
         window_zmm(s, ids, n, W, fps);
@@ -507,6 +497,19 @@ static sh_status window(const sh_shingler *s, sh_work *w, sh_error *err)
             fps[i - W + 1] = f;
         }
     }
+}
+
+static sh_status window(const sh_shingler *s, sh_work *w, sh_error *err)
+{
+    const size_t n = w->n_ids, W = (size_t)s->c.w;
+    size_t nf;
+    w->n_fps = 0;
+    if (n == 0) return SH_OK;
+    nf = n >= W ? n - W + 1 : 1;
+    if (reserve_fps(w, nf) != SH_OK)
+        return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu shingles", nf);
+    if (n < W) w->fps[0] = sh_window_slow(s, w->ids, n);
+    else slide(s, w->ids, n, W, w->fps);
     w->n_fps = nf;
     return SH_OK;
 }
@@ -582,10 +585,145 @@ sh_status sh_shingle_ids(const sh_shingler *s, sh_work *w, sh_error *err)
     return window(s, w, err);
 }
 
+/* ---- one large text on two threads (sh_work.threads) --------------------- */
+
+/* The second half's work: its tokens and ids, then (slide_part) its windows. */
+typedef struct half {
+    const sh_shingler *s;
+    sh_work *w;
+    const char *text;
+    size_t n;
+    sh_status st;
+    const uint64_t *ids;      /* slide_part: ids[0..n_ids) make fps[0..) */
+    size_t n_ids;
+    uint64_t *fps;
+} half;
+
+static void *tokenize_half(void *arg)
+{
+    half *h = (half *)arg;
+    sh_work *w = h->w;
+    sh_error e;
+    h->st = sh_canon_tokenize(&h->s->c.canon, h->text, h->n, &w->toks2, &e);
+    if (h->st != SH_OK) return NULL;
+    if (!sh_grow((void **)&w->ids2, &w->cap_ids2, w->toks2.n, sizeof *w->ids2, 256)) { h->st = SH_ENOMEM; return NULL; }
+    token_ids(h->s, &w->toks2, w->ids2, NULL);
+    return NULL;
+}
+
+static void *slide_half(void *arg)
+{
+    half *h = (half *)arg;
+    slide(h->s, h->ids, h->n_ids, (size_t)h->s->c.w, h->fps);
+    return NULL;
+}
+
+/* Where text may be cut for two threads: just after an ASCII separator
+ * (whitespace or a control character) near the middle. In a plain text the
+ * scanner has no word in progress there and carries nothing else from one
+ * byte to the next (canon.c), so the halves give the whole text's tokens.
+ * 0: nowhere within 64 KiB of the middle. */
+static size_t cut_point(const char *text, size_t n)
+{
+    size_t i, end = n / 2 + ((size_t)64 << 10);
+    if (end > n - 1) end = n - 1;
+    for (i = n / 2; i < end; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c <= ' ' || c == 0x7f) return i + 1;
+    }
+    return 0;
+}
+
+/* Append the tokens of b (of the input from offset src) to a. */
+static int append_tokens(sh_tokens *a, const sh_tokens *b, size_t src)
+{
+    size_t i, need = a->n + b->n, cap = a->cap, tcap = a->text_cap;
+    if (!sh_grow((void **)&a->tok, &cap, need, sizeof *a->tok, 256)) return 0;
+    a->cap = cap;
+    cap = need > a->cap ? need : a->cap;
+    {
+        unsigned char *h = (unsigned char *)realloc(a->head, cap * SH_TOKEN_HEAD);
+        if (!h) return 0;
+        a->head = h;
+    }
+    if (!sh_grow((void **)&a->text, &tcap, a->text_len + b->text_len + SH_CANON_SLACK, 1, 4096)) return 0;
+    a->text_cap = tcap;
+    memcpy(a->text + a->text_len, b->text, b->text_len);
+    memset(a->text + a->text_len + b->text_len, 0, SH_CANON_SLACK);
+    memcpy(a->head + a->n * SH_TOKEN_HEAD, b->head, b->n * SH_TOKEN_HEAD);
+    for (i = 0; i < b->n; i++) {
+        sh_token t = b->tok[i];
+        t.src_off += src;
+        t.off += a->text_len;
+        a->tok[a->n + i] = t;
+    }
+    a->n = need;
+    a->text_len += b->text_len;
+    return 1;
+}
+
+/* sh_shingle_text on two threads: 1 with its status in *st, or 0 when the
+ * text has no cut point or a half failed (the caller then does it all on one
+ * thread, which gives the whole text's own error and offsets). */
+static int shingle_text_2(const sh_shingler *s, sh_work *w, const char *text, size_t n, sh_status *st, sh_error *err)
+{
+    const size_t W = (size_t)s->c.w, max = max_tokens(s, w);
+    size_t cut = cut_point(text, n), n1, n2, nf;
+    pthread_t th;
+    half h;
+    sh_status s1;
+    if (!cut) return 0;
+    memset(&h, 0, sizeof h);
+    h.s = s;
+    h.w = w;
+    h.text = text + cut;
+    h.n = n - cut;
+    w->toks.max_n = max;
+    w->toks2.max_n = max;
+    if (pthread_create(&th, NULL, tokenize_half, &h) != 0) return 0;
+    s1 = sh_canon_tokenize(&s->c.canon, text, cut, &w->toks, NULL);
+    if (s1 == SH_OK && sh_work_reserve_ids(w, w->toks.n) != SH_OK) s1 = SH_ENOMEM;
+    if (s1 == SH_OK) token_ids(s, &w->toks, w->ids, NULL);
+    pthread_join(th, NULL);
+    if (s1 != SH_OK || h.st != SH_OK) return 0;
+    n1 = w->toks.n;
+    n2 = w->toks2.n;
+    if ((max && n1 + n2 > max) || n1 + n2 > UINT32_MAX) return 0;
+    if (!append_tokens(&w->toks, &w->toks2, cut) || sh_work_reserve_ids(w, n1 + n2) != SH_OK) return 0;
+    memcpy(w->ids + n1, w->ids2, n2 * sizeof *w->ids);
+    w->n_ids = n1 + n2;
+    *st = SH_OK;
+    if (w->n_ids < 2 * W + 128) {
+        *st = window(s, w, err);
+        return 1;
+    }
+    /* the windows: the first half's on this thread, the rest on another */
+    nf = w->n_ids - W + 1;
+    if (reserve_fps(w, nf) != SH_OK) {
+        *st = sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu shingles", nf);
+        return 1;
+    }
+    h.ids = w->ids + nf / 2;
+    h.n_ids = w->n_ids - nf / 2;
+    h.fps = w->fps + nf / 2;
+    if (pthread_create(&th, NULL, slide_half, &h) != 0) {
+        *st = window(s, w, err);
+        return 1;
+    }
+    slide(s, w->ids, nf / 2 + W - 1, W, w->fps);
+    pthread_join(th, NULL);
+    w->n_fps = nf;
+    return 1;
+}
+
 sh_status sh_shingle_text(const sh_shingler *s, sh_work *w, const char *text, size_t n, sh_error *err)
 {
     sh_status st;
     size_t nt, need, nid;
+    if (w->threads > 1 && n >= (w->par_min ? w->par_min : SH_SHINGLE_PAR_MIN) && n >= 2 &&
+        s->c.tokens == SH_TOKENS_RABIN && !(s->c.canon.flags & (SH_CANON_HTML | SH_CANON_CODE | SH_CANON_TWEET)) &&
+        shingle_text_2(s, w, text, n, &st, err))
+        return st;
     w->toks.max_n = max_tokens(s, w);
     st = sh_canon_tokenize(&s->c.canon, text, n, &w->toks, err);
     if (st == SH_ELIMIT) return too_many(w, err);
@@ -685,6 +823,8 @@ sh_status sh_shingle_stream(const sh_shingler *s, sh_work *w, const char *text, 
 void sh_work_free(sh_work *w)
 {
     sh_tokens_free(&w->toks);
+    sh_tokens_free(&w->toks2);
+    free(w->ids2);
     free(w->ids);
     free(w->id_tok);
     free(w->fps);

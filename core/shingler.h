@@ -81,7 +81,22 @@ typedef struct sh_work {
                                * the memory one document takes (docs/robustness.md) */
     unsigned char *bytes;     /* scratch of extractors (fasta.h: the sequences) */
     size_t cap_bytes;
+    /* Set by the caller: up to this many threads (2) for one large plain
+     * text in sh_shingle_text (0, 1: the caller's thread alone), from
+     * par_min bytes on (0: SH_SHINGLE_PAR_MIN). For a caller with cores to
+     * spare: a query of the Lua API or the command line, not one of a pool's
+     * threads or a busy server's worker (the C API's shinglers keep 1). */
+    int threads;
+    size_t par_min;
+    sh_tokens toks2;          /* the second half's tokens and ids (threads = 2) */
+    uint64_t *ids2;
+    size_t cap_ids2;
 } sh_work;
+
+/* The size from which sh_shingle_text splits a plain text over two threads
+ * when the caller allows it (sh_work.threads): below it a thread costs more
+ * than it saves. */
+#define SH_SHINGLE_PAR_MIN ((size_t)128 << 10)
 
 /* Validate cfg and fill s. Returns SH_EINVAL (with a message naming the
  * parameter and the range that would work) or SH_OK. */
@@ -90,7 +105,12 @@ sh_status sh_shingler_init(sh_shingler *s, const sh_shingler_config *cfg, sh_err
 /* The 64-bit id of one token (its canonical bytes), as used in windows. */
 uint64_t sh_token_id(const sh_shingler *s, const void *bytes, size_t n);
 
-/* Canonicalize and tokenize text, then fill w->ids and w->fps. */
+/* Canonicalize and tokenize text, then fill w->ids and w->fps. With
+ * w->threads = 2, a plain text (not HTML, code or tweets) of w->par_min bytes
+ * or more is cut after a separator byte near its middle (where no token is
+ * in progress), its halves tokenized and given ids on two threads, and the
+ * windows slid on two threads: the same tokens, ids and fingerprints as one
+ * thread gives (test_shingler compares them at every cut). */
 sh_status sh_shingle_text(const sh_shingler *s, sh_work *w, const char *text, size_t n, sh_error *err);
 
 /* Streaming (issue 11: memory per document a small constant times its size):

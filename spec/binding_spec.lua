@@ -102,6 +102,37 @@ describe("Shingler:sketch_doc()", function()
     .. "sketched them: the same sketch, the same fingerprints and the same signature, so that identical "
     .. "documents are found identical across runs that sketched them differently."
 
+  it("sketches a large plain text on two threads as the C pool does on one", function()
+    -- past 128 KiB sh:sketch_text cuts a plain text near its middle and
+    -- shingles the halves on two threads (core/shingler.c shingle_text_2);
+    -- the pool streams the same text through one thread
+    local rand = support.rng(3)
+    local parts = { "word", "Straße", "e\204\129", "日本語", " ", "\t", "\n", "\r\n", "\1", "\127", "12345", "--", "!", "A" }
+    -- prose: words and single spaces, where a cut one byte off falls in a word
+    local texts = { table.concat(support.words(rand, 30000, 5000), " ") }
+    for _, size in ipairs({ 131072, 200003, 400000 }) do
+      local t = {}
+      local n = 0
+      while n < size do
+        local p = parts[rand(#parts)]
+        t[#t + 1] = p
+        n = n + #p
+      end
+      texts[#texts + 1] = table.concat(t)
+    end
+    for _, text in ipairs(texts) do
+      local size = #text
+      for _, kind in ipairs({ "mod", "min" }) do
+        local sh = core.new{ w = 4, sketch = kind, s = 50, m = 5, invalid = "latin1" }
+        local c = core.pool(sh, sh, { threads = 1 }):sketch({ { text = text } })[1]
+        local sk = sh:sketch_text(text)
+        assert.is_nil(c.error)
+        assert.is_true(c.sketch == sk, kind .. " " .. size)
+        assert.are.equal(c.sketch:shingles(), sk:shingles())
+      end
+    end
+  end)
+
   it("gives a document the fingerprints, sketch and signature the C pool gives it", function()
     for _, kind in ipairs({ "mod", "min" }) do
       local sh = core.new{ w = 4, sketch = kind, s = 20, m = 3 }

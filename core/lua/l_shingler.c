@@ -62,6 +62,9 @@ static int shingler_new(lua_State *L)
         luaL_argcheck(L, fl >= 0 && fl <= 1000, 1, "floor must be 0 to 1000");
         u->sp.floor = (uint32_t)fl;
     }
+    /* a large plain text (a query, on the caller's thread) is shingled on
+     * two threads (sh_work.threads) */
+    u->work.threads = 2;
     u->closed = 0;
     return 1;
 }

@@ -609,6 +609,79 @@ static void estimate_paths_equal_the_obvious_counts(void)
     }
 }
 
+/* A text cut after a separator near its middle and shingled on two threads
+ * (sh_work.threads, core/shingler.c shingle_text_2) gives the tokens (their
+ * offsets in the input and canonical bytes), ids and fingerprints of one
+ * thread, on texts made to break it: every separator byte, UTF-8 of every
+ * length, combining marks after a cut, bytes that are not UTF-8, '&' and '<',
+ * digits and punctuation, under four canonicalizations (invalid UTF-8 read as
+ * Latin-1, skipped, or an error, which must be the same error). */
+static void two_threads_shingle_as_one(void)
+{
+    static const char *const pieces[] = { "word", "Straße", "naïve", "\xcc\x81", "e\xcc\x81", "日本語", "\xf0\x9f\x98\x80",
+        " ", "\t", "\n", "\r\n", "\f", "\v", "\x01", "\x7f", "\x80", "\xff", "&amp;", "<p>", "12345", "3.14", "--", "!",
+        "A", "Zz", "x" };
+    static const unsigned flags[] = { SH_CANON_DEFAULT_FLAGS, SH_CANON_LOWER | SH_CANON_NUMBERS | SH_CANON_PUNCT,
+                                      SH_CANON_FOLD, SH_CANON_DEFAULT_FLAGS };
+    static const sh_utf8_mode modes[] = { SH_UTF8_LATIN1, SH_UTF8_SKIP, SH_UTF8_LATIN1, SH_UTF8_ERROR };
+    uint64_t st = 77;
+    size_t cfg, t, cuts = 0, errors = 0, bad = 0;
+    char *text = (char *)malloc(40000);
+    for (cfg = 0; cfg < 4; cfg++) {
+        static sh_shingler s;
+        sh_shingler_config c;
+        sh_error err;
+        memset(&c, 0, sizeof c);
+        c.w = 4; c.k = 64; c.seed = 9; c.tokens = SH_TOKENS_RABIN; c.option = SH_OPTION_B;
+        c.canon.flags = flags[cfg];
+        c.canon.invalid = modes[cfg];
+        CHECK(sh_shingler_init(&s, &c, &err) == SH_OK);
+        for (t = 0; t < 400; t++) {
+            sh_work one, two;
+            sh_error e1, e2;
+            sh_status s1, s2;
+            size_t n = 0, want = 20 + (size_t)(sh_splitmix_next(&st) % 30000), i;
+            while (n < want) {
+                const char *p = pieces[sh_splitmix_next(&st) % (sizeof pieces / sizeof *pieces)];
+                size_t len = strlen(p);
+                if (t % 5 == 0 && (p[0] == ' ' || p[0] == '\t' || p[0] == '\n')) continue; /* some texts with few separators */
+                memcpy(text + n, p, len);
+                n += len;
+            }
+            if (t % 7 == 0) text[n / 2] = '\0'; /* a NUL at the middle: a separator too */
+            memset(&one, 0, sizeof one);
+            memset(&two, 0, sizeof two);
+            two.threads = 2;
+            two.par_min = 1;
+            memset(&e1, 0, sizeof e1);
+            memset(&e2, 0, sizeof e2);
+            s1 = sh_shingle_text(&s, &one, text, n, &e1);
+            s2 = sh_shingle_text(&s, &two, text, n, &e2);
+            if (s1 != s2 || (s1 != SH_OK && strcmp(e1.msg, e2.msg) != 0)) bad++;
+            else if (s1 != SH_OK) errors++;
+            else {
+                int same = one.toks.n == two.toks.n && one.n_ids == two.n_ids && one.n_fps == two.n_fps;
+                for (i = 0; same && i < one.toks.n; i++) {
+                    const sh_token *a = &one.toks.tok[i], *b = &two.toks.tok[i];
+                    same = a->src_off == b->src_off && a->src_len == b->src_len && a->len == b->len &&
+                           memcmp(one.toks.text + a->off, two.toks.text + b->off, a->len) == 0 &&
+                           memcmp(one.toks.head + i * SH_TOKEN_HEAD, two.toks.head + i * SH_TOKEN_HEAD, SH_TOKEN_HEAD) == 0;
+                }
+                same = same && memcmp(one.ids, two.ids, one.n_ids * 8) == 0 && memcmp(one.fps, two.fps, one.n_fps * 8) == 0;
+                if (!same) bad++;
+                cuts += two.toks2.n > 0; /* the second half had tokens of its own: the text was cut */
+            }
+            sh_work_free(&one);
+            sh_work_free(&two);
+        }
+    }
+    free(text);
+    fprintf(stderr, "two threads: %zu texts cut, %zu errors alike, %zu differ\n", cuts, errors, bad);
+    CHECK(bad == 0);
+    CHECK(cuts > 1000);
+    CHECK(errors > 0);
+}
+
 int main(void)
 {
     RUN(padded_window_matches_the_80_byte_vectors);
@@ -625,5 +698,6 @@ int main(void)
     RUN(max_shingles_bounds_the_tokens_kept);
     RUN(mod_steps_are_cheap_off_a_writers_chain);
     RUN(estimate_paths_equal_the_obvious_counts);
+    RUN(two_threads_shingle_as_one);
     return TEST_END();
 }
