@@ -587,35 +587,120 @@ sh_status sh_shingle_ids(const sh_shingler *s, sh_work *w, sh_error *err)
 
 /* ---- one large text on two threads (sh_work.threads) --------------------- */
 
-/* The second half's work: its tokens and ids, then (slide_part) its windows. */
+/* The work's second thread: it takes a posted job, unless the caller, done
+ * with its own half first, finds the job not yet taken and does it itself.
+ * So a thread that the scheduler keeps waiting (a loaded machine) costs the
+ * caller nothing but doing the work alone, never a wait for the thread. */
+enum { JOB_NONE, JOB_POSTED, JOB_RUNNING, JOB_DONE };
+
+struct sh_helper {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    void (*f)(void *);
+    void *arg;
+    int state, quit;
+};
+
+static void *helper_main(void *p)
+{
+    struct sh_helper *h = (struct sh_helper *)p;
+    pthread_mutex_lock(&h->mu);
+    for (;;) {
+        while (!h->quit && h->state != JOB_POSTED) pthread_cond_wait(&h->cv, &h->mu);
+        if (h->quit) break;
+        h->state = JOB_RUNNING;
+        pthread_mutex_unlock(&h->mu);
+        h->f(h->arg);
+        pthread_mutex_lock(&h->mu);
+        h->state = JOB_DONE;
+        pthread_cond_broadcast(&h->cv);
+    }
+    pthread_mutex_unlock(&h->mu);
+    return NULL;
+}
+
+static struct sh_helper *helper_of(sh_work *w)
+{
+    struct sh_helper *h;
+    if (w->helper) return w->helper;
+    if (!(h = (struct sh_helper *)calloc(1, sizeof *h))) return NULL;
+    if (pthread_mutex_init(&h->mu, NULL) != 0) { free(h); return NULL; }
+    if (pthread_cond_init(&h->cv, NULL) != 0) { pthread_mutex_destroy(&h->mu); free(h); return NULL; }
+    if (pthread_create(&h->th, NULL, helper_main, h) != 0) {
+        pthread_cond_destroy(&h->cv);
+        pthread_mutex_destroy(&h->mu);
+        free(h);
+        return NULL;
+    }
+    return w->helper = h;
+}
+
+static void helper_post(struct sh_helper *h, void (*f)(void *), void *arg)
+{
+    pthread_mutex_lock(&h->mu);
+    h->f = f;
+    h->arg = arg;
+    h->state = JOB_POSTED;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+}
+
+/* The posted job done: by the helper (waited for), or here if it was not taken. */
+static void helper_finish(struct sh_helper *h)
+{
+    pthread_mutex_lock(&h->mu);
+    if (h->state == JOB_POSTED) {
+        h->state = JOB_NONE;
+        pthread_mutex_unlock(&h->mu);
+        h->f(h->arg);
+        return;
+    }
+    while (h->state != JOB_DONE) pthread_cond_wait(&h->cv, &h->mu);
+    h->state = JOB_NONE;
+    pthread_mutex_unlock(&h->mu);
+}
+
+static void helper_free(struct sh_helper *h)
+{
+    if (!h) return;
+    pthread_mutex_lock(&h->mu);
+    h->quit = 1;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    pthread_join(h->th, NULL);
+    pthread_cond_destroy(&h->cv);
+    pthread_mutex_destroy(&h->mu);
+    free(h);
+}
+
+/* The second half's work: its tokens and ids, then (slide_half) its windows. */
 typedef struct half {
     const sh_shingler *s;
     sh_work *w;
     const char *text;
     size_t n;
     sh_status st;
-    const uint64_t *ids;      /* slide_part: ids[0..n_ids) make fps[0..) */
+    const uint64_t *ids;      /* slide_half: ids[0..n_ids) make fps[0..) */
     size_t n_ids;
     uint64_t *fps;
 } half;
 
-static void *tokenize_half(void *arg)
+static void tokenize_half(void *arg)
 {
     half *h = (half *)arg;
     sh_work *w = h->w;
     sh_error e;
     h->st = sh_canon_tokenize(&h->s->c.canon, h->text, h->n, &w->toks2, &e);
-    if (h->st != SH_OK) return NULL;
-    if (!sh_grow((void **)&w->ids2, &w->cap_ids2, w->toks2.n, sizeof *w->ids2, 256)) { h->st = SH_ENOMEM; return NULL; }
+    if (h->st != SH_OK) return;
+    if (!sh_grow((void **)&w->ids2, &w->cap_ids2, w->toks2.n, sizeof *w->ids2, 256)) { h->st = SH_ENOMEM; return; }
     token_ids(h->s, &w->toks2, w->ids2, NULL);
-    return NULL;
 }
 
-static void *slide_half(void *arg)
+static void slide_half(void *arg)
 {
     half *h = (half *)arg;
     slide(h->s, h->ids, h->n_ids, (size_t)h->s->c.w, h->fps);
-    return NULL;
 }
 
 /* Where text may be cut for two threads: just after an ASCII separator
@@ -669,10 +754,10 @@ static int shingle_text_2(const sh_shingler *s, sh_work *w, const char *text, si
 {
     const size_t W = (size_t)s->c.w, max = max_tokens(s, w);
     size_t cut = cut_point(text, n), n1, n2, nf;
-    pthread_t th;
+    struct sh_helper *th;
     half h;
     sh_status s1;
-    if (!cut) return 0;
+    if (!cut || !(th = helper_of(w))) return 0;
     memset(&h, 0, sizeof h);
     h.s = s;
     h.w = w;
@@ -680,11 +765,11 @@ static int shingle_text_2(const sh_shingler *s, sh_work *w, const char *text, si
     h.n = n - cut;
     w->toks.max_n = max;
     w->toks2.max_n = max;
-    if (pthread_create(&th, NULL, tokenize_half, &h) != 0) return 0;
+    helper_post(th, tokenize_half, &h);
     s1 = sh_canon_tokenize(&s->c.canon, text, cut, &w->toks, NULL);
     if (s1 == SH_OK && sh_work_reserve_ids(w, w->toks.n) != SH_OK) s1 = SH_ENOMEM;
     if (s1 == SH_OK) token_ids(s, &w->toks, w->ids, NULL);
-    pthread_join(th, NULL);
+    helper_finish(th);
     if (s1 != SH_OK || h.st != SH_OK) return 0;
     n1 = w->toks.n;
     n2 = w->toks2.n;
@@ -706,12 +791,9 @@ static int shingle_text_2(const sh_shingler *s, sh_work *w, const char *text, si
     h.ids = w->ids + nf / 2;
     h.n_ids = w->n_ids - nf / 2;
     h.fps = w->fps + nf / 2;
-    if (pthread_create(&th, NULL, slide_half, &h) != 0) {
-        *st = window(s, w, err);
-        return 1;
-    }
+    helper_post(th, slide_half, &h);
     slide(s, w->ids, nf / 2 + W - 1, W, w->fps);
-    pthread_join(th, NULL);
+    helper_finish(th);
     w->n_fps = nf;
     return 1;
 }
@@ -823,6 +905,7 @@ sh_status sh_shingle_stream(const sh_shingler *s, sh_work *w, const char *text, 
 void sh_work_free(sh_work *w)
 {
     sh_tokens_free(&w->toks);
+    helper_free(w->helper);
     sh_tokens_free(&w->toks2);
     free(w->ids2);
     free(w->ids);

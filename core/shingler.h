@@ -91,6 +91,7 @@ typedef struct sh_work {
     sh_tokens toks2;          /* the second half's tokens and ids (threads = 2) */
     uint64_t *ids2;
     size_t cap_ids2;
+    struct sh_helper *helper; /* the second thread, made at the first large text */
 } sh_work;
 
 /* The size from which sh_shingle_text splits a plain text over two threads

@@ -62,9 +62,13 @@ static int shingler_new(lua_State *L)
         luaL_argcheck(L, fl >= 0 && fl <= 1000, 1, "floor must be 0 to 1000");
         u->sp.floor = (uint32_t)fl;
     }
-    /* a large plain text (a query, on the caller's thread) is shingled on
-     * two threads (sh_work.threads) */
-    u->work.threads = 2;
+    {
+        /* a large plain text (a query, on the caller's thread) is shingled
+         * on two threads (sh_work.threads) unless the caller says 1 */
+        lua_Integer th = shl_opt_int(L, 1, "threads", 2);
+        luaL_argcheck(L, th == 1 || th == 2, 1, "threads must be 1 or 2");
+        u->work.threads = (int)th;
+    }
     u->closed = 0;
     return 1;
 }
