@@ -312,7 +312,7 @@ int shingle_sketch_text(shingle_shingler *sh, const char *buf, size_t len, shing
     sh_sketch hdr;
     if (!sh || !sk || (!buf && len)) return fail(errmsg, SHINGLE_EINVAL, "shingle_sketch_text: a NULL argument");
     if (sh_shingle_text(&sh->sh, &sh->work, buf ? buf : "", len, &e) != SH_OK ||
-        sh_sketch_compute(&sh->sh, &sh->work, &sh->sp, 0, sh->work.toks.n, &hdr, &e) != SH_OK) {
+        sh_sketch_compute(&sh->sh, &sh->work, &sh->sp, 0, sh_work_tokens(&sh->work), &hdr, &e) != SH_OK) {
         put(sk, NULL);
         return failed(errmsg, &e);
     }
@@ -896,7 +896,7 @@ int shingle_index_add(shingle_index *ix, const char *sweep, const char *options,
         html = d->html < 0 ? looks_html(d->text ? d->text : "", d->len) : d->html != 0;
         s = sh[html];
         if (sh_shingle_text(&s->sh, &s->work, d->text ? d->text : "", d->len, &e) != SH_OK ||
-            sh_doc_sketch(&s->sh, &s->work, &s->sp, 0, 0, 0, d->text ? d->text : "", d->len, s->work.toks.n, &made[i], &e) != SH_OK) {
+            sh_doc_sketch(&s->sh, &s->work, &s->sp, 0, 0, 0, d->text ? d->text : "", d->len, sh_work_tokens(&s->work), &made[i], &e) != SH_OK) {
             if (e.code == SH_ENOMEM) { rc = failed(errmsg, &e); goto done; }
             out[i].status = code_of(e.code);
             continue;

@@ -135,15 +135,35 @@ sh_status sh_shingle_features(sh_work *w, sh_error *err)
     return SH_OK;
 }
 
+size_t sh_work_tokens(const sh_work *w)
+{
+    return w->toks.n + (w->split ? w->toks2.n : 0);
+}
+
+sh_token sh_work_token(const sh_work *w, size_t j, const char **bytes, const unsigned char **head)
+{
+    const sh_tokens *t = &w->toks;
+    sh_token k;
+    if (w->split && j >= w->toks.n) {
+        j -= w->toks.n;
+        t = &w->toks2;
+    }
+    k = t->tok[j];
+    if (t == &w->toks2) k.src_off += w->split_src;
+    if (bytes) *bytes = t->text + t->tok[j].off;
+    if (head) *head = t->head + j * SH_TOKEN_HEAD;
+    return k;
+}
+
 void sh_shingle_span(const sh_shingler *s, const sh_work *w, size_t i, size_t *first, size_t *end)
 {
     /* shingle i covers ids i .. i + w - 1 (all of them in a text shorter than w) */
     size_t last = w->n_ids < (size_t)s->c.w ? w->n_ids - 1 : i + (size_t)s->c.w - 1;
     const int pad8 = s->c.tokens == SH_TOKENS_PAD8;
-    const sh_token *a = &w->toks.tok[pad8 ? w->id_tok[i] : i];
-    const sh_token *b = &w->toks.tok[pad8 ? w->id_tok[last] : last];
-    *first = a->src_off;
-    *end = b->src_off + b->src_len;
+    sh_token a = sh_work_token(w, pad8 ? w->id_tok[i] : i, NULL, NULL);
+    sh_token b = sh_work_token(w, pad8 ? w->id_tok[last] : last, NULL, NULL);
+    *first = a.src_off;
+    *end = b.src_off + b.src_len;
 }
 
 #ifdef SH_X86_CLMUL
@@ -580,6 +600,7 @@ static size_t token_ids(const sh_shingler *s, const sh_tokens *t, uint64_t *ids,
 
 sh_status sh_shingle_ids(const sh_shingler *s, sh_work *w, sh_error *err)
 {
+    w->split = 0;
     size_t max = max_tokens(s, w);
     if (max && w->n_ids > max) return too_many(w, err);
     return window(s, w, err);
@@ -719,34 +740,6 @@ static size_t cut_point(const char *text, size_t n)
     return 0;
 }
 
-/* Append the tokens of b (of the input from offset src) to a. */
-static int append_tokens(sh_tokens *a, const sh_tokens *b, size_t src)
-{
-    size_t i, need = a->n + b->n, cap = a->cap, tcap = a->text_cap;
-    if (!sh_grow((void **)&a->tok, &cap, need, sizeof *a->tok, 256)) return 0;
-    a->cap = cap;
-    cap = need > a->cap ? need : a->cap;
-    {
-        unsigned char *h = (unsigned char *)realloc(a->head, cap * SH_TOKEN_HEAD);
-        if (!h) return 0;
-        a->head = h;
-    }
-    if (!sh_grow((void **)&a->text, &tcap, a->text_len + b->text_len + SH_CANON_SLACK, 1, 4096)) return 0;
-    a->text_cap = tcap;
-    memcpy(a->text + a->text_len, b->text, b->text_len);
-    memset(a->text + a->text_len + b->text_len, 0, SH_CANON_SLACK);
-    memcpy(a->head + a->n * SH_TOKEN_HEAD, b->head, b->n * SH_TOKEN_HEAD);
-    for (i = 0; i < b->n; i++) {
-        sh_token t = b->tok[i];
-        t.src_off += src;
-        t.off += a->text_len;
-        a->tok[a->n + i] = t;
-    }
-    a->n = need;
-    a->text_len += b->text_len;
-    return 1;
-}
-
 /* sh_shingle_text on two threads: 1 with its status in *st, or 0 when the
  * text has no cut point or a half failed (the caller then does it all on one
  * thread, which gives the whole text's own error and offsets). */
@@ -773,8 +766,10 @@ static int shingle_text_2(const sh_shingler *s, sh_work *w, const char *text, si
     if (s1 != SH_OK || h.st != SH_OK) return 0;
     n1 = w->toks.n;
     n2 = w->toks2.n;
-    if ((max && n1 + n2 > max) || n1 + n2 > UINT32_MAX) return 0;
-    if (!append_tokens(&w->toks, &w->toks2, cut) || sh_work_reserve_ids(w, n1 + n2) != SH_OK) return 0;
+    if ((max && n1 + n2 > max) || n1 + n2 > UINT32_MAX || sh_work_reserve_ids(w, n1 + n2) != SH_OK) return 0;
+    /* the tokens stay in their two arrays (sh_work_token reads across) */
+    w->split = 1;
+    w->split_src = cut;
     memcpy(w->ids + n1, w->ids2, n2 * sizeof *w->ids);
     w->n_ids = n1 + n2;
     *st = SH_OK;
@@ -802,6 +797,7 @@ sh_status sh_shingle_text(const sh_shingler *s, sh_work *w, const char *text, si
 {
     sh_status st;
     size_t nt, need, nid;
+    w->split = 0;
     if (w->threads > 1 && n >= (w->par_min ? w->par_min : SH_SHINGLE_PAR_MIN) && n >= 2 &&
         s->c.tokens == SH_TOKENS_RABIN && !(s->c.canon.flags & (SH_CANON_HTML | SH_CANON_CODE | SH_CANON_TWEET)) &&
         shingle_text_2(s, w, text, n, &st, err))
@@ -881,6 +877,7 @@ sh_status sh_shingle_stream(const sh_shingler *s, sh_work *w, const char *text, 
     c.ctx = ctx;
     c.max = max_tokens(s, w);
     *n_tokens = 0;
+    w->split = 0;
     w->n_ids = w->n_fps = 0;
     w->toks.max_n = 0; /* counted here, over all blocks */
     w->toks.flush = stream_block;

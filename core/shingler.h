@@ -92,6 +92,11 @@ typedef struct sh_work {
     uint64_t *ids2;
     size_t cap_ids2;
     struct sh_helper *helper; /* the second thread, made at the first large text */
+    /* After a text shingled on two threads (split): its tokens are toks'
+     * then toks2's, whose src_off count from split_src. Read them with
+     * sh_work_tokens and sh_work_token. */
+    int split;
+    size_t split_src;
 } sh_work;
 
 /* The size from which sh_shingle_text splits a plain text over two threads
@@ -149,6 +154,12 @@ uint64_t *sh_work_ids(sh_work *w, size_t n);
  * has a feature a base): w->fps[0..w->n_fps) then holds the ids, w->n_ids
  * still counts them, and w->ids is scratch. */
 sh_status sh_shingle_features(sh_work *w, sh_error *err);
+
+/* The number of tokens of the last sh_shingle_text, and token j of them
+ * (src_off in the whole text), with its canonical bytes and head when
+ * bytes, head are not NULL. */
+size_t sh_work_tokens(const sh_work *w);
+sh_token sh_work_token(const sh_work *w, size_t j, const char **bytes, const unsigned char **head);
 
 /* The bytes of the source text that shingle i of the last sh_shingle_text
  * covers: [*first, *end) (PAD8 ids map back to their tokens). */

@@ -127,7 +127,7 @@ static int shingler_sketch_text(lua_State *L)
     if (sh_shingle_text(&u->sh, &u->work, s, n, &err) != SH_OK) {
         return text_failed(L, &err);
     }
-    return build(L, u, kind, 0, u->work.toks.n);
+    return build(L, u, kind, 0, sh_work_tokens(&u->work));
 }
 
 /* Fill work.ids from a Lua list: strings are tokens (hashed like canonical

@@ -660,16 +660,23 @@ static void two_threads_shingle_as_one(void)
             if (s1 != s2 || (s1 != SH_OK && strcmp(e1.msg, e2.msg) != 0)) bad++;
             else if (s1 != SH_OK) errors++;
             else {
-                int same = one.toks.n == two.toks.n && one.n_ids == two.n_ids && one.n_fps == two.n_fps;
-                for (i = 0; same && i < one.toks.n; i++) {
-                    const sh_token *a = &one.toks.tok[i], *b = &two.toks.tok[i];
-                    same = a->src_off == b->src_off && a->src_len == b->src_len && a->len == b->len &&
-                           memcmp(one.toks.text + a->off, two.toks.text + b->off, a->len) == 0 &&
-                           memcmp(one.toks.head + i * SH_TOKEN_HEAD, two.toks.head + i * SH_TOKEN_HEAD, SH_TOKEN_HEAD) == 0;
+                int same = sh_work_tokens(&one) == sh_work_tokens(&two) && one.n_ids == two.n_ids && one.n_fps == two.n_fps;
+                for (i = 0; same && i < sh_work_tokens(&one); i++) {
+                    const char *ab, *bb;
+                    const unsigned char *ah, *bh;
+                    sh_token a = sh_work_token(&one, i, &ab, &ah), b = sh_work_token(&two, i, &bb, &bh);
+                    size_t first1, end1, first2, end2;
+                    same = a.src_off == b.src_off && a.src_len == b.src_len && a.len == b.len && memcmp(ab, bb, a.len) == 0 &&
+                           memcmp(ah, bh, SH_TOKEN_HEAD) == 0;
+                    if (same && i < one.n_fps) { /* the source bytes of shingle i, as explain shows them */
+                        sh_shingle_span(&s, &one, i, &first1, &end1);
+                        sh_shingle_span(&s, &two, i, &first2, &end2);
+                        same = first1 == first2 && end1 == end2;
+                    }
                 }
                 same = same && memcmp(one.ids, two.ids, one.n_ids * 8) == 0 && memcmp(one.fps, two.fps, one.n_fps * 8) == 0;
                 if (!same) bad++;
-                cuts += two.toks2.n > 0; /* the second half had tokens of its own: the text was cut */
+                cuts += two.split; /* the text was cut */
             }
             sh_work_free(&one);
             sh_work_free(&two);
