@@ -97,6 +97,35 @@ describe("shingle.core handles", function()
   end
 end)
 
+describe("a process with shingle.mpi", function()
+  it("ends cleanly when it required shingle.mpi after making the core's boxes (Lua 5.1 and LuaJIT unload C modules first)", function()
+    -- pool results live in boxes; requiring shingle.mpi once set their class's
+    -- __gc to mpi.so's copy, which LuaJIT unloaded before finalizing them at
+    -- lua_close: a segmentation fault at exit
+    local v = rawget(_G, "jit") and "jit" or _VERSION:match("%d+%.%d+")
+    local lua = rawget(_G, "jit") and "luajit" or "lua" .. v
+    local script = os.tmpname()
+    local f = assert(io.open(script, "w"))
+    f:write([[
+local core = require "shingle.core"
+local sh = core.new{ w = 3 }
+local pool = core.pool(sh, sh, { threads = 1 })
+local out = {}
+for i = 1, 20 do out[i] = pool:sketch({ { text = "a b c d e f " .. i } }) end
+local r = pool:start({ { text = "g h i j k" } }):wait()
+pcall(require, "shingle.mpi")
+io.write("done\n")
+]])
+    f:close()
+    local build = os.getenv("SHINGLE_BUILD") or ("build/" .. v)
+    local out, code = support.run(("env -u LD_PRELOAD LUA_CPATH='%s/lib/?.so;;' LUA_PATH='lua/?.lua;lua/?/init.lua;;' %s %s")
+      :format(build, lua, script))
+    os.remove(script)
+    assert.are.equal(0, code, out)
+    assert.is_truthy(out:find("done", 1, true), out)
+  end)
+end)
+
 describe("Shingler:sketch_doc()", function()
   local text = "Shingles of a document sketched by the C pool and by Lua must agree, whichever path "
     .. "sketched them: the same sketch, the same fingerprints and the same signature, so that identical "

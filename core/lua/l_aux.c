@@ -7,7 +7,14 @@
 #include "lshingle.h"
 #include "policy.h"
 
+/* The boxes' class. l_aux.c is compiled into core.so and into mpi.so: each
+ * module has a class of its own (CMake gives mpi.so "shingle.mpi.Box"), so
+ * that requiring shingle.mpi never sets core's boxes' __gc to a copy in
+ * mpi.so, which Lua 5.1 and LuaJIT may unload before they finalize core's
+ * boxes at lua_close. */
+#ifndef SHL_BOX
 #define SHL_BOX "shingle.Box"
+#endif
 
 int shl_raise(lua_State *L, const sh_error *err)
 {

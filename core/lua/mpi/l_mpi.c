@@ -15,6 +15,7 @@
  * Environmental failures return nil, message (naming the rank); after one the
  * caller must abort, as its peers may wait for it in a collective call. */
 #define _GNU_SOURCE 1 /* mkostemps */
+#include <dlfcn.h>
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -745,6 +746,12 @@ static const luaL_Reg dist_methods[] = {
 
 int luaopen_shingle_mpi(lua_State *L)
 {
+    /* stay loaded until the process ends: Lua 5.1 and LuaJIT may unload a C
+     * module at lua_close before the finalizers of its objects run, and MPI
+     * libraries are not made to be unloaded and loaded again */
+    Dl_info self;
+    if (dladdr((void *)(uintptr_t)luaopen_shingle_mpi, &self) && self.dli_fname)
+        (void)dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
     shl_open_aux(L);
     shl_newclass(L, SHL_WORLD, world_methods, NULL, NULL);  /* no __gc: MPI ends by finalize or abort, not by collection */
     shl_newclass(L, SHL_DIST, dist_methods, NULL, d_close);
