@@ -243,10 +243,23 @@ local function workers_cpu(srv)
 end
 
 -- a run, with the workers' CPU time per answered request (repeatable on a busy machine, unlike requests/s)
+-- the machine's idle and total jiffies so far (/proc/stat's cpu line)
+local function machine_idle()
+  local f = assert(io.open("/proc/stat"))
+  local line = f:read("l")
+  f:close()
+  local t, total = {}, 0
+  for x in line:gmatch("%d+") do t[#t + 1] = tonumber(x); total = total + tonumber(x) end
+  return t[4] + (t[5] or 0), total -- idle + iowait
+end
+
 local function run(srv, list, path, o)
   local c0 = workers_cpu(srv)
+  local i0, t0 = machine_idle()
   local r = result(wrk(srv, list, path, o))
+  local i1, t1 = machine_idle()
   r.cpu_us = r.requests > 0 and (workers_cpu(srv) - c0) * 1e6 / r.requests or 0
+  r.idle = t1 > t0 and 100 * (i1 - i0) / (t1 - t0) or 0
   return r
 end
 
@@ -261,8 +274,8 @@ print(("index: %d documents (%s); /similar bodies: %d, median %d bytes; %d worke
 local rows = {}
 local function report(name, r, note)
   rows[#rows + 1] = { name = name, r = r, note = note }
-  print(("%-44s %9.0f req/s  p50 %7.3f ms  p99 %7.3f ms  %6.1f us CPU/req  non-2xx/errors %d%s"):format(name, r.rps,
-    r.p50_ms, r.p99_ms, r.cpu_us or 0, r.bad,
+  print(("%-44s %9.0f req/s  p50 %7.3f ms  p99 %7.3f ms  %6.1f us CPU/req  idle %3.0f%%  non-2xx/errors %d%s"):format(name, r.rps,
+    r.p50_ms, r.p99_ms, r.cpu_us or 0, r.idle or 0, r.bad,
     note and ("  " .. note) or ""))
 end
 
