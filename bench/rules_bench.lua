@@ -35,13 +35,7 @@ if arg[2] then
 end
 local REPS = 5
 
-local function lcg(seed)
-  local s = seed
-  return function(n)
-    s = (s * 16807) % 2147483647
-    return s % n + 1
-  end
-end
+local lcg = require("rng").lcg -- bench/lib/rng.lua
 
 local function text_docs()
   local docs, bytes = {}, 0

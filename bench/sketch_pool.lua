@@ -15,13 +15,7 @@ local gen = require "gen"
 local sketcher = require "shingle.sketcher"
 
 local kind, mb, reps = arg[1] or "fasta", tonumber(arg[2]) or 2, tonumber(arg[3]) or 1
-local function lcg(seed)
-  local s = seed
-  return function(n)
-    s = (s * 16807) % 2147483647
-    return s % n + 1
-  end
-end
+local lcg = require("rng").lcg -- bench/lib/rng.lua
 local docs, bytes = {}, 0
 if kind == "fasta" then
   local r, bases = lcg(9), { "A", "C", "G", "T" }
