@@ -1149,6 +1149,14 @@ static const unsigned char head_masks[17][16] = {
 #define HEAD_SSE2(d, q, len) _mm_storeu_si128((__m128i *)(void *)(d), \
     _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(q)), \
                   _mm_loadu_si128((const __m128i *)(const void *)head_masks[(len) < 16 ? (len) : 16])))
+/* The head of a word of ASCII letters and digits from the input q rather
+ * than from the block's image, which was stored just before: a load that
+ * straddles two of those stores waits for them to reach the cache. Its
+ * canonical bytes are the input's ORed with orv (0x20 when lowercasing:
+ * that lowercases a letter and leaves a digit as it is; else 0). */
+#define HEAD_WORD_SSE2(d, q, len, orv) _mm_storeu_si128((__m128i *)(void *)(d), \
+    _mm_and_si128(_mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(q)), (orv)), \
+                  _mm_loadu_si128((const __m128i *)(const void *)head_masks[(len) < 16 ? (len) : 16])))
 #define HEAD_AVX512(d, q, len) _mm_storeu_si128((__m128i *)(void *)(d), \
     _mm_maskz_loadu_epi8((__mmask16)_bzhi_u32(0xffffu, (unsigned)(len)), (const void *)(q)))
 
@@ -1156,18 +1164,21 @@ static const unsigned char head_masks[17][16] = {
 #define BLOCKS_TARGET __attribute__((target("sse2")))
 #define BLOCKS_CLASSIFY classify_sse2
 #define BLOCKS_HEAD HEAD_SSE2
+#define BLOCKS_WORD_HEAD 1
 #include "canon_blocks.h"
 
 #define BLOCKS_FN blocks_avx2
 #define BLOCKS_TARGET __attribute__((target("avx2,bmi,bmi2")))
 #define BLOCKS_CLASSIFY classify_avx2
 #define BLOCKS_HEAD HEAD_SSE2
+#define BLOCKS_WORD_HEAD 1
 #include "canon_blocks.h"
 
 #define BLOCKS_FN blocks_avx512
 #define BLOCKS_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,bmi,bmi2")))
 #define BLOCKS_CLASSIFY classify_avx512
 #define BLOCKS_HEAD HEAD_AVX512
+#define BLOCKS_WORD_HEAD 0
 #include "canon_blocks.h"
 #endif
 

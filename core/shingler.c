@@ -215,8 +215,8 @@ static inline __m128i xm_step(__m128i f, __m128i in, __m128i out, __m128i c, __m
 
 /* Four chains over four stretches of the document, interleaved: one chain
  * is bound by the latency of its multiplies, four keep the unit busy. */
-__attribute__((target("pclmul,sse2")))
-static void window_hw(const sh_shingler *s, const uint64_t *ids, size_t n, size_t W, uint64_t *fps)
+__attribute__((target("pclmul,sse2"))) static inline __attribute__((always_inline))
+void window_body(const sh_shingler *s, const uint64_t *ids, size_t n, size_t W, uint64_t *fps)
 {
     const __m128i mu = _mm_cvtsi64_si128((long long)s->cwin.mu), p = _mm_cvtsi64_si128((long long)s->cwin.p);
     const __m128i cout = _mm_cvtsi64_si128((long long)s->cout);
@@ -243,6 +243,18 @@ static void window_hw(const sh_shingler *s, const uint64_t *ids, size_t n, size_
         f[3] = xm_step(f[3], in, out, cout, mu, p);
         _mm_storel_epi64((__m128i *)(void *)&fps[i], f[3]);
     }
+}
+
+__attribute__((target("pclmul,sse2")))
+static void window_hw(const sh_shingler *s, const uint64_t *ids, size_t n, size_t W, uint64_t *fps)
+{
+    window_body(s, ids, n, W, fps);
+}
+
+__attribute__((target("pclmul,avx2,bmi,bmi2")))
+static void window_avx2(const sh_shingler *s, const uint64_t *ids, size_t n, size_t W, uint64_t *fps)
+{
+    window_body(s, ids, n, W, fps);
 }
 
 /* Token ids (sh_token_id) of tokens of up to 16 bytes, without a branch on
@@ -279,8 +291,8 @@ static uint64_t id_long_hw(const sh_shingler *s, const unsigned char *b, size_t 
     return f;
 }
 
-__attribute__((target("pclmul,sse2")))
-static void ids_hw(const sh_shingler *s, const sh_tokens *t, uint64_t *ids)
+__attribute__((target("pclmul,sse2"))) static inline __attribute__((always_inline))
+void ids_body(const sh_shingler *s, const sh_tokens *t, uint64_t *ids)
 {
     const __m128i mu = _mm_cvtsi64_si128((long long)s->cid.mu), p = _mm_cvtsi64_si128((long long)s->cid.p);
     size_t i;
@@ -298,6 +310,21 @@ static void ids_hw(const sh_shingler *s, const sh_tokens *t, uint64_t *ids)
         r = _mm_xor_si128(_mm_srli_si128(_mm_clmulepi64_si128(h, mu, 0x00), 8), h);
         ids[i] = hw_lo(_mm_xor_si128(x, _mm_clmulepi64_si128(r, p, 0x00)));
     }
+}
+
+__attribute__((target("pclmul,sse2")))
+static void ids_hw(const sh_shingler *s, const sh_tokens *t, uint64_t *ids)
+{
+    ids_body(s, t, ids);
+}
+
+/* ids_hw and window_hw again for AVX2 machines (which have BMI2): the same
+ * instructions in their three-operand forms, shifts by a register that leave
+ * the flags alone: fewer instructions a token. */
+__attribute__((target("pclmul,avx2,bmi,bmi2")))
+static void ids_avx2(const sh_shingler *s, const sh_tokens *t, uint64_t *ids)
+{
+    ids_body(s, t, ids);
 }
 
 /* ---- AVX-512 with VPCLMULQDQ: four products per instruction ----------------
@@ -477,6 +504,8 @@ static void slide(const sh_shingler *s, const uint64_t *ids, size_t n, size_t W,
 #ifdef SH_X86_CLMUL
     if (s->hw && s->level >= SH_SIMD_AVX512 && nf >= 8 * ZCH) {
         window_zmm(s, ids, n, W, fps);
+    } else if (s->hw && s->level == SH_SIMD_AVX2 && nf >= 64) {
+        window_avx2(s, ids, n, W, fps);
     } else if (s->hw && nf >= 64) {
         window_hw(s, ids, n, W, fps);
     } else
@@ -568,6 +597,8 @@ static size_t token_ids(const sh_shingler *s, const sh_tokens *t, uint64_t *ids,
 #ifdef SH_X86_CLMUL
         if (s->hw && s->level >= SH_SIMD_AVX512) {
             ids_avx512(s, t, ids);
+        } else if (s->hw && s->level == SH_SIMD_AVX2) {
+            ids_avx2(s, t, ids);
         } else if (s->hw) {
             ids_hw(s, t, ids);
         } else

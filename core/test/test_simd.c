@@ -152,6 +152,42 @@ static void tokens_at_every_offset_and_length_tokenize_alike(void)
     CHECK_EQ_U64(bad, 0);
 }
 
+/* Words of upper- and lowercase letters and digits (whose heads the block
+ * scanners take from the input, lowercased there, where 16 bytes past the
+ * word's start are in it, else from their image) at every offset, of
+ * lengths around the 16 bytes of a head, with the end of the buffer from
+ * right after them to 90 bytes later, so that the input ends inside, at and
+ * past the 16 bytes that follow every block; then ideographs (tokens of
+ * their own, which the scanners copy only when they reach past the block)
+ * ending at, before and after every 64-byte boundary. */
+static void mixed_case_words_and_ideographs_near_the_end_tokenize_alike(void)
+{
+    static char buf[400];
+    static const char alnum[] = "aZ0bY1cX2dW3eV4fU5gT6hS7iR8jQ9kPlOmNnMoLpKqJrIsHtGuFvEwDxCyBzA";
+    long bad = 0;
+    size_t off, len, tail, i;
+    for (off = 0; off <= 96; off += (off < 70 ? 1 : 5))
+        for (len = 1; len <= 34; len += (len < 18 ? 1 : 8))
+            for (tail = 0; tail <= 90; tail += (tail < 20 ? 1 : 7)) {
+                size_t n = 0;
+                for (i = 0; i < off; i++) buf[n++] = (char)(i % 5 == 4 ? ' ' : alnum[(i * 3) % 62]);
+                if (off) buf[off - 1] = ' ';
+                for (i = 0; i < len; i++) buf[n++] = alnum[(i * 7 + off) % 62];
+                for (i = 0; i < tail; i++) buf[n++] = (char)(i % 3 == 0 ? ' ' : alnum[(i + len) % 62]);
+                bad += differ_everywhere(buf, n, (off + len + tail) % 11 == 0);
+            }
+    for (off = 40; off <= 200; off++)
+        for (tail = 0; tail <= 20; tail += 4) {
+            size_t n = 0;
+            for (i = 0; i < off; i++) buf[n++] = (char)(i % 6 == 5 ? ' ' : alnum[i % 62]);
+            for (i = 0; i < 4; i++) { memcpy(buf + n, "\xe6\x9d\xb1", 3); n += 3; }   /* ideographs */
+            memcpy(buf + n, "\xf0\xa0\x80\x80", 4); n += 4;                        /* a 4-byte one */
+            for (i = 0; i < tail; i++) buf[n++] = (char)(i % 2 ? ' ' : 'K');
+            bad += differ_everywhere(buf, n, off % 7 == 0);
+        }
+    CHECK_EQ_U64(bad, 0);
+}
+
 /* Pieces that the block scanners treat specially, to straddle boundaries. */
 static const char *const pieces[] = {
     "a", "Q", "7", "2024", "abcdefghij", "ABCDEFGHIJKLMNOPQRSTU", "x9y8",
@@ -557,6 +593,7 @@ int main(void)
     RUN(levels_are_capped_and_checked);
     RUN(every_byte_value_tokenizes_alike_at_every_level);
     RUN(tokens_at_every_offset_and_length_tokenize_alike);
+    RUN(mixed_case_words_and_ideographs_near_the_end_tokenize_alike);
     RUN(markup_straddling_block_boundaries_tokenizes_alike);
     RUN(random_mixtures_tokenize_alike);
     RUN(a_long_page_tokenizes_alike);
