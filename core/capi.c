@@ -422,7 +422,15 @@ int shingle_index_filter_start(shingle_index *ix, char **errmsg)
 {
     sh_error e;
     if (!ix) return fail(errmsg, SHINGLE_EINVAL, "shingle_index_filter_start: a NULL index");
-    if (sh_index_filter_start(IX(ix), &e) != SH_OK) return failed(errmsg, &e);
+    if (sh_index_filter_start(IX(ix), 0, &e) != SH_OK) return failed(errmsg, &e);
+    return SHINGLE_OK;
+}
+
+int shingle_index_cache_start(shingle_index *ix, size_t max_bytes, char **errmsg)
+{
+    sh_error e;
+    if (!ix) return fail(errmsg, SHINGLE_EINVAL, "shingle_index_cache_start: a NULL index");
+    if (sh_index_filter_start(IX(ix), max_bytes, &e) != SH_OK) return failed(errmsg, &e);
     return SHINGLE_OK;
 }
 

@@ -2,6 +2,7 @@
 
 #include "byteorder.h"
 #include "ixcheck.h"
+#include "ixcache.h"
 #include "ixfilter.h"
 #include "ixwarm.h"
 #include "run.h"
@@ -44,7 +45,7 @@ struct sh_index {
     void *att;                 /* sh_index_attach */
     void (*att_free)(void *);
     /* the postings filter (sh_index_filter_start): built by its own thread,
-     * then brought up to date by the queries (filter_for) */
+     * then brought up to date by the queries (aids_for) */
     sh_ixfilter *filter;       /* NULL until built (atomic) */
     uint32_t filter_next;      /* the first document id it does not cover (atomic) */
     pthread_mutex_t filter_mu; /* one query brings it up to date at a time */
@@ -52,6 +53,17 @@ struct sh_index {
     int filter_started, filter_stop; /* filter_stop: atomic */
     uint64_t filter_tested, filter_skipped; /* values the queries asked it about, and left out (atomic) */
     char filter_err[256];      /* why the builder gave up, if it did */
+    /* the postings cache (core/ixcache.c), when asked for and it fits in
+     * cache_max bytes: built with the filter, from the same snapshot, it
+     * holds the postings of the documents below cache_next; `recent` is a
+     * filter of the values of the documents from cache_next on, which the
+     * queries bring up to date with the filter (published with the filter) */
+    size_t cache_max;
+    sh_ixcache *cache;
+    sh_ixfilter *recent;
+    uint32_t cache_next;
+    uint64_t cache_found, cache_lmdb; /* values the cache answered, and values looked up in the postings beside it (atomic) */
+    char cache_note[256];      /* why there is no cache, when one was asked for */
 };
 
 struct sh_index_adder {
@@ -268,6 +280,8 @@ void sh_index_close(sh_index *ix)
         pthread_join(ix->filter_thread, NULL);
         pthread_mutex_destroy(&ix->filter_mu);
         sh_ixfilter_free(ix->filter);
+        sh_ixfilter_free(ix->recent);
+        sh_ixcache_free(ix->cache);
     }
     if (ix->att && ix->att_free) ix->att_free(ix->att);
     if (ix->rtxn) mdb_txn_abort(ix->rtxn);
@@ -617,6 +631,18 @@ static int64_t docs_end(MDB_txn *t, sh_index *ix, int *rc)
     return *rc ? -1 : next;
 }
 
+/* Puts the documents of one key into the cache under construction; on a
+ * failure (none expected: it was sized from the same snapshot) the build
+ * goes on without a cache. */
+static void cache_put(sh_index *ix, sh_ixcache **cache, uint64_t key, const uint32_t *docs, size_t n)
+{
+    int rc;
+    if (!*cache || (rc = sh_ixcache_append(*cache, key, docs, n)) == 0) return;
+    snprintf(ix->cache_note, sizeof ix->cache_note, "the postings did not fit the room they were counted for (%s)", strerror(rc));
+    sh_ixcache_free(*cache);
+    *cache = NULL;
+}
+
 static void *filter_build(void *arg)
 {
     sh_index *ix = (sh_index *)arg;
@@ -624,20 +650,55 @@ static void *filter_build(void *arg)
     MDB_cursor *c = NULL;
     MDB_stat ms;
     MDB_val k, v;
-    sh_ixfilter *f = NULL;
+    sh_ixfilter *f = NULL, *recent = NULL;
+    sh_ixcache *cache = NULL;
     int64_t next = 0;
-    size_t n = 0, nb = 0;
-    uint64_t batch[256];
+    size_t n = 0, nb = 0, nd = 0, dcap = 0;
+    uint64_t batch[256], key = 0;
+    uint32_t *docs = NULL;
     int rc;
     if ((rc = mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &t)) != 0 || (rc = mdb_stat(t, ix->db[D_POST], &ms)) != 0) goto fail;
     /* sized for the postings (their entries: at least their keys) and a
      * quarter more; past that, false positives grow slowly (~1% at the size,
      * each costing one lookup) */
     if (!(f = sh_ixfilter_new(ms.ms_entries + ms.ms_entries / 4))) { rc = ENOMEM; goto fail; }
+    if (ix->cache_max) {
+        /* the cache, when the postings fit the bytes allowed: sized for as
+         * many keys as entries (the most there can be); what is not used is
+         * reserved, not touched. Documents added later are in `recent`, a
+         * filter for a sixteenth as many values as the postings hold. */
+        size_t need = sh_ixcache_bytes_for(ms.ms_entries, ms.ms_entries);
+        if (need > ix->cache_max)
+            snprintf(ix->cache_note, sizeof ix->cache_note, "the postings (%zu entries) would take up to %zu MB, more than the %zu MB allowed",
+                     (size_t)ms.ms_entries, need >> 20, ix->cache_max >> 20);
+        else if (!(cache = sh_ixcache_new(ms.ms_entries, ms.ms_entries)) || !(recent = sh_ixfilter_new(ms.ms_entries / 16 + 1))) {
+            snprintf(ix->cache_note, sizeof ix->cache_note, "out of memory for the postings cache (%zu MB)", need >> 20);
+            sh_ixcache_free(cache);
+            cache = NULL;
+        }
+    }
     if ((rc = mdb_cursor_open(t, ix->db[D_POST], &c)) != 0) goto fail;
-    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT_NODUP)) {
-        if (k.mv_size != 8) { rc = MDB_CORRUPTED; goto fail; }
-        batch[nb++] = sh_load_be64(k.mv_data);
+    /* every key once for the filter; with the cache, every (key, document)
+     * entry, a key's documents in increasing order */
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, cache ? MDB_NEXT : MDB_NEXT_NODUP)) {
+        uint64_t x;
+        if (k.mv_size != 8 || (cache && v.mv_size != 4)) { rc = MDB_CORRUPTED; goto fail; }
+        x = sh_load_be64(k.mv_data);
+        if (cache) {
+            if (nd && x != key) {
+                cache_put(ix, &cache, key, docs, nd);
+                nd = 0;
+            }
+            if (nd == dcap) {
+                uint32_t *q = (uint32_t *)realloc(docs, 4 * (dcap = dcap ? 2 * dcap : 64));
+                if (!q) { rc = ENOMEM; goto fail; }
+                docs = q;
+            }
+            docs[nd++] = sh_load_be32(v.mv_data);
+            key = x;
+            if (nd > 1) continue; /* the key is in the batch already */
+        }
+        batch[nb++] = x;
         if (nb == sizeof batch / sizeof *batch) {
             sh_ixfilter_add_many(f, batch, nb);
             nb = 0;
@@ -646,27 +707,46 @@ static void *filter_build(void *arg)
     }
     if (rc != MDB_NOTFOUND) goto fail;
     sh_ixfilter_add_many(f, batch, nb);
+    if (cache && nd) cache_put(ix, &cache, key, docs, nd);
+    if (cache && sh_ixcache_finish(cache) != 0) {
+        snprintf(ix->cache_note, sizeof ix->cache_note, "out of memory for the postings cache's directory");
+        sh_ixcache_free(cache);
+        cache = NULL;
+    }
+    if (!cache) {
+        sh_ixfilter_free(recent);
+        recent = NULL;
+    }
+    free(docs);
+    docs = NULL;
     mdb_cursor_close(c);
     c = NULL;
     if ((next = docs_end(t, ix, &rc)) < 0) goto fail;
     mdb_txn_abort(t);
     pthread_mutex_lock(&ix->filter_mu);
     __atomic_store_n(&ix->filter_next, (uint32_t)next, __ATOMIC_RELEASE);
-    __atomic_store_n(&ix->filter, f, __ATOMIC_RELEASE);
+    ix->cache_next = (uint32_t)next;
+    ix->recent = recent;
+    __atomic_store_n(&ix->cache, cache, __ATOMIC_RELEASE);
+    __atomic_store_n(&ix->filter, f, __ATOMIC_RELEASE); /* last: a query that sees it sees the rest */
     pthread_mutex_unlock(&ix->filter_mu);
     return NULL;
 fail:
     if (c) mdb_cursor_close(c);
     if (t) mdb_txn_abort(t);
     sh_ixfilter_free(f);
+    sh_ixfilter_free(recent);
+    sh_ixcache_free(cache);
+    free(docs);
     snprintf(ix->filter_err, sizeof ix->filter_err, "%s", rc == ENOMEM ? "out of memory" : rc == ECANCELED ? "stopped" : mdb_strerror(rc));
     return NULL;
 }
 
-sh_status sh_index_filter_start(sh_index *ix, sh_error *err)
+sh_status sh_index_filter_start(sh_index *ix, size_t cache_max, sh_error *err)
 {
     int rc;
     if (ix->filter_started) return SH_OK;
+    ix->cache_max = cache_max;
     if ((rc = pthread_mutex_init(&ix->filter_mu, NULL)) != 0) return sh_error_set(err, SH_ENOMEM, 0, "cannot make a mutex");
     if ((rc = pthread_create(&ix->filter_thread, NULL, filter_build, ix)) != 0) {
         pthread_mutex_destroy(&ix->filter_mu);
@@ -691,14 +771,33 @@ void sh_index_filter_info(sh_index *ix, sh_index_filter_stats *st)
     st->tested = __atomic_load_n(&ix->filter_tested, __ATOMIC_RELAXED);
     st->skipped = __atomic_load_n(&ix->filter_skipped, __ATOMIC_RELAXED);
     st->error = ix->filter_err[0] ? ix->filter_err : NULL;
+    {
+        const sh_ixcache *c = f ? __atomic_load_n(&ix->cache, __ATOMIC_ACQUIRE) : NULL;
+        if (c) {
+            st->cache_bytes = sh_ixcache_bytes(c) + sh_ixfilter_bytes(ix->recent);
+            st->cache_keys = sh_ixcache_keys(c);
+            st->cache_covers = ix->cache_next;
+        }
+        st->cache_found = __atomic_load_n(&ix->cache_found, __ATOMIC_RELAXED);
+        st->cache_looked_up = __atomic_load_n(&ix->cache_lmdb, __ATOMIC_RELAXED);
+        st->cache_note = ix->cache_note[0] ? ix->cache_note : NULL;
+    }
 }
 
-/* The filter, brought up to the snapshot of read transaction t, or NULL:
- * none built yet, another thread is bringing it up to date, or a document
- * would not decode (the lookups then go without it, and a query meets the
- * error itself if it matters). A document adds every value its record holds
- * (a superset of what it posted). */
-static const sh_ixfilter *filter_for(sh_index *ix, MDB_txn *t)
+/* What a query of snapshot t may use instead of searching the postings for
+ * each value: the filter, brought up to t, and the cache when t has every
+ * document it holds. NULL: no filter built yet, another thread is bringing
+ * it up to date, or a document would not decode (the lookups then go without
+ * it, and a query meets the error itself if it matters). A document adds
+ * every value its record holds (a superset of what it posted) to the filter
+ * and, past the cache's documents, to `recent`. */
+typedef struct {
+    const sh_ixfilter *f, *recent;
+    const sh_ixcache *cache;   /* NULL: none, or t has fewer documents than it holds */
+    uint32_t cache_next, end;  /* the cache holds documents below cache_next; t's end below end */
+} query_aids;
+
+static const query_aids *aids_for(sh_index *ix, MDB_txn *t, query_aids *a)
 {
     sh_ixfilter *f;
     MDB_cursor *c;
@@ -708,7 +807,13 @@ static const sh_ixfilter *filter_for(sh_index *ix, MDB_txn *t)
     int rc;
     if (!ix->filter_started || !(f = __atomic_load_n(&ix->filter, __ATOMIC_ACQUIRE))) return NULL;
     if ((end = docs_end(t, ix, &rc)) < 0) return NULL;
-    if ((uint32_t)end <= __atomic_load_n(&ix->filter_next, __ATOMIC_ACQUIRE)) return f;
+    a->f = f;
+    a->cache = __atomic_load_n(&ix->cache, __ATOMIC_ACQUIRE);
+    a->recent = ix->recent;
+    a->cache_next = ix->cache_next;
+    a->end = (uint32_t)end;
+    if (a->cache && (uint32_t)end < a->cache_next) a->cache = NULL; /* an older snapshot (a pinned one) */
+    if ((uint32_t)end <= __atomic_load_n(&ix->filter_next, __ATOMIC_ACQUIRE)) return a;
     if (pthread_mutex_trylock(&ix->filter_mu) != 0) return NULL;
     if ((rc = mdb_cursor_open(t, ix->db[D_DOCS], &c)) != 0) { pthread_mutex_unlock(&ix->filter_mu); return NULL; }
     sh_store_be32(kb, ix->filter_next);
@@ -725,83 +830,137 @@ static const sh_ixfilter *filter_for(sh_index *ix, MDB_txn *t)
             uint64_t x;
             memcpy(&x, (const char *)v.mv_data + sizeof d + 8 * (size_t)i, 8); /* as sh_ixdoc_sketch reads them */
             sh_ixfilter_add(f, x);
+            if (ix->recent) sh_ixfilter_add(ix->recent, x);
         }
     }
     mdb_cursor_close(c);
     if (rc == 0 || rc == MDB_NOTFOUND) __atomic_store_n(&ix->filter_next, (uint32_t)end, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&ix->filter_mu);
-    return rc == 0 || rc == MDB_NOTFOUND ? f : NULL;
+    return rc == 0 || rc == MDB_NOTFOUND ? a : NULL;
 }
 
-static int candidates_of(MDB_txn *t, sh_index *ix, const sh_ixfilter *f, const sh_sketch *sk, size_t nv, size_t nv_skip,
+/* Room in *cand for n + m ids. */
+static int cand_room(uint32_t **cand, size_t *cap, size_t n, size_t m)
+{
+    size_t nc;
+    uint32_t *q;
+    if (n + m <= *cap) return 0;
+    nc = *cap ? *cap : 1024;
+    while (nc < n + m) nc *= 2;
+    if (!(q = (uint32_t *)realloc(*cand, nc * 4))) return ENOMEM;
+    *cand = q;
+    *cap = nc;
+    return 0;
+}
+
+static int candidates_of(MDB_txn *t, sh_index *ix, const query_aids *qa, const sh_sketch *sk, size_t nv, size_t nv_skip,
                          uint32_t below, uint32_t max_df, uint32_t min_shared, uint32_t **cand, size_t *cap, size_t *n_out)
 {
     MDB_cursor *cur;
-    size_t n = 0, i, skipped = 0, nw, warmed = 0, tested = 0, left_out = 0;
+    size_t n = 0, i, skipped = 0, nw, warmed = 0, tested = 0, left_out = 0, found = 0, looked_up = 0;
     size_t most = (nv > nv_skip ? nv : nv_skip) < sk->n ? (nv > nv_skip ? nv : nv_skip) : sk->n;
+    const sh_ixfilter *f = qa ? qa->f : NULL;
+    const sh_ixcache *cache = qa ? qa->cache : NULL;
     uint64_t warm[64];
-    unsigned char keep_here[256], *keep = NULL;
+    unsigned char keep_here[256], recent_here[256], *keep = NULL, *recent = NULL;
+    const uint32_t *cdocs_here[256], **cdocs = NULL;
+    uint32_t ccnt_here[256], *ccnt = NULL;
+    void *scratch = NULL;
     int rc;
+    if (f && most > sizeof keep_here) {
+        /* keep, and with the cache its answers and the recent filter's */
+        scratch = malloc(most * (cache ? 2 + sizeof *cdocs + sizeof *ccnt : 1));
+        if (!scratch) return ENOMEM;
+    }
     /* the values the filter says may be there (the others are left out) */
     if (f) {
-        keep = most <= sizeof keep_here ? keep_here : (unsigned char *)malloc(most);
-        if (!keep) return ENOMEM;
+        keep = scratch ? (unsigned char *)scratch : keep_here;
         tested = most;
         left_out = most - sh_ixfilter_test_many(f, sk->v, most, keep);
     }
-    if ((rc = mdb_cursor_open(t, ix->db[D_POST], &cur)) != 0) {
-        if (keep != keep_here) free(keep);
-        return rc;
+    /* with the cache, the documents of each of them it holds, and whether
+     * documents added since it was built may have it too (then the postings
+     * are searched for that value instead) */
+    if (cache) {
+        if (scratch) {
+            cdocs = (const uint32_t **)((char *)scratch + most);
+            ccnt = (uint32_t *)(cdocs + most);
+            recent = (unsigned char *)(ccnt + most);
+        } else {
+            cdocs = cdocs_here;
+            ccnt = ccnt_here;
+            recent = recent_here;
+        }
+        sh_ixcache_find_many(cache, sk->v, most, keep, cdocs, ccnt);
+        if (qa->recent && qa->end > qa->cache_next) sh_ixfilter_test_many(qa->recent, sk->v, most, recent);
+        else memset(recent, 0, most);
     }
-    for (i = 0; i < nv && i < sk->n; i++) {
-        unsigned char kb[8];
-        MDB_val k = { 8, kb }, v;
-        size_t cnt = 0;
-        if (i == warmed) {
-            /* the lookups below, one after another, each wait for memory:
-             * walk the tree for the next 64 of them at once first
-             * (core/ixwarm.c) */
-            for (nw = 0; warmed < nv && warmed < sk->n && nw < sizeof warm / sizeof *warm; warmed++)
-                if (!keep || keep[warmed]) warm[nw++] = sk->v[warmed];
-            sh_ixwarm(t, dbnames[D_POST], warm, nw, NULL);
+    {
+        if ((rc = mdb_cursor_open(t, ix->db[D_POST], &cur)) != 0) {
+            free(scratch);
+            return rc;
         }
-        if (keep && !keep[i]) continue;
-        sh_store_be64(kb, sk->v[i]);
-        rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
-        if (rc == MDB_NOTFOUND) continue;
-        if (rc) break;
-        if (max_df && mdb_cursor_count(cur, &cnt) == 0 && cnt > max_df) {
-            skipped++;
-            if (nv_skip > nv) nv = nv_skip;
-            continue;
-        }
-        rc = mdb_cursor_get(cur, &k, &v, MDB_GET_MULTIPLE);
-        while (rc == 0) {
-            size_t j, m = v.mv_size / 4;
-            if (n + m > *cap) {
-                size_t nc = (*cap ? *cap : 1024);
-                uint32_t *q;
-                while (nc < n + m) nc *= 2;
-                q = (uint32_t *)realloc(*cand, nc * 4);
-                if (!q) { rc = ENOMEM; break; }
-                *cand = q;
-                *cap = nc;
+        for (i = 0; i < nv && i < sk->n; i++) {
+            unsigned char kb[8];
+            MDB_val k = { 8, kb }, v;
+            size_t cnt = 0;
+            if (keep && !keep[i]) continue;
+            if (cache && !recent[i]) {
+                /* the cache holds every document of this value in t */
+                const uint32_t *dd = cdocs[i];
+                size_t j, m = ccnt[i];
+                found++;
+                if (!m) continue;
+                if (max_df && m > max_df) {
+                    skipped++;
+                    if (nv_skip > nv) nv = nv_skip;
+                    continue;
+                }
+                if ((rc = cand_room(cand, cap, n, m)) != 0) break;
+                for (j = 0; j < m; j++)
+                    if (dd[j] < below) (*cand)[n++] = dd[j];
+                continue;
             }
-            for (j = 0; j < m; j++) {
-                uint32_t d = sh_load_be32((const char *)v.mv_data + 4 * j);
-                if (d < below) (*cand)[n++] = d;
+            if (!cache && i >= warmed) {
+                /* the lookups below, one after another, each wait for memory:
+                 * walk the tree for the next 64 of them at once first
+                 * (core/ixwarm.c) */
+                for (nw = 0; warmed < nv && warmed < sk->n && nw < sizeof warm / sizeof *warm; warmed++)
+                    if (!keep || keep[warmed]) warm[nw++] = sk->v[warmed];
+                sh_ixwarm(t, dbnames[D_POST], warm, nw, NULL);
             }
-            rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_MULTIPLE);
+            looked_up += cache != NULL;
+            sh_store_be64(kb, sk->v[i]);
+            rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
+            if (rc == MDB_NOTFOUND) continue;
+            if (rc) break;
+            if (max_df && mdb_cursor_count(cur, &cnt) == 0 && cnt > max_df) {
+                skipped++;
+                if (nv_skip > nv) nv = nv_skip;
+                continue;
+            }
+            rc = mdb_cursor_get(cur, &k, &v, MDB_GET_MULTIPLE);
+            while (rc == 0) {
+                size_t j, m = v.mv_size / 4;
+                if ((rc = cand_room(cand, cap, n, m)) != 0) break;
+                for (j = 0; j < m; j++) {
+                    uint32_t d = sh_load_be32((const char *)v.mv_data + 4 * j);
+                    if (d < below) (*cand)[n++] = d;
+                }
+                rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_MULTIPLE);
+            }
+            if (rc != MDB_NOTFOUND) break;
+            rc = 0;
         }
-        if (rc != MDB_NOTFOUND) break;
-        rc = 0;
     }
     mdb_cursor_close(cur);
-    if (keep != keep_here) free(keep);
+    free(scratch);
     if (tested) {
         __atomic_fetch_add(&ix->filter_tested, tested, __ATOMIC_RELAXED);
         __atomic_fetch_add(&ix->filter_skipped, left_out, __ATOMIC_RELAXED);
     }
+    if (found) __atomic_fetch_add(&ix->cache_found, found, __ATOMIC_RELAXED);
+    if (looked_up) __atomic_fetch_add(&ix->cache_lmdb, looked_up, __ATOMIC_RELAXED);
     if (rc && rc != MDB_NOTFOUND) return rc;
     /* distinct: sort and squeeze, keeping those that share at least
      * min_shared of the values looked up (a bound that holds only when none
@@ -1707,6 +1866,7 @@ static size_t query_lookups(const sh_sketch *q, const sh_sketch_params *p, sh_po
 sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, sh_policy policy, int by_containment,
                            uint32_t top, uint32_t max_df, sh_index_hit **hits, size_t *n, sh_error *err)
 {
+    query_aids aids;
     MDB_txn *t;
     sh_sketch_params p;
     sh_policy pol;
@@ -1752,7 +1912,7 @@ sh_status sh_index_similar(sh_index *ix, const sh_sketch *q, double threshold, s
             min_shared = SH_INDEX_QUERY_SHARED;
         }
     }
-    if ((rc = candidates_of(t, ix, filter_for(ix, t), q, nv, nv_all, UINT32_MAX, max_df, min_shared, &cand, &cap, &nc)) != 0) {
+    if ((rc = candidates_of(t, ix, aids_for(ix, t, &aids), q, nv, nv_all, UINT32_MAX, max_df, min_shared, &cand, &cap, &nc)) != 0) {
         s = lmdb_err(err, ix, "search", rc);
         goto done;
     }

@@ -222,5 +222,34 @@ describe("shingle.ffi", function()
       assert.is_true(ix:filter().ready)
       assert.are.equal(40, ix:filter().covers)
     end)
+
+    it("starts the postings filter and cache of an index it opened", function()
+      local copy = dir .. "-copy"
+      os.execute(("cp -r %s %s"):format(dir, copy))
+      local fx2 = assert(sf.index(copy))
+      local fsh = assert(fx2:shingler())
+      local queries = {}
+      for i = 9, 20 do queries[#queries + 1] = assert(fsh:sketch(corpus[i])) end
+      local function all(x)
+        local out = {}
+        for i, q in ipairs(queries) do out[i] = assert(x:similar(q, { threshold = 0.2, docs = true })) end
+        return out
+      end
+      local before = all(fx2)
+      assert.is_true(fx2:filter_start{ cache = 2 ^ 30 })
+      -- the same hits while it builds and after, and as the shared handle's
+      for _ = 1, 50 do
+        assert.are.same(before, all(fx2))
+        os.execute("sleep 0.005")
+      end
+      assert.are.same(all(fx), before)
+      local n = 0
+      for _, h in ipairs(before) do n = n + #h end
+      assert.is_true(n > 5)
+      assert.has_error(function() fx2:filter_start{ cache = -1 } end)
+      fx2, fsh = nil, nil
+      collectgarbage()
+      os.execute("rm -rf " .. copy)
+    end)
   end)
 end)

@@ -4,6 +4,11 @@
 -- leave out those of new text, and it follows documents another process adds
 -- after it was built (their values are not in the postings it was built
 -- from: without the catch-up, a query for them would find nothing).
+-- The postings cache (core/ixcache.c, Index:filter_start{ cache = bytes })
+-- likewise: the same hits with it, documents added after it was built found
+-- beside it (alone, and sharing values with documents it holds, with and
+-- without a common-value cutoff), a snapshot older than it not using it, and
+-- no cache, with a note, when it does not fit the bytes allowed.
 local index = require "shingle.index"
 local support = require "support"
 
@@ -121,10 +126,101 @@ describe("the postings filter", function()
     ix:close()
   end)
 
+  it("with the postings cache, gives the same hits as the lookups without either", function()
+    local ix = assert(index.open(db, { readonly = true }))
+    local queries = {}
+    for i, d in ipairs(base) do queries[i] = d.text end
+    for _, t in ipairs(fresh) do queries[#queries + 1] = t end
+    local opts = { { threshold = 0.3 }, { threshold = 0.2, policy = "containment" }, { threshold = 0.1, max_df = 1 },
+      { threshold = 0.5, policy = "both" } }
+    local plain = {}
+    for i, o in ipairs(opts) do plain[i] = answers(ix, queries, o) end
+    assert.is_true(ix:filter_start{ cache = 2 ^ 30 })
+    local f = wait_ready(ix)
+    assert.is_table(f.cache)
+    assert.is_nil(f.cache.note)
+    assert.are.equal(ix:count(), f.cache.covers)
+    assert.is_true(f.cache.keys > 0 and f.cache.bytes > 12 * f.cache.keys)
+    for i, o in ipairs(opts) do assert.are.same(plain[i], answers(ix, queries, o)) end
+    local g = ix:filter()
+    assert.is_true(g.cache.found > 0) -- the cache answered
+    assert.are.equal(0, g.cache.looked_up) -- and nothing was added since it was built
+    ix:close()
+  end)
+
+  it("with the postings cache, finds the documents added after it was built beside it", function()
+    local d2 = dir .. "/idx2"
+    os.execute(("cp -r %s %s"):format(db, d2))
+    local ix = assert(index.open(d2, { readonly = true }))
+    assert.is_true(ix:filter_start{ cache = 2 ^ 30 })
+    local f = wait_ready(ix)
+    -- new documents: new text, and copies and near-copies of documents the
+    -- cache holds (values in both the cache and the later postings)
+    local later = {}
+    for i = 1, 4 do later[#later + 1] = { url = "http://f.example/new" .. i, text = text(rand, 300) } end
+    for i = 1, 6 do later[#later + 1] = { url = "http://f.example/again" .. i, text = base[i].text } end
+    for i = 7, 10 do
+      later[#later + 1] = { url = "http://f.example/edit" .. i, text = base[i].text:gsub("(%a+) (%a+)", "%2 %1", 3) }
+    end
+    add_elsewhere(d2, later)
+    local queries = {}
+    for i, d in ipairs(later) do queries[i] = d.text end
+    for i = 1, 12 do queries[#queries + 1] = base[i].text end
+    local opts = { { threshold = 0.3 }, { threshold = 0.2, policy = "containment" }, { threshold = 0.1, max_df = 1 },
+      { threshold = 0.1, max_df = 2 } }
+    local with = {}
+    for i, o in ipairs(opts) do with[i] = answers(ix, queries, o) end
+    local g = ix:filter()
+    assert.are.equal(f.cache.covers, g.cache.covers) -- the cache is as it was built
+    assert.are.equal(f.covers + #later, g.covers)    -- the filter follows
+    assert.is_true(g.cache.looked_up > 0)            -- the later documents' values were searched for
+    ix:close()
+    local plain_ix = assert(index.open(d2, { readonly = true }))
+    for i, o in ipairs(opts) do assert.are.same(answers(plain_ix, queries, o), with[i]) end
+    -- a copy added later is found with its original
+    local hits = assert(plain_ix:similar(base[1].text, { threshold = 0.9 }))
+    assert.is_true(#hits >= 2)
+    plain_ix:close()
+    os.execute("rm -rf " .. d2)
+  end)
+
+  it("is not used by a snapshot older than the cache", function()
+    local d3 = dir .. "/idx3"
+    os.execute(("cp -r %s %s"):format(db, d3))
+    local ix = assert(index.open(d3, { readonly = true }))
+    local more = { { url = "http://f.example/older", text = text(rand, 300) } }
+    ix:read(function()
+      add_elsewhere(d3, more)
+      -- built from a snapshot that has the added document, after this one
+      assert.is_true(ix:filter_start{ cache = 2 ^ 30 })
+      local f = wait_ready(ix)
+      assert.are.equal(ix:count() + 1, f.cache.covers)
+      assert.are.same({}, assert(ix:similar(more[1].text)))
+    end)
+    local hits = assert(ix:similar(more[1].text))
+    assert.are.equal(1, #hits)
+    assert.are.equal(more[1].url, hits[1].url)
+    ix:close()
+    os.execute("rm -rf " .. d3)
+  end)
+
+  it("keeps no cache, and says why, when it does not fit the bytes allowed", function()
+    local ix = assert(index.open(db, { readonly = true }))
+    local q = base[3].text
+    local plain = answers(ix, { q }, { threshold = 0.3 })
+    assert.is_true(ix:filter_start{ cache = 1000 })
+    local f = wait_ready(ix)
+    assert.are.equal(0, f.cache.keys)
+    assert.matches("more than the 0 MB allowed", f.cache.note, 1, true)
+    assert.are.same(plain, answers(ix, { q }, { threshold = 0.3 }))
+    assert.has_error(function() ix:filter_start{ cache = -1 } end)
+    ix:close()
+  end)
+
   it("is built in its own thread, and closing the index while it builds stops it", function()
-    for _ = 1, 5 do
+    for i = 1, 6 do
       local ix = assert(index.open(db, { readonly = true }))
-      assert.is_true(ix:filter_start())
+      assert.is_true(ix:filter_start(i % 2 == 0 and { cache = 2 ^ 30 } or nil))
       ix:close() -- joins the builder, whether it finished or not
     end
     local ix = assert(index.open(db, { readonly = true }))

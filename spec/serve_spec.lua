@@ -257,6 +257,19 @@ describe("shingle serve", function()
       assert.are.equal("thread", j.worker.writer) -- and POST /documents adds in a worker thread
       assert.is_true(j.worker.filter.started) -- each worker keeps a postings filter (--no-filter: none)
       assert.is_nil(j.worker.filter.error)
+      -- and with it the postings cache (--cache 0: none), once built: a few milliseconds here
+      local f
+      for _ = 1, 100 do
+        local _, s = req("GET", "/stats")
+        f = s.worker.filter
+        if f.ready then break end
+        os.execute("sleep 0.05")
+      end
+      assert.is_true(f.ready)
+      assert.is_table(f.cache)
+      assert.is_nil(f.cache.note)
+      assert.are.equal(j.index.documents, f.cache.covers)
+      assert.is_true(f.cache.keys > 0)
     end)
   end)
 
@@ -525,6 +538,9 @@ describe("shingle serve refuses to start", function()
     out, code = check("samples", "--batch-delay 5000")
     assert.are.equal(2, code)
     assert.is_truthy(out:find("--batch-delay: give milliseconds from 0 to 1000", 1, true), out)
+    out, code = check("samples", "--cache 1.5")
+    assert.are.equal(2, code)
+    assert.is_truthy(out:find("--cache: give a whole number of MB from 0 to 1048576", 1, true), out)
   end)
 end)
 

@@ -428,17 +428,21 @@ static int ix_count(lua_State *L)
     return 1;
 }
 
-/* ix:filter_start() -> true, or nil, err: build the postings filter in a
- * thread of its own (sh_index_filter_start) */
+/* ix:filter_start([cache_bytes]) -> true, or nil, err: build the postings
+ * filter, and the postings cache when it fits in cache_bytes, in a thread of
+ * their own (sh_index_filter_start) */
 static int ix_filter_start(lua_State *L)
 {
     sh_error err;
-    if (sh_index_filter_start(check_ix(L, 1)->ix, &err) != SH_OK) return shl_fail(L, &err);
+    lua_Integer cache = luaL_optinteger(L, 2, 0);
+    if (cache < 0) return luaL_argerror(L, 2, "the cache's bytes must be >= 0");
+    if (sh_index_filter_start(check_ix(L, 1)->ix, (size_t)cache, &err) != SH_OK) return shl_fail(L, &err);
     lua_pushboolean(L, 1);
     return 1;
 }
 
-/* ix:filter() -> { started, ready, bytes, capacity, covers, tested, skipped, error } */
+/* ix:filter() -> { started, ready, bytes, capacity, covers, tested, skipped, error,
+ *   cache = { bytes, keys, covers, found, looked_up, note } (when one was asked for) } */
 static int ix_filter(lua_State *L)
 {
     sh_index_filter_stats st;
@@ -461,6 +465,24 @@ static int ix_filter(lua_State *L)
     if (st.error) {
         lua_pushstring(L, st.error);
         lua_setfield(L, -2, "error");
+    }
+    if (st.cache_keys || st.cache_note) {
+        lua_createtable(L, 0, 6);
+        lua_pushinteger(L, (lua_Integer)st.cache_bytes);
+        lua_setfield(L, -2, "bytes");
+        lua_pushinteger(L, (lua_Integer)st.cache_keys);
+        lua_setfield(L, -2, "keys");
+        lua_pushinteger(L, (lua_Integer)st.cache_covers);
+        lua_setfield(L, -2, "covers");
+        lua_pushinteger(L, (lua_Integer)st.cache_found);
+        lua_setfield(L, -2, "found");
+        lua_pushinteger(L, (lua_Integer)st.cache_looked_up);
+        lua_setfield(L, -2, "looked_up");
+        if (st.cache_note) {
+            lua_pushstring(L, st.cache_note);
+            lua_setfield(L, -2, "note");
+        }
+        lua_setfield(L, -2, "cache");
     }
     return 1;
 }

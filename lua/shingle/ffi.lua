@@ -51,6 +51,7 @@ int shingle_index_count(shingle_index *ix, uint32_t *n, char **errmsg);
 int shingle_index_read_begin(shingle_index *ix, char **errmsg);
 void shingle_index_read_end(shingle_index *ix);
 int shingle_index_filter_start(shingle_index *ix, char **errmsg);
+int shingle_index_cache_start(shingle_index *ix, size_t max_bytes, char **errmsg);
 int shingle_index_similar(shingle_index *ix, const shingle_sketch *q, double threshold, int policy, int by_containment,
                           uint32_t top, uint32_t max_df, shingle_hit *hits, size_t cap, size_t *n, char **errmsg);
 int shingle_index_document(shingle_index *ix, uint32_t id, shingle_document *doc, char *url, size_t url_cap,
@@ -262,10 +263,16 @@ end
 
 function Index:read_end() C.shingle_index_read_end(self.h) end
 
---- fx:filter_start(): build the index's postings filter in a thread of its
--- own (shingle_index_filter_start); true, or nil, err.
-function Index:filter_start()
-  local rc = C.shingle_index_filter_start(self.h, errmsg)
+--- fx:filter_start([opts]): build the index's postings filter in a thread of
+-- its own (shingle_index_filter_start), and with opts.cache = bytes the
+-- postings cache when it fits in them (shingle_index_cache_start); true, or
+-- nil, err.
+function Index:filter_start(opts)
+  local cache = opts and opts.cache or 0
+  if type(cache) ~= "number" or cache < 0 or cache % 1 ~= 0 then
+    error("fx:filter_start: cache must be a whole number of bytes >= 0", 2)
+  end
+  local rc = cache > 0 and C.shingle_index_cache_start(self.h, cache, errmsg) or C.shingle_index_filter_start(self.h, errmsg)
   if rc ~= 0 then return err(rc) end
   return true
 end

@@ -51,12 +51,14 @@ M.defaults = {
   writer_nice = 0,        -- the writer thread's nice, over the worker's (0: the same priority)
   filter = true,          -- keep the index's postings filter in each worker (Index:filter_start: ~1.6 bytes a
                           -- posting, built in a thread at start): /similar skips values no document has
+  cache = 1024 * 1024 * 1024, -- with the filter, the postings cache when it fits in these bytes (at most ~13 a
+                          -- posting; 0: none): /similar finds the documents of its values in memory
 }
 
 -- every option, those without a default included
 local known = { index = true, name = true, readonly = true, max_body = true, sweep = true, batch_delay = true,
   batch_max = true, add_timeout = true, max_top = true, max_members = true, stats = true, invalid = true,
-  binding = true, max_df = true, writer = true, thread_pool = true, writer_nice = true, filter = true }
+  binding = true, max_df = true, writer = true, thread_pool = true, writer_nice = true, filter = true, cache = true }
 
 local services = {}
 
@@ -71,6 +73,9 @@ local function check_conf(conf)
     c[k] = v
   end
   if type(c.index) ~= "string" or c.index == "" then error("shingle.http.init: give the index directory as index = path", 3) end
+  if type(c.cache) ~= "number" or c.cache < 0 or c.cache % 1 ~= 0 then
+    error("shingle.http.init: cache must be a whole number of bytes >= 0", 3)
+  end
   for _, k in ipairs({ "max_body", "batch_delay", "batch_max", "add_timeout", "max_top", "max_members" }) do
     if type(c[k]) ~= "number" or c[k] < 0 then error(("shingle.http.init: %s must be a number >= 0"):format(k), 3) end
   end
@@ -108,7 +113,7 @@ function M.init(conf)
   end
   svc.ix = ix
   if ix and c.filter then
-    local ok, ferr = ix:filter_start()
+    local ok, ferr = ix:filter_start{ cache = c.cache }
     if not ok and ngx then ngx.log(ngx.WARN, "shingle: no postings filter for ", c.index, ": ", ferr) end
   end
   if ix and c.binding ~= "classic" then

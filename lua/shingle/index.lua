@@ -364,17 +364,29 @@ end
 
 --- The cutoff a query uses without max_df: the one the index was made with
 -- (values held by more documents are not looked up).
---- Index:filter_start(): build this handle's postings filter in a thread of
--- its own (a few seconds, ~1.6 bytes a posting, kept until the handle closes);
--- once built, Index:similar leaves out, from memory, the values no document
--- has instead of searching the postings for each (core/ixfilter.c). For a
--- server's long-lived handles. true, or nil, err.
-function Index:filter_start() return self.ix:filter_start() end
+--- Index:filter_start([opts]): build this handle's postings filter in a
+-- thread of its own (a few seconds, ~1.6 bytes a posting, kept until the
+-- handle closes); once built, Index:similar leaves out, from memory, the
+-- values no document has instead of searching the postings for each
+-- (core/ixfilter.c). opts.cache = bytes: also the postings cache, when it
+-- fits in them (core/ixcache.c: at most ~13 bytes a posting), so that the
+-- values that are keys are found in memory too. For a server's long-lived
+-- handles. true, or nil, err.
+function Index:filter_start(opts)
+  local cache = opts and opts.cache or 0
+  if type(cache) ~= "number" or cache < 0 or cache % 1 ~= 0 then
+    error("Index:filter_start: cache must be a whole number of bytes >= 0", 2)
+  end
+  return self.ix:filter_start(cache)
+end
 
---- Index:filter(): { started, ready, bytes, capacity, covers, tested, skipped, error }
--- of the postings filter (covers: the documents it holds the values of, the
--- first ones added; tested, skipped: sketch values queries asked it about,
--- and left out).
+--- Index:filter(): { started, ready, bytes, capacity, covers, tested, skipped, error,
+-- cache } of the postings filter (covers: the documents it holds the values
+-- of, the first ones added; tested, skipped: sketch values queries asked it
+-- about, and left out); cache, when one was asked for: { bytes, keys, covers,
+-- found, looked_up, note } (found: values it answered; looked_up: values
+-- searched in the postings beside it, those documents added since may have;
+-- note: why there is none).
 function Index:filter() return self.ix:filter() end
 
 function Index:query_max_df()

@@ -28,6 +28,7 @@ M.defaults = {
   binding = nil,          -- "ffi" or "classic" for /similar (nil: the FFI when it can)
   writer = nil,           -- "thread" or "loop" for POST /documents (nil: a thread when it can)
   filter = true,          -- each worker keeps the index's postings filter (shingle.http's filter)
+  cache = nil,            -- and the postings cache when it fits in these bytes (nil: shingle.http's default; 0: none)
   access_log = true,
   lua_cpath = nil,        -- a directory holding shingle/core.so built for LuaJIT
   nginx = nil,            -- the nginx binary
@@ -251,6 +252,7 @@ function M.config(plan)
   if o.binding then init[#init + 1] = ("binding = %s"):format(lua_string(o.binding)) end
   if o.writer then init[#init + 1] = ("writer = %s"):format(lua_string(o.writer)) end
   if o.filter == false then init[#init + 1] = "filter = false" end
+  if o.cache then init[#init + 1] = ("cache = %d"):format(o.cache) end
   local L = {}
   local function line(s, ...) L[#L + 1] = select("#", ...) > 0 and s:format(...) or s end
   line("# Written by `shingle serve` (%s); it is written again at every start.", os.date("!%Y-%m-%d %H:%M UTC"))

@@ -233,10 +233,12 @@ static void documents_added_from_c_are_found_and_keep_their_ids(void)
     /* the two documents are near-duplicates: one cluster, and a query finds both */
     CHECK(shingle_index_similar(ix, a, 0.3, SHINGLE_POLICY_RESEMBLANCE, 0, 4, 0, hits, 4, &n, &msg) == SHINGLE_OK);
     CHECK(n == 2 && hits[0].id == 2 && hits[0].resemblance == 1.0 && hits[1].id == 1);
-    /* the postings filter: the same hits while its thread builds it and after
+    /* the postings filter and cache: the same hits while its thread builds them and after
      * (and closing the index stops and frees it: the ASan build checks) */
     CHECK(shingle_index_filter_start(NULL, &msg) == SHINGLE_EINVAL);
-    CHECK(shingle_index_filter_start(ix, &msg) == SHINGLE_OK);
+    CHECK(shingle_index_cache_start(NULL, 1, &msg) == SHINGLE_EINVAL);
+    /* with the postings cache (0.4) */
+    CHECK(shingle_index_cache_start(ix, (size_t)1 << 30, &msg) == SHINGLE_OK);
     CHECK(shingle_index_filter_start(ix, &msg) == SHINGLE_OK); /* a second call does nothing */
     {
         int round;

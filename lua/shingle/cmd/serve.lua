@@ -38,6 +38,10 @@ function M.configure(parser)
   c:option("--server-conf", "A file of nginx directives to include in the server block (more locations, allow/deny, auth).")
   c:flag("--no-filter", "Workers keep no postings filter (by default each builds one at start, ~1.6 bytes a posting, "
     .. "so that /similar skips from memory the values no document has).")
+  c:option("--cache", "Each worker also keeps the postings cache when it fits in this many MB (at most ~13 bytes a "
+    .. "posting: ~480 MB for a million 5 KB documents), so that /similar finds the documents of its values in memory; "
+    .. "0: none.", "1024")
+    :convert(tonumber)
   c:flag("--no-access-log", "Do not write logs/access.log.")
   c:flag("--check", "Check and write the configuration, print the command that runs it, and exit.")
 end
@@ -51,13 +55,16 @@ function M.run(a)
   if not a.batch_max or a.batch_max < 1 or a.batch_max > 100000 or a.batch_max % 1 ~= 0 then
     return common.fail(2, "--batch-max: give a whole number of documents from 1 to 100000")
   end
+  if not a.cache or a.cache < 0 or a.cache % 1 ~= 0 or a.cache > 1048576 then
+    return common.fail(2, "--cache: give a whole number of MB from 0 to 1048576")
+  end
   if a.max_df and (a.max_df < 0 or a.max_df % 1 ~= 0 or a.max_df > 4294967295) then
     return common.fail(2, "--max-df: give a whole number of documents (0: no cutoff)")
   end
   local plan, perr = serve.prepare{ index = a.db, listen = a.listen, workers = a.workers, prefix = a.prefix,
     max_body = max_body, readonly = a.read_only, sweep = a.sweep, invalid = a.invalid, binding = a.binding, writer = a.writer, batch_delay = a.batch_delay / 1000,
     batch_max = a.batch_max, max_df = a.max_df, user = a.user,
-    lua_cpath = a.lua_cpath, nginx = a.nginx, access_log = not a.no_access_log, filter = not a.no_filter, server_conf = a.server_conf,
+    lua_cpath = a.lua_cpath, nginx = a.nginx, access_log = not a.no_access_log, filter = not a.no_filter, cache = a.cache * 1048576, server_conf = a.server_conf,
     log = function(msg) io.stderr:write("shingle serve: ", msg, "\n") end }
   if not plan then return common.fail(1, perr) end
   local cmd = table.concat(plan.argv, " ")
