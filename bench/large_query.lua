@@ -9,8 +9,10 @@
 -- (Index:similar: the binding's shingler, which sketches a large plain text
 -- on two threads, then the lookups), wall time per query, medians over
 -- ROUNDS rounds after a warm one; with the index's postings filter
--- (Index:filter_start, as a server keeps it) and without it, in the same
--- process; the sketch alone, on two threads and on one, as the reference.
+-- (Index:filter_start, as a server keeps it), with the filter and the
+-- postings cache (filter_start{ cache }, as `shingle serve` keeps them) and
+-- without either, in the same process; the sketch alone, on two threads and
+-- on one, as the reference.
 local here = arg[0]:match("^(.*)/bench/[^/]*$") or "."
 package.path = here .. "/lua/?.lua;" .. here .. "/lua/?/init.lua;" .. here .. "/bench/lib/?.lua;" .. package.path
 package.cpath = (os.getenv("SHINGLE_LIB") or (here .. "/build/5.4/lib")) .. "/?.so;" .. package.cpath
@@ -102,5 +104,15 @@ while not ix:filter().ready do
   os.execute("sleep 0.05")
 end
 run("query, postings filter")
+-- and with the postings cache too (a fresh handle: a handle builds them once)
+ix:close()
+ix = assert(index.open(opt.db, { readonly = true }))
+assert(ix:filter_start{ cache = 2 ^ 31 })
+while not ix:filter().ready do
+  assert(not ix:filter().error, ix:filter().error)
+  os.execute("sleep 0.05")
+end
+assert(ix:filter().cache and ix:filter().cache.keys > 0, ix:filter().cache and ix:filter().cache.note)
+run("query, filter and cache")
 ix:close()
 print("load at end: " .. machine.load())
