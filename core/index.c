@@ -51,6 +51,8 @@ struct sh_index {
     pthread_mutex_t filter_mu; /* one query brings it up to date at a time */
     pthread_t filter_thread;
     int filter_started, filter_stop; /* filter_stop: atomic */
+    int filter_thread_live;    /* the builder is to be joined */
+    int aids_shared;           /* filter and cache belong to an sh_index_aids (sh_index_aids_use) */
     uint64_t filter_tested, filter_skipped; /* values the queries asked it about, and left out (atomic) */
     char filter_err[256];      /* why the builder gave up, if it did */
     /* the postings cache (core/ixcache.c), when asked for and it fits in
@@ -277,11 +279,13 @@ void sh_index_close(sh_index *ix)
     if (!ix) return;
     if (ix->filter_started) {
         __atomic_store_n(&ix->filter_stop, 1, __ATOMIC_RELEASE);
-        pthread_join(ix->filter_thread, NULL);
+        if (ix->filter_thread_live) pthread_join(ix->filter_thread, NULL);
         pthread_mutex_destroy(&ix->filter_mu);
-        sh_ixfilter_free(ix->filter);
+        if (!ix->aids_shared) {
+            sh_ixfilter_free(ix->filter);
+            sh_ixcache_free(ix->cache);
+        }
         sh_ixfilter_free(ix->recent);
-        sh_ixcache_free(ix->cache);
     }
     if (ix->att && ix->att_free) ix->att_free(ix->att);
     if (ix->rtxn) mdb_txn_abort(ix->rtxn);
@@ -754,6 +758,91 @@ sh_status sh_index_filter_start(sh_index *ix, size_t cache_max, sh_error *err)
                             strerror(rc));
     }
     ix->filter_started = 1;
+    ix->filter_thread_live = 1;
+    return SH_OK;
+}
+
+/* ---- aids shared by handles ------------------------------------------------------
+ *
+ * A server's workers are forked from one process: the filter and cache built
+ * there before the fork are in every worker's memory once (copy-on-write:
+ * the cache is never written again; the filter's pages are copied as the
+ * worker's queries add later documents to it). */
+struct sh_index_aids {
+    sh_ixfilter *filter;
+    sh_ixcache *cache;
+    uint32_t next;             /* the documents they hold: ids below this */
+    char path[1024];
+};
+
+sh_index_aids *sh_index_aids_take(sh_index *ix, sh_error *err)
+{
+    sh_index_aids *a;
+    if (!ix->filter_started || !ix->filter_thread_live || ix->aids_shared) {
+        sh_error_set(err, SH_EINVAL, 0, "%s: no postings filter of this handle's own to take (start one with filter_start)", ix->path);
+        return NULL;
+    }
+    pthread_join(ix->filter_thread, NULL);
+    ix->filter_thread_live = 0;
+    if (!ix->filter) {
+        sh_error_set(err, SH_EIO, 0, "%s: the postings filter was not built: %s", ix->path, ix->filter_err[0] ? ix->filter_err : "?");
+        return NULL;
+    }
+    if (!(a = (sh_index_aids *)calloc(1, sizeof *a))) {
+        sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_lock(&ix->filter_mu);
+    a->filter = ix->filter;
+    a->cache = ix->cache;
+    a->next = ix->cache ? ix->cache_next : ix->filter_next;
+    /* the filter may hold documents past the cache's (queries brought it up
+     * to date): a user of both starts from the cache's */
+    snprintf(a->path, sizeof a->path, "%s", ix->path);
+    __atomic_store_n(&ix->filter, NULL, __ATOMIC_RELEASE);
+    __atomic_store_n(&ix->cache, NULL, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&ix->filter_mu);
+    return a;
+}
+
+void sh_index_aids_free(sh_index_aids *a)
+{
+    if (!a) return;
+    sh_ixfilter_free(a->filter);
+    sh_ixcache_free(a->cache);
+    free(a);
+}
+
+sh_status sh_index_aids_use(sh_index *ix, sh_index_aids *a, sh_error *err)
+{
+    MDB_txn *t;
+    int64_t end;
+    int rc;
+    if (ix->filter_started) return sh_error_set(err, SH_EINVAL, 0, "%s: this handle has a postings filter already", ix->path);
+    if (strcmp(a->path, ix->path) != 0)
+        return sh_error_set(err, SH_EINVAL, 0, "%s: the postings filter was built for another index (%s)", ix->path, a->path);
+    if ((rc = rbegin(ix, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
+    end = docs_end(t, ix, &rc);
+    rend(ix, t);
+    if (end < 0) return lmdb_err(err, ix, "read", rc);
+    /* documents are only ever added: an index with fewer than the aids hold
+     * is another one */
+    if ((uint32_t)end < a->next)
+        return sh_error_set(err, SH_EINVAL, 0, "%s: the postings filter holds %u documents, the index %u: it was built for another index",
+                            ix->path, a->next, (uint32_t)end);
+    if (a->cache && !(ix->recent = sh_ixfilter_new(sh_ixcache_keys(a->cache) / 16 + 1)))
+        return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+    if ((rc = pthread_mutex_init(&ix->filter_mu, NULL)) != 0) {
+        sh_ixfilter_free(ix->recent);
+        ix->recent = NULL;
+        return sh_error_set(err, SH_ENOMEM, 0, "cannot make a mutex");
+    }
+    ix->aids_shared = 1;
+    ix->filter_next = a->next;
+    ix->cache_next = a->next;
+    ix->cache = a->cache;
+    __atomic_store_n(&ix->filter, a->filter, __ATOMIC_RELEASE);
+    ix->filter_started = 1;
     return SH_OK;
 }
 
@@ -781,6 +870,7 @@ void sh_index_filter_info(sh_index *ix, sh_index_filter_stats *st)
         st->cache_found = __atomic_load_n(&ix->cache_found, __ATOMIC_RELAXED);
         st->cache_looked_up = __atomic_load_n(&ix->cache_lmdb, __ATOMIC_RELAXED);
         st->cache_note = ix->cache_note[0] ? ix->cache_note : NULL;
+        st->shared = ix->aids_shared;
     }
 }
 

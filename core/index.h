@@ -198,9 +198,25 @@ typedef struct {
     uint32_t cache_covers;   /* the documents it holds the postings of: ids below this */
     uint64_t cache_found, cache_looked_up; /* values it answered, and values searched in the postings beside it */
     const char *cache_note;  /* why there is no cache, when one was asked for, or NULL */
+    int shared;              /* filter and cache came from sh_index_aids_use */
 } sh_index_filter_stats;
 
 void sh_index_filter_info(sh_index *ix, sh_index_filter_stats *st);
+
+/* The filter and cache of one handle, for handles opened later: in this
+ * process, or in processes forked from it (a server's workers share them
+ * then, copy-on-write). sh_index_aids_take waits for ix's build
+ * (sh_index_filter_start) and takes them from ix, whose queries go without
+ * from then on; NULL with err when there is none or the build failed.
+ * sh_index_aids_use gives them to ix, a handle of the same index (its path;
+ * with at least the documents they hold) whose filter was not started: its
+ * queries use them as their own (documents added since are added to the
+ * filter, and searched for beside the cache), but they are not freed with
+ * it: a must outlive every handle using it. */
+typedef struct sh_index_aids sh_index_aids;
+sh_index_aids *sh_index_aids_take(sh_index *ix, sh_error *err);
+sh_status sh_index_aids_use(sh_index *ix, sh_index_aids *a, sh_error *err);
+void sh_index_aids_free(sh_index_aids *a);
 
 /* The URL fingerprint the index uses: AUG under the fixed polynomial
  * SH_INDEX_URL_POLY (P64b of docs/vectors.md), so it does not depend on the

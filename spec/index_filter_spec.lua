@@ -217,6 +217,67 @@ describe("the postings filter", function()
     ix:close()
   end)
 
+  it("can be taken from one handle and used by others, with the same hits", function()
+    local d4 = dir .. "/idx4"
+    os.execute(("cp -r %s %s"):format(db, d4))
+    local queries = {}
+    for i = 1, 20 do queries[i] = base[i].text end
+    for i = 1, 5 do queries[#queries + 1] = fresh[i] end
+    local builder = assert(index.open(d4, { readonly = true }))
+    local plain = answers(builder, queries, { threshold = 0.3 })
+    -- nothing to take before a filter is started
+    local none, nerr = builder:filter_take()
+    assert.is_nil(none)
+    assert.matches("no postings filter", nerr, 1, true)
+    assert.is_true(builder:filter_start{ cache = 2 ^ 30 })
+    local aids = assert(builder:filter_take())
+    assert.is_nil(builder:filter_take()) -- taken: its own no more
+    assert.are.same(plain, answers(builder, queries, { threshold = 0.3 })) -- and it goes without
+    builder:close()
+    -- later documents, added before the users open the index
+    local later = { { url = "http://f.example/taken1", text = text(rand, 300) }, { url = "http://f.example/taken2", text = base[2].text } }
+    add_elsewhere(d4, later)
+    queries[#queries + 1] = later[1].text
+    local users = {}
+    for i = 1, 2 do
+      users[i] = assert(index.open(d4, { readonly = true }))
+      assert.is_true(users[i]:filter_use(aids))
+      local f = users[i]:filter()
+      assert.is_true(f.ready and f.cache.shared)
+    end
+    aids = nil
+    collectgarbage() -- the users keep it alive
+    local reference = assert(index.open(d4, { readonly = true }))
+    local want = answers(reference, queries, { threshold = 0.3 })
+    reference:close()
+    for i = 1, 2 do
+      assert.are.same(want, answers(users[i], queries, { threshold = 0.3 }))
+      assert.is_true(users[i]:filter().cache.found > 0)
+      assert.is_true(users[i]:filter().cache.looked_up > 0) -- the later documents' values
+    end
+    -- a handle with a filter of its own, and another index, refuse them
+    local again = assert(users[1].ix:filter_take() == nil)
+    local own = assert(index.open(d4, { readonly = true }))
+    assert.is_true(own:filter_start())
+    wait_ready(own)
+    local b2 = assert(index.open(d4, { readonly = true }))
+    assert.is_true(b2:filter_start{ cache = 2 ^ 30 })
+    local aids2 = assert(b2:filter_take())
+    b2:close()
+    local ok, err = own:filter_use(aids2)
+    assert.is_nil(ok)
+    assert.matches("has a postings filter already", err, 1, true)
+    own:close()
+    local other = assert(index.open(db, { readonly = true }))
+    ok, err = other:filter_use(aids2)
+    assert.is_nil(ok)
+    assert.matches("built for another index", err, 1, true)
+    other:close()
+    for i = 1, 2 do users[i]:close() end
+    assert.is_true(again)
+    os.execute("rm -rf " .. d4)
+  end)
+
   it("is built in its own thread, and closing the index while it builds stops it", function()
     for i = 1, 6 do
       local ix = assert(index.open(db, { readonly = true }))

@@ -270,6 +270,7 @@ describe("shingle serve", function()
       assert.is_nil(f.cache.note)
       assert.are.equal(j.index.documents, f.cache.covers)
       assert.is_true(f.cache.keys > 0)
+      assert.is_true(f.cache.shared) -- built in nginx's master, shared by the workers
     end)
   end)
 

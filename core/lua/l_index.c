@@ -8,8 +8,12 @@
 
 #define SHL_INDEX "shingle.Index"
 #define SHL_ADDER "shingle.IndexAdder"
+#define SHL_AIDS "shingle.IndexAids"
 
-typedef struct shl_index { sh_index *ix; } shl_index;
+/* aids: a registry reference to the shingle.IndexAids the index uses
+ * (ix:filter_use), kept until it is closed */
+typedef struct shl_index { sh_index *ix; int aids; } shl_index;
+typedef struct shl_aids { sh_index_aids *a; } shl_aids;
 typedef struct shl_adder { sh_index_adder *a; int ref; } shl_adder;
 
 static shl_index *check_ix(lua_State *L, int i)
@@ -41,6 +45,7 @@ static int ix_open(lua_State *L)
     }
     u = (shl_index *)shl_newuserdata(L, sizeof *u);
     u->ix = NULL;
+    u->aids = LUA_NOREF;
     luaL_getmetatable(L, SHL_INDEX);
     lua_setmetatable(L, -2);
     if (sh_index_open(&u->ix, path, readonly, create, map, &err) != SH_OK) return shl_fail(L, &err);
@@ -52,6 +57,47 @@ static int ix_close(lua_State *L)
 {
     shl_index *u = (shl_index *)luaL_checkudata(L, 1, SHL_INDEX);
     if (u->ix) { sh_index_close(u->ix); u->ix = NULL; }
+    luaL_unref(L, LUA_REGISTRYINDEX, u->aids);
+    u->aids = LUA_NOREF;
+    return 0;
+}
+
+/* ix:filter_take() -> aids, or nil, err: waits for the filter and cache
+ * (ix:filter_start) and takes them from ix (sh_index_aids_take), for other
+ * handles of the index: in this process, or in processes forked from it */
+static int ix_filter_take(lua_State *L)
+{
+    shl_index *u = check_ix(L, 1);
+    shl_aids *a = (shl_aids *)shl_newuserdata(L, sizeof *a);
+    sh_error err;
+    a->a = NULL;
+    luaL_getmetatable(L, SHL_AIDS);
+    lua_setmetatable(L, -2);
+    if (!(a->a = sh_index_aids_take(u->ix, &err))) return shl_fail(L, &err);
+    return 1;
+}
+
+/* ix:filter_use(aids) -> true, or nil, err: ix's queries use them
+ * (sh_index_aids_use); ix keeps them alive until it is closed */
+static int ix_filter_use(lua_State *L)
+{
+    shl_index *u = check_ix(L, 1);
+    shl_aids *a = (shl_aids *)luaL_checkudata(L, 2, SHL_AIDS);
+    sh_error err;
+    luaL_argcheck(L, a->a != NULL, 2, "the aids were freed");
+    if (sh_index_aids_use(u->ix, a->a, &err) != SH_OK) return shl_fail(L, &err);
+    lua_pushvalue(L, 2);
+    u->aids = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* __gc of aids: no handle uses them any more (each holds a reference) */
+static int aids_gc(lua_State *L)
+{
+    shl_aids *a = (shl_aids *)luaL_checkudata(L, 1, SHL_AIDS);
+    sh_index_aids_free(a->a);
+    a->a = NULL;
     return 0;
 }
 
@@ -482,6 +528,8 @@ static int ix_filter(lua_State *L)
             lua_pushstring(L, st.cache_note);
             lua_setfield(L, -2, "note");
         }
+        lua_pushboolean(L, st.shared);
+        lua_setfield(L, -2, "shared");
         lua_setfield(L, -2, "cache");
     }
     return 1;
@@ -493,11 +541,17 @@ void shl_open_index(lua_State *L)
         { "params", ix_params }, { "begin", ix_begin }, { "similar", ix_similar }, { "doc", ix_doc },
         { "url_docs", ix_url_docs }, { "cluster_docs", ix_cluster_docs }, { "sweep_docs", ix_sweep_docs },
         { "sweeps", ix_sweeps }, { "count", ix_count }, { "filter_start", ix_filter_start }, { "filter", ix_filter },
+        { "filter_take", ix_filter_take }, { "filter_use", ix_filter_use },
         { "read_begin", ix_read_begin }, { "read_end", ix_read_end }, { "handle", ix_handle }, { "get", ix_get }, { "close", ix_close }, { NULL, NULL }
     };
     static const luaL_Reg am[] = { { "add", adder_add }, { "add_run", adder_add_run }, { "set", adder_set }, { "commit", adder_commit }, { "abort", adder_abort }, { NULL, NULL } };
     static const luaL_Reg funcs[] = { { "index", ix_open }, { NULL, NULL } };
     shl_newclass(L, SHL_INDEX, ixm, NULL, ix_close);
     shl_newclass(L, SHL_ADDER, am, NULL, adder_abort);
+    {
+        /* no close: freed once no handle holds them (each holds a reference) */
+        static const luaL_Reg aidmeta[] = { { "__gc", aids_gc }, { NULL, NULL } };
+        shl_newclass(L, SHL_AIDS, NULL, aidmeta, NULL);
+    }
     shl_setfuncs(L, funcs);
 }

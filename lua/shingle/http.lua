@@ -61,6 +61,9 @@ local known = { index = true, name = true, readonly = true, max_body = true, swe
   binding = true, max_df = true, writer = true, thread_pool = true, writer_nice = true, filter = true, cache = true }
 
 local services = {}
+-- index path -> the postings filter and cache shingle.http.preload built in
+-- nginx's master, which every worker forked from it shares
+local preloaded = {}
 
 local function check_conf(conf)
   if type(conf) ~= "table" then error("shingle.http.init expects a table of options", 3) end
@@ -92,6 +95,41 @@ local function check_conf(conf)
   return c
 end
 
+--- preload{ index = path, cache = bytes }: in init_by_lua* (nginx's master,
+-- before it forks the workers). Builds the index's postings filter and cache
+-- (as each worker's init would: Index:filter_start; a few seconds for a
+-- million documents, during which the master waits) and keeps them for the
+-- workers' init of the same index path, which use them instead of building
+-- their own: the workers share one copy of the memory (copy-on-write; the
+-- cache is never written again). true, or nil, err (logged; each worker
+-- then builds its own).
+function M.preload(conf)
+  if type(conf) ~= "table" or type(conf.index) ~= "string" or conf.index == "" then
+    error("shingle.http.preload: give the index directory as index = path", 2)
+  end
+  local cache = conf.cache == nil and M.defaults.cache or conf.cache
+  if type(cache) ~= "number" or cache < 0 or cache % 1 ~= 0 then
+    error("shingle.http.preload: cache must be a whole number of bytes >= 0", 2)
+  end
+  local function failed(err)
+    if ngx then ngx.log(ngx.WARN, "shingle: no shared postings filter for ", conf.index, ": ", err) end
+    return nil, err
+  end
+  local ix, err = index.open(conf.index, { readonly = true, create = false })
+  if not ix then return failed(err) end
+  if not ix.config then
+    ix:close()
+    return failed("the index is empty")
+  end
+  local ok, ferr = ix:filter_start{ cache = cache }
+  local aids
+  if ok then aids, ferr = ix:filter_take() end
+  ix:close()
+  if not aids then return failed(ferr) end
+  preloaded[conf.index] = aids
+  return true
+end
+
 --- init{ index = path, ... }: in init_worker_by_lua*. Opens the index for
 -- this worker. A failure to open it is logged and answered with 503 by every
 -- handler (`shingle serve` checks the index before it starts nginx).
@@ -113,8 +151,15 @@ function M.init(conf)
   end
   svc.ix = ix
   if ix and c.filter then
-    local ok, ferr = ix:filter_start{ cache = c.cache }
-    if not ok and ngx then ngx.log(ngx.WARN, "shingle: no postings filter for ", c.index, ": ", ferr) end
+    local ok, ferr
+    if preloaded[c.index] and c.cache > 0 then
+      ok, ferr = ix:filter_use(preloaded[c.index])
+      if not ok and ngx then ngx.log(ngx.WARN, "shingle: cannot use the preloaded postings cache of ", c.index, ": ", ferr) end
+    end
+    if not ok then
+      ok, ferr = ix:filter_start{ cache = c.cache }
+      if not ok and ngx then ngx.log(ngx.WARN, "shingle: no postings filter for ", c.index, ": ", ferr) end
+    end
   end
   if ix and c.binding ~= "classic" then
     local fast, ferr = M.fast_path(ix)

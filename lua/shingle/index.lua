@@ -389,6 +389,20 @@ end
 -- note: why there is none).
 function Index:filter() return self.ix:filter() end
 
+--- Index:filter_take(): waits for the filter and cache this handle started
+-- (filter_start) and takes them from it (its queries go without from then
+-- on), for other handles of the same index: in this process, or in
+-- processes forked from it, which then share their memory (a server's
+-- workers: shingle.http.preload). aids, or nil, err.
+function Index:filter_take() return self.ix:filter_take() end
+
+--- Index:filter_use(aids): this handle's queries use the filter and cache
+-- another handle of the same index built (filter_take), as if they were its
+-- own; documents added since are added to the filter as queries meet them
+-- and searched for beside the cache. Instead of filter_start. true, or nil,
+-- err (another index, or this handle has a filter already).
+function Index:filter_use(aids) return self.ix:filter_use(aids) end
+
 function Index:query_max_df()
   local c = self.config or M.defaults
   return c.max_df or M.defaults.max_df

@@ -284,6 +284,13 @@ function M.config(plan)
   line('    lua_package_path "%s/?.lua;%s/?/init.lua;;";', plan.modules.lua, plan.modules.lua)
   line('    lua_package_cpath "%s/?.so;;";', plan.modules.cpath)
   line("    lua_shared_dict shingle_stats 1m;")
+  if o.filter ~= false and o.cache ~= 0 then
+    -- the postings filter and cache, built once in the master: the workers forked from it share them
+    line("    init_by_lua_block {")
+    line("        require(\"shingle.http\").preload{ index = %s%s }", lua_string(plan.index),
+      o.cache and (", cache = %d"):format(o.cache) or "")
+    line("    }")
+  end
   line("    init_worker_by_lua_block {")
   line("        require(\"shingle.http\").init{ %s }", table.concat(init, ", "))
   line("    }")
