@@ -291,31 +291,56 @@ static uint64_t id_long_hw(const sh_shingler *s, const unsigned char *b, size_t 
     return f;
 }
 
+/* Token ids of a token list, in two passes over each 256 tokens: every
+ * token first as one of at most 8 bytes (T = its head's first bytes,
+ * big-endian, shifted down to its length: id64(T), one Barrett reduction,
+ * two products), with no branch on the length, which follows the text and
+ * would mispredict, and no product by idk[0] = 0; then the longer ones,
+ * listed on the way, again (ID_PARTS's formula, three products, or
+ * id_long_hw). Bound by the products: most tokens take two, not three. */
+#define IDS_CHUNK 256
 __attribute__((target("pclmul,sse2"))) static inline __attribute__((always_inline))
-void ids_body(const sh_shingler *s, const sh_tokens *t, uint64_t *ids)
+void ids_split_body(const sh_shingler *s, const sh_tokens *t, uint64_t *ids)
 {
     const __m128i mu = _mm_cvtsi64_si128((long long)s->cid.mu), p = _mm_cvtsi64_si128((long long)s->cid.p);
-    size_t i;
-    for (i = 0; i < t->n; i++) {
-        const size_t len = t->tok[i].len;
-        uint64_t c1, T, K;
-        __m128i x, h, r;
-        if (len > 16) {
-            ids[i] = id_long_hw(s, (const unsigned char *)t->text + t->tok[i].off, len);
-            continue;
+    const size_t nt = t->n;
+    const sh_token *tok = t->tok;
+    const unsigned char *head = t->head;
+    uint32_t longs[IDS_CHUNK];
+    size_t c, i;
+    for (c = 0; c < nt; c += IDS_CHUNK) {
+        const size_t e = nt - c < IDS_CHUNK ? nt : c + IDS_CHUNK;
+        size_t nl = 0, j;
+        for (i = c; i < e; i++) {
+            const size_t len = tok[i].len;
+            const size_t l8 = len < 8 ? len : 8;
+            const __m128i h = _mm_cvtsi64_si128((long long)(sh_load_be64(head + i * SH_TOKEN_HEAD) >> (64 - 8 * l8)));
+            const __m128i r = _mm_xor_si128(_mm_srli_si128(_mm_clmulepi64_si128(h, mu, 0x00), 8), h);
+            ids[i] = hw_lo(_mm_clmulepi64_si128(r, p, 0x00));
+            longs[nl] = (uint32_t)(i - c);
+            nl += len > 8;
         }
-        ID_PARTS(s, t->head + i * SH_TOKEN_HEAD, len, c1, T, K);
-        x = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)c1), _mm_cvtsi64_si128((long long)K), 0x00);
-        h = _mm_xor_si128(_mm_srli_si128(x, 8), _mm_cvtsi64_si128((long long)T));
-        r = _mm_xor_si128(_mm_srli_si128(_mm_clmulepi64_si128(h, mu, 0x00), 8), h);
-        ids[i] = hw_lo(_mm_xor_si128(x, _mm_clmulepi64_si128(r, p, 0x00)));
+        for (j = 0; j < nl; j++) {
+            const size_t k = c + longs[j], len = tok[k].len;
+            uint64_t c1, T, K;
+            __m128i x, h, r;
+            if (len > 16) {
+                ids[k] = id_long_hw(s, (const unsigned char *)t->text + tok[k].off, len);
+                continue;
+            }
+            ID_PARTS(s, head + k * SH_TOKEN_HEAD, len, c1, T, K);
+            x = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)c1), _mm_cvtsi64_si128((long long)K), 0x00);
+            h = _mm_xor_si128(_mm_srli_si128(x, 8), _mm_cvtsi64_si128((long long)T));
+            r = _mm_xor_si128(_mm_srli_si128(_mm_clmulepi64_si128(h, mu, 0x00), 8), h);
+            ids[k] = hw_lo(_mm_xor_si128(x, _mm_clmulepi64_si128(r, p, 0x00)));
+        }
     }
 }
 
 __attribute__((target("pclmul,sse2")))
 static void ids_hw(const sh_shingler *s, const sh_tokens *t, uint64_t *ids)
 {
-    ids_body(s, t, ids);
+    ids_split_body(s, t, ids);
 }
 
 /* ids_hw and window_hw again for AVX2 machines (which have BMI2): the same
@@ -324,7 +349,7 @@ static void ids_hw(const sh_shingler *s, const sh_tokens *t, uint64_t *ids)
 __attribute__((target("pclmul,avx2,bmi,bmi2")))
 static void ids_avx2(const sh_shingler *s, const sh_tokens *t, uint64_t *ids)
 {
-    ids_body(s, t, ids);
+    ids_split_body(s, t, ids);
 }
 
 /* ---- AVX-512 with VPCLMULQDQ: four products per instruction ----------------

@@ -118,37 +118,12 @@ static void small(uint64_t *v, size_t n, uint64_t *tmp)
     if (!insertion_bounded(v, n, 8 * n)) quick(v, n);
 }
 
-/* Up to 2,048 values (a MIN_s sketch's candidates, a MOD_m sample): one
- * counting pass on the d bits below the highest bit any of them has, 2^d
- * the first power of two >= n / 2 (at least 16): about two values a bucket
- * for uniform keys, so the insertion sort after it moves about n / 2 values;
- * as small() otherwise (the budget, then quicksort). tmp holds n values. */
-#define ONE_PASS_MAX 2048
-static void one_pass(uint64_t *v, size_t n, uint64_t *tmp)
-{
-    uint64_t any = 0;
-    uint32_t cnt[ONE_PASS_MAX + 1];
-    unsigned shift, top, d = 4;
-    size_t i, nb;
-    for (i = 0; i < n; i++) any |= v[i];
-    top = any ? 64 - (unsigned)__builtin_clzll(any) : 1; /* as small()'s loop */
-    while (((size_t)2 << d) < n) d++;
-    nb = (size_t)1 << d;
-    shift = top > d ? top - d : 0; /* v >> shift < 2^d */
-    memset(cnt, 0, (nb + 1) * sizeof *cnt);
-    for (i = 0; i < n; i++) cnt[(v[i] >> shift) + 1]++;
-    for (i = 1; i <= nb; i++) cnt[i] += cnt[i - 1];
-    for (i = 0; i < n; i++) tmp[cnt[v[i] >> shift]++] = v[i];
-    memcpy(v, tmp, n * sizeof *v);
-    if (!insertion_bounded(v, n, 8 * n)) quick(v, n);
-}
-
 void sh_sort_u64(uint64_t *v, size_t n)
 {
     if (n >= 65536 && radix(v, n)) return;
-    if (n > 32 && n <= ONE_PASS_MAX) {
-        uint64_t tmp[ONE_PASS_MAX];
-        one_pass(v, n, tmp);
+    if (n > 32 && n <= 1024) {
+        uint64_t tmp[1024];
+        small(v, n, tmp);
         return;
     }
     if (n > 1024) {
