@@ -877,6 +877,40 @@ static size_t tag_name(const unsigned char *p, size_t j, size_t end, uint64_t *k
     return j;
 }
 
+#if CANON_BLOCKS
+/* tag_name 16 bytes at a time where 16 are there: the name ends at the first
+ * '>', '/' or separator (bytes up to 0x20, and 0x7f: byte_class's C_S), and
+ * its key is its first 8 bytes with ASCII letters lowercased, the bytes past
+ * its end cleared. No branch per byte: the name's length follows the page
+ * and would mispredict. */
+__attribute__((target("sse2")))
+static size_t tag_name_sse2(const unsigned char *p, size_t j, size_t end, uint64_t *key, size_t *len)
+{
+    const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + j));
+    const __m128i sep = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x20)), v),
+                                     _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)));
+    const __m128i stop = _mm_or_si128(sep, _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('>')),
+                                                        _mm_cmpeq_epi8(v, _mm_set1_epi8('/'))));
+    const __m128i upper = _mm_and_si128(_mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8('A')), v),
+                                        _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8('Z')), v));
+    const uint64_t low = (uint64_t)_mm_cvtsi128_si64(_mm_or_si128(v, _mm_and_si128(upper, _mm_set1_epi8(0x20))));
+    const unsigned m = (unsigned)_mm_movemask_epi8(stop);
+    size_t k;
+    if (m == 0) { /* 16 bytes or more: too long for any key */
+        size_t k2;
+        *key = low;
+        for (k2 = j + 16; k2 < end && !tag_name_end(p[k2]); k2++)
+            ;
+        *len = k2 - j;
+        return k2;
+    }
+    k = (size_t)__builtin_ctz(m);
+    *key = k >= 8 ? low : low & ((UINT64_C(1) << (8 * k)) - 1);
+    *len = k;
+    return j + k;
+}
+#endif
+
 /* The close tag </name> (ASCII case-insensitive, name lowercase) at or after
  * from: returns the byte after its '>', or end. */
 static size_t skip_raw_text(const unsigned char *p, size_t from, size_t end, const char *name)
@@ -945,7 +979,12 @@ static int markup(sh_simd level, const unsigned char *p, size_t i, size_t end, s
     } else if (!is_alpha(p[j])) {
         return MK_TEXT;
     }
-    j = tag_name(p, j, end, &key, &k);
+#if CANON_BLOCKS
+    if (level >= SH_SIMD_SSE2 && end - j >= 16)
+        j = tag_name_sse2(p, j, end, &key, &k);
+    else
+#endif
+        j = tag_name(p, j, end, &key, &k);
     if (k > 0 && k <= 8 && tag_slots[TAG_HASH(key)].key == key)
         kind = tag_slots[TAG_HASH(key)].kind;
     j = tag_end(level, p, j, end);
@@ -1149,14 +1188,6 @@ static const unsigned char head_masks[17][16] = {
 #define HEAD_SSE2(d, q, len) _mm_storeu_si128((__m128i *)(void *)(d), \
     _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(q)), \
                   _mm_loadu_si128((const __m128i *)(const void *)head_masks[(len) < 16 ? (len) : 16])))
-/* The head of a word of ASCII letters and digits from the input q rather
- * than from the block's image, which was stored just before: a load that
- * straddles two of those stores waits for them to reach the cache. Its
- * canonical bytes are the input's ORed with orv (0x20 when lowercasing:
- * that lowercases a letter and leaves a digit as it is; else 0). */
-#define HEAD_WORD_SSE2(d, q, len, orv) _mm_storeu_si128((__m128i *)(void *)(d), \
-    _mm_and_si128(_mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(q)), (orv)), \
-                  _mm_loadu_si128((const __m128i *)(const void *)head_masks[(len) < 16 ? (len) : 16])))
 #define HEAD_AVX512(d, q, len) _mm_storeu_si128((__m128i *)(void *)(d), \
     _mm_maskz_loadu_epi8((__mmask16)_bzhi_u32(0xffffu, (unsigned)(len)), (const void *)(q)))
 
@@ -1164,21 +1195,18 @@ static const unsigned char head_masks[17][16] = {
 #define BLOCKS_TARGET __attribute__((target("sse2")))
 #define BLOCKS_CLASSIFY classify_sse2
 #define BLOCKS_HEAD HEAD_SSE2
-#define BLOCKS_WORD_HEAD 1
 #include "canon_blocks.h"
 
 #define BLOCKS_FN blocks_avx2
 #define BLOCKS_TARGET __attribute__((target("avx2,bmi,bmi2")))
 #define BLOCKS_CLASSIFY classify_avx2
 #define BLOCKS_HEAD HEAD_SSE2
-#define BLOCKS_WORD_HEAD 1
 #include "canon_blocks.h"
 
 #define BLOCKS_FN blocks_avx512
 #define BLOCKS_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,bmi,bmi2")))
 #define BLOCKS_CLASSIFY classify_avx512
 #define BLOCKS_HEAD HEAD_AVX512
-#define BLOCKS_WORD_HEAD 0
 #include "canon_blocks.h"
 #endif
 

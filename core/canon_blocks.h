@@ -4,9 +4,6 @@
  *   BLOCKS_TARGET    its target attribute (the instruction set)
  *   BLOCKS_CLASSIFY  classify64 for that instruction set (see canon.c)
  *   BLOCKS_HEAD      head16 for that instruction set (see canon.c)
- *   BLOCKS_WORD_HEAD 1: a word's head from the input (HEAD_WORD_SSE2) where
- *                    16 bytes past the word's start are in it, 0: all heads
- *                    from the block's image
  * Not a header of its own: it sees canon.c's statics. */
 
 /* Plain ASCII words from position *pos, no word in progress (the byte before
@@ -36,9 +33,6 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
     unsigned char *img = (unsigned char *)o->text;
     const int lower = c->low == ascii_lower;
     const int keep_numbers = (c->flags & SH_CANON_NUMBERS) != 0;
-#if BLOCKS_WORD_HEAD
-    const __m128i orv = _mm_set1_epi8(lower ? 0x20 : 0);
-#endif
     size_t i = *pos, nt = o->n;
     sh_status st = SH_OK;
     sh_token *tok;
@@ -55,19 +49,11 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
             continue; /* only digits */ \
         tok->src_off = tok->off = i + a_; \
         tok->src_len = tok->len = e_ - a_; \
-        WORD_HEAD(hd, i + a_, e_ - a_); \
+        BLOCKS_HEAD(hd, img + i + a_, e_ - a_); \
         tok++; \
         hd += SH_TOKEN_HEAD; \
     } \
 } while (0)
-#if BLOCKS_WORD_HEAD
-/* (the input has 16 bytes from a word's start where the block and 16 more
- * bytes are in it; else the image, which has the slack, and whose words'
- * bytes ORed with orv are themselves) */
-#define WORD_HEAD(d, at, len) HEAD_WORD_SSE2((d), (wsrc + (at)), (len), orv)
-#else
-#define WORD_HEAD(d, at, len) BLOCKS_HEAD((d), img + (at), (len))
-#endif
 /* The first byte of the run of word bytes that ends at bit b (A's bit b set). */
 #define RUN_START(b) (((~A & (((uint64_t)1 << (b)) - 1)) != 0) \
     ? 64 - (unsigned)__builtin_clzll(~A & (((uint64_t)1 << (b)) - 1)) : 0)
@@ -76,9 +62,6 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
         uint64_t A, L, X;
         unsigned seg = 0; /* the block's bytes below seg are done */
         const size_t avail = end - i;
-#if BLOCKS_WORD_HEAD
-        const unsigned char *const wsrc = avail >= 64 + 16 ? p : img;
-#endif
         if (o->cap - nt < 64) { /* a block holds at most 32 words and 64 ideographs */
             o->n = nt;
             if ((st = token_grow(c)) != SH_OK)
@@ -128,10 +111,11 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
             /* the byte ends every word before it */
             BLOCK_WORDS(((uint64_t)1 << x) - 1);
             if (kind == STOP_IDEO) {
-                /* a token of its own, its bytes as they are (copied: it may
-                 * reach past the block's image) */
+                /* a token of its own, its bytes as they are: the block's
+                 * image has them (bytes >= 0x80 unchanged), unless it
+                 * reaches past the block (copied then) */
                 const size_t a = i + x, len = next - a;
-                if (next > i + 64) /* past the block's image, which has the rest */
+                if (next > i + 64)
                     memcpy(img + a, p + a, len);
                 tok->src_off = tok->off = a;
                 tok->src_len = tok->len = len;
@@ -156,11 +140,9 @@ out:
     return st;
 #undef BLOCK_WORDS
 #undef RUN_START
-#undef WORD_HEAD
 }
 
 #undef BLOCKS_FN
 #undef BLOCKS_TARGET
 #undef BLOCKS_CLASSIFY
 #undef BLOCKS_HEAD
-#undef BLOCKS_WORD_HEAD

@@ -152,13 +152,10 @@ static void tokens_at_every_offset_and_length_tokenize_alike(void)
     CHECK_EQ_U64(bad, 0);
 }
 
-/* Words of upper- and lowercase letters and digits (whose heads the block
- * scanners take from the input, lowercased there, where 16 bytes past the
- * word's start are in it, else from their image) at every offset, of
+/* Words of upper- and lowercase letters and digits at every offset, of
  * lengths around the 16 bytes of a head, with the end of the buffer from
- * right after them to 90 bytes later, so that the input ends inside, at and
- * past the 16 bytes that follow every block; then ideographs (tokens of
- * their own, which the scanners copy only when they reach past the block)
+ * right after them to 90 bytes later; then ideographs (tokens of their own,
+ * which the block scanners copy only when they reach past the block)
  * ending at, before and after every 64-byte boundary. */
 static void mixed_case_words_and_ideographs_near_the_end_tokenize_alike(void)
 {
@@ -184,6 +181,39 @@ static void mixed_case_words_and_ideographs_near_the_end_tokenize_alike(void)
             memcpy(buf + n, "\xf0\xa0\x80\x80", 4); n += 4;                        /* a 4-byte one */
             for (i = 0; i < tail; i++) buf[n++] = (char)(i % 2 ? ' ' : 'K');
             bad += differ_everywhere(buf, n, off % 7 == 0);
+        }
+    CHECK_EQ_U64(bad, 0);
+}
+
+/* Tag names (which the vector paths read 16 bytes at a time where 16 are
+ * there) of every length up to 18, in mixed case, known and unknown, ended
+ * by each kind of byte that ends one and by others, with the end of the
+ * buffer at every distance from the name's start up to 24 bytes after it. */
+static void tag_names_of_every_length_and_ending_tokenize_alike(void)
+{
+    static const char *const names[] = {
+        "b", "B", "i", "br", "Br", "p", "em", "EM", "span", "SPAN", "sPaN", "div", "script", "SCRIPT", "style",
+        "Style", "strong", "acronym", "ACRONYM", "strike", "h1", "H6", "x-y", "a1b2", "abcdefgh", "abcdefghi",
+        "ABCDEFGHIJKLMNO", "abcdefghijklmnop", "abcdefghijklmnopq", "abcdefghijklmnopqr", "sp\xc3\xa9n", "q@r", "Z[", "z`",
+    };
+    static const char ends[] = { '>', '/', ' ', '\t', '\n', '\x7f', '\x00', '\x1f', '=', 'x', '"', '\x80', '!' };
+    static char buf[128];
+    long bad = 0;
+    size_t ni, ei, cut;
+    for (ni = 0; ni < sizeof names / sizeof *names; ni++)
+        for (ei = 0; ei < sizeof ends; ei++) {
+            size_t n = 0, l = strlen(names[ni]), start;
+            memcpy(buf, "word<", 5);
+            n = 5;
+            start = n;
+            memcpy(buf + n, names[ni], l);
+            n += l;
+            buf[n++] = ends[ei];
+            memcpy(buf + n, " a=\"v>w\">in</b> tail WORDS here 123", 35);
+            n += 35;
+            for (cut = start; cut <= start + 24 && cut <= n; cut++)
+                bad += differ_everywhere(buf, cut, cut % 5 == 0);
+            bad += differ_everywhere(buf, n, 1);
         }
     CHECK_EQ_U64(bad, 0);
 }
@@ -595,6 +625,7 @@ int main(void)
     RUN(tokens_at_every_offset_and_length_tokenize_alike);
     RUN(mixed_case_words_and_ideographs_near_the_end_tokenize_alike);
     RUN(markup_straddling_block_boundaries_tokenizes_alike);
+    RUN(tag_names_of_every_length_and_ending_tokenize_alike);
     RUN(random_mixtures_tokenize_alike);
     RUN(a_long_page_tokenizes_alike);
     RUN(ids_and_windows_agree_at_every_level);
