@@ -101,6 +101,14 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
             x = (unsigned)__builtin_ctzll(X);
             adj = x > seg && ((A >> (x - 1)) & 1);
             kind = stop_kind(c, i + x, end, &next);
+            /* markup that does not end a word (an inline tag, a comment)
+             * right after one, followed by an ASCII separator or
+             * punctuation: the word ends there all the same, and its
+             * source span and bytes are what the markup leaves out, so it
+             * ends before the markup (as "fn</span> x" in highlighted code) */
+            if (kind == STOP_KEEPS && adj && next < end && p[next] < 0x80 &&
+                (byte_class[p[next]] == C_S || byte_class[p[next]] == C_P))
+                kind = STOP_ENDS;
             if (kind == STOP_OTHER || (kind == STOP_KEEPS && adj)) {
                 lim = adj ? RUN_START(x - 1) : x;
                 BLOCK_WORDS(((uint64_t)1 << lim) - 1);
