@@ -1173,6 +1173,36 @@ static int stop_kind(canon *c, size_t k, size_t end, size_t *next)
     return STOP_OTHER;
 }
 
+/* 1 if what follows markup that keeps a word going, at p[j], ends the word
+ * (canon_blocks.h): an ASCII separator or punctuation, or markup that ends
+ * words or is text ('<' as text is punctuation), after any more markup that
+ * keeps it going (at most 8 such, to bound the work). Only called without
+ * SH_CANON_PUNCT, in HTML. */
+static int keeps_then_ends(canon *c, size_t j, size_t end)
+{
+    const unsigned char *p = c->p;
+    int hops;
+    for (hops = 0; hops < 8 && j < end; hops++) {
+        const unsigned k = byte_class[p[j]];
+        size_t next, cdata_end;
+        if (k == C_S || k == C_P)
+            return 1;
+        if (k != C_LT)
+            return 0;
+        switch (markup(c->level, p, j, end, &next, &cdata_end)) {
+        case MK_TEXT:
+        case MK_ENDS:
+            return 1;
+        case MK_KEEPS:
+            j = next;
+            break;
+        default:
+            return 0;
+        }
+    }
+    return 0;
+}
+
 /* head16: the head of a token of len bytes at q (16 bytes readable) to d:
  * its first 16 bytes, zero-padded. */
 static const unsigned char head_masks[17][16] = {

@@ -103,12 +103,13 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
             kind = stop_kind(c, i + x, end, &next);
             /* markup that does not end a word (an inline tag, a comment)
              * right after one, followed by an ASCII separator or
-             * punctuation: the word ends there all the same, and its
-             * source span and bytes are what the markup leaves out, so it
-             * ends before the markup (as "fn</span> x" in highlighted code) */
-            if (kind == STOP_KEEPS && adj && next < end && p[next] < 0x80 &&
-                (byte_class[p[next]] == C_S || byte_class[p[next]] == C_P))
-                kind = STOP_ENDS;
+             * punctuation, or by more such markup and then one of those, or
+             * by markup that ends words: the word ends there all the same,
+             * and its source span and bytes are what the markup leaves out,
+             * so it ends before the markup (as "fn</span> x" or
+             * "f</a></code>)" in highlighted code) */
+            if (kind == STOP_KEEPS && adj)
+                kind = keeps_then_ends(c, next, end) ? STOP_ENDS : STOP_KEEPS;
             if (kind == STOP_OTHER || (kind == STOP_KEEPS && adj)) {
                 lim = adj ? RUN_START(x - 1) : x;
                 BLOCK_WORDS(((uint64_t)1 << lim) - 1);

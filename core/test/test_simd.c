@@ -218,6 +218,42 @@ static void tag_names_of_every_length_and_ending_tokenize_alike(void)
     CHECK_EQ_U64(bad, 0);
 }
 
+/* A word followed by markup that keeps it going (inline tags, comments), in
+ * chains of one to nine, then by each kind of thing that may or may not
+ * end it, the word placed so that the chain starts before, at and after a
+ * 64-byte boundary, and the buffer ending inside the chain. */
+static void words_followed_by_inline_markup_tokenize_alike(void)
+{
+    static const char *const chains[] = {
+        "</span>", "<b>", "</a></code>", "<!-- c -->", "<i></i>", "<b><i><u><em>", "</a><!--x--></b>",
+        "<b><b><b><b><b><b><b><b><b>", "<span class=\"kw\">", "<?p?>", "<!x>",
+    };
+    static const char *const after[] = {
+        " ", ".", ")", "x", "Q", "7", "<p>", "</div>", "<![CDATA[q]]>", "&amp;", "&eacute;", "&nbsp;",
+        "\xc3\xa9", "\xe2\x80\x94", "<", "<b", "< x", "<script>s</script>", "\x7f", "",
+    };
+    static char buf[256];
+    long bad = 0;
+    size_t ci, ai, pad, cut;
+    for (ci = 0; ci < sizeof chains / sizeof *chains; ci++)
+        for (ai = 0; ai < sizeof after / sizeof *after; ai++)
+            for (pad = 52; pad <= 68; pad += 2) {
+                size_t n = 0, i, lc = strlen(chains[ci]), la = strlen(after[ai]);
+                for (i = 0; i < pad; i++) buf[n++] = (char)(i % 6 == 5 ? ' ' : 'a' + (int)(i % 7));
+                memcpy(buf + n, "Word", 4);
+                n += 4;
+                memcpy(buf + n, chains[ci], lc);
+                n += lc;
+                memcpy(buf + n, after[ai], la);
+                n += la;
+                memcpy(buf + n, "tail end", 8);
+                n += 8;
+                bad += differ_everywhere(buf, n, pad % 4 == 0);
+                for (cut = pad + 4; cut < pad + 4 + lc; cut += 3) bad += differ_everywhere(buf, cut, 0);
+            }
+    CHECK_EQ_U64(bad, 0);
+}
+
 /* Pieces that the block scanners treat specially, to straddle boundaries. */
 static const char *const pieces[] = {
     "a", "Q", "7", "2024", "abcdefghij", "ABCDEFGHIJKLMNOPQRSTU", "x9y8",
@@ -626,6 +662,7 @@ int main(void)
     RUN(mixed_case_words_and_ideographs_near_the_end_tokenize_alike);
     RUN(markup_straddling_block_boundaries_tokenizes_alike);
     RUN(tag_names_of_every_length_and_ending_tokenize_alike);
+    RUN(words_followed_by_inline_markup_tokenize_alike);
     RUN(random_mixtures_tokenize_alike);
     RUN(a_long_page_tokenizes_alike);
     RUN(ids_and_windows_agree_at_every_level);
