@@ -4,6 +4,8 @@
 --   * a bare nginx endpoint (`return 200`) and a bare Lua endpoint (reads the
 --     body, answers {}) in the same nginx, same run: the references;
 --   * /similar: peak requests/s, then p50/p99 latency at 80% of that peak;
+--     the ratio to the bare endpoint again as the median of alternating
+--     runs of the two (--ratio-rounds of --ratio-duration s);
 --   * the same with a concurrent writer adding documents (POST /documents)
 --     at a steady rate (100 a second from 16 clients by default): how much it
 --     slows the readers, with the writer thread (the default) and, as the
@@ -21,6 +23,7 @@
 --
 --   lua5.4 bench/serve_bench.lua [--docs 1000000] [--duration 10] [--connections 16]
 --       [--write-rate 100] [--write-connections 16] [--rounds 5] [--dir /tmp/shingle-serve-bench] [--rebuild 1]
+--       [--ratio-rounds 5] [--ratio-duration 6]
 --
 -- The corpus (bench/gen.c, 5 GB for 1M documents) and the index are made in
 -- --dir on the first run and reused; the writer's documents go to a sweep of
@@ -34,7 +37,8 @@ local cjson = require "cjson"
 local index = require "shingle.index"
 
 local opt = { docs = 1000000, dir = "/tmp/shingle-serve-bench", duration = 10, connections = 16, threads = 2,
-  write_rate = 100, write_connections = 16, queries = 2000, rebuild = 0, workers = 2, rounds = 5 }
+  write_rate = 100, write_connections = 16, queries = 2000, rebuild = 0, workers = 2, rounds = 5,
+  ratio_rounds = 5, ratio_duration = 6 }
 for i = 1, #arg, 2 do
   local k = arg[i]:gsub("^%-%-", ""):gsub("%-", "_")
   if opt[k] == nil then error("unknown option " .. arg[i]) end
@@ -295,6 +299,21 @@ local function measure(binding)
     out.at80 = run(srv, queries, "/similar", { rate = 0.8 * out.peak.rps })
     report("/similar at 80% of its peak" .. tag, out.at80)
     if not binding or binding == "ffi" then
+      -- the ratio again, from alternating runs of the bare endpoint and
+      -- /similar: one 10 s run of each is at the mercy of the machine
+      local ratios, cpus, bares, peaks = {}, {}, {}, {}
+      for i = 1, opt.ratio_rounds do
+        local b = run(srv, queries, "/bare", { duration = opt.ratio_duration })
+        local p = run(srv, queries, "/similar", { duration = opt.ratio_duration })
+        if b.bad + p.bad > 0 then error("non-2xx answers in the ratio rounds") end
+        ratios[i], cpus[i], bares[i], peaks[i] = p.rps / b.rps, p.cpu_us, b.rps, p.rps
+      end
+      out.ratio = { median = stats.median(ratios), min = math.min(table.unpack(ratios)), max = math.max(table.unpack(ratios)),
+        cpu = stats.median(cpus), bare = stats.median(bares), peak = stats.median(peaks) }
+      print(("/similar / bare nginx, %d alternating rounds of %d s: median %.3f (%.3f-%.3f); medians %.0f vs %.0f req/s, "
+        .. "%.1f us CPU/req"):format(opt.ratio_rounds, opt.ratio_duration, out.ratio.median, out.ratio.min, out.ratio.max,
+        out.ratio.peak, out.ratio.bare, out.ratio.cpu))
+
       -- a writer at a steady rate during the readers' runs
       local wp = wrk(srv, writes, "/documents?sweep=bench-" .. os.date("!%Y%m%d%H%M%S"), { threads = 1,
         connections = opt.write_connections, rate = opt.write_rate, urls = true, duration = opt.duration * 2 + 2 })
@@ -428,6 +447,8 @@ print()
 print("## summary")
 print(("/similar peak / bare nginx: %.3f (target >= 0.25); / bare Lua: %.3f"):format(main.peak.rps / main.bare.rps,
   main.peak.rps / main.bare_lua.rps))
+print(("/similar peak / bare nginx, median of %d alternating rounds: %.3f (%.3f-%.3f)"):format(opt.ratio_rounds,
+  main.ratio.median, main.ratio.min, main.ratio.max))
 print(("nginx workers' CPU per request: bare nginx %.1f us, bare Lua %.1f us, /similar %.1f us (%.1f us more than bare Lua)")
   :format(main.bare.cpu_us, main.bare_lua.cpu_us, main.peak.cpu_us, main.peak.cpu_us - main.bare_lua.cpu_us))
 print(("/similar p99 at 80%% of peak: %.3f ms (target < 5 ms); with a writer: %.3f ms"):format(main.at80.p99_ms, main.at80_w.p99_ms))
