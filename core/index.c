@@ -670,12 +670,14 @@ static void *filter_build(void *arg)
         /* the cache, when the postings fit the bytes allowed: sized for as
          * many keys as entries (the most there can be); what is not used is
          * reserved, not touched. Documents added later are in `recent`, a
-         * filter for a sixteenth as many values as the postings hold. */
+         * filter for a quarter as many values as the postings hold
+         * (a quarter more documents; past that its false positives grow, each
+         * a search of the postings, until a restart builds the cache again). */
         size_t need = sh_ixcache_bytes_for(ms.ms_entries, ms.ms_entries);
         if (need > ix->cache_max)
             snprintf(ix->cache_note, sizeof ix->cache_note, "the postings (%zu entries) would take up to %zu MB, more than the %zu MB allowed",
                      (size_t)ms.ms_entries, need >> 20, ix->cache_max >> 20);
-        else if (!(cache = sh_ixcache_new(ms.ms_entries, ms.ms_entries)) || !(recent = sh_ixfilter_new(ms.ms_entries / 16 + 1))) {
+        else if (!(cache = sh_ixcache_new(ms.ms_entries, ms.ms_entries)) || !(recent = sh_ixfilter_new(ms.ms_entries / 4 + 1))) {
             snprintf(ix->cache_note, sizeof ix->cache_note, "out of memory for the postings cache (%zu MB)", need >> 20);
             sh_ixcache_free(cache);
             cache = NULL;
@@ -830,7 +832,7 @@ sh_status sh_index_aids_use(sh_index *ix, sh_index_aids *a, sh_error *err)
     if ((uint32_t)end < a->next)
         return sh_error_set(err, SH_EINVAL, 0, "%s: the postings filter holds %u documents, the index %u: it was built for another index",
                             ix->path, a->next, (uint32_t)end);
-    if (a->cache && !(ix->recent = sh_ixfilter_new(sh_ixcache_keys(a->cache) / 16 + 1)))
+    if (a->cache && !(ix->recent = sh_ixfilter_new(sh_ixcache_keys(a->cache) / 4 + 1)))
         return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
     if ((rc = pthread_mutex_init(&ix->filter_mu, NULL)) != 0) {
         sh_ixfilter_free(ix->recent);
