@@ -5,6 +5,7 @@
 #include "ixcache.h"
 #include "ixfilter.h"
 #include "ixwarm.h"
+#include "pairest.h"
 #include "run.h"
 #include "extsort.h"
 #include "sort.h"
@@ -98,11 +99,28 @@ struct sh_index_adder {
     unsigned char *dstat;
     uint32_t *dother;
     size_t dcap;
+    /* pairs from counts: the entries (pairest.h) of the new documents of a
+     * DEFER_APPEND add, pdoc[id - dbase], their counts of multiples at
+     * pcm + pcm_at[id - dbase] */
+    int counts, test;          /* counts: the index's sketches allow it; test: SH_INDEX_* */
+    uint64_t mods[256];        /* MOD: the moduli of the chain, mods[j] = sh_mod_step(m, j), j <= nmods */
+    uint32_t nmods;
+    sh_pairest_doc *pdoc;
+    uint32_t *pcm_at, *pcm;
+    size_t npdoc, pdoc_cap, npcm, pcm_cap;
+    /* DEFER_APPEND's pairs in memory: the holders of each value two or
+     * more new documents hold, group after group (hold; group g's end at
+     * gend[g]); inmem 0 once they outgrew DEFER_INMEM_MEMORY (the pairs then
+     * go through an external sort) */
+    int inmem;
+    uint32_t *hold, *gend;
+    size_t nhold, hold_cap, ngrp, grp_cap;
 };
 
 
 static void shrink(sh_index *ix);
 static size_t chunk_values(const sh_index_adder *a);
+static sh_status stored_sketch(sh_index_adder *a, uint32_t id, sh_error *err);
 
 /* Whether the filesystem holding path has (almost) no room left: LMDB
  * reports a short write on a full disk as EIO, so the cause is looked up. */
@@ -448,6 +466,10 @@ sh_status sh_index_begin(sh_index *ix, const char *sweep, const sh_sketch_params
             a->deferred = ms.ms_entries == 0 ? DEFER_APPEND : chunk_values(a) ? DEFER_CHUNK : 0;
         }
     }
+    /* pairs from counts: MOD sketches of one chain, or full sets */
+    a->counts = (a->p.kind == SH_SKETCH_MOD && a->p.m) || a->p.kind == SH_SKETCH_FULL;
+    a->mods[0] = a->p.kind == SH_SKETCH_MOD ? a->p.m : 1;
+    a->inmem = 1;
     /* the sweep: existing name keeps its id, else the next id */
     {
         MDB_val k = { sl, (void *)(uintptr_t)sweep };
@@ -1174,20 +1196,126 @@ static sh_status record_of(sh_index_adder *a, uint32_t id, sh_ixdoc *h, const vo
     return doc_head(a->ix, id, &v, h, err);
 }
 
+/* ---- pairs from counts -------------------------------------------------------
+ * A candidate pair of a new index is found by the values its two documents
+ * share, and the walk that finds it can count them: for MOD sketches (one
+ * modulus or several of one chain) and full sets, the count is all the
+ * estimator takes from the two sketches besides their sizes at the common
+ * modulus (core/pairest.h, as phase 4 of the pipeline uses it), so such a
+ * pair is decided from the count and the documents' entries without
+ * reading either sketch; the same estimate, score for score
+ * (spec/index_counts_spec.lua compares the two at every pair, every kind and
+ * policy). Other kinds (MIN_s, CLASS), a sketch whose values are not
+ * ascending multiples of its modulus (no entry), and pairs not counted (the
+ * batch path) are estimated from their sketches. */
+
+/* Room for the entries of documents up to k and `more` counts of multiples. */
+static sh_status grow_entries(sh_index_adder *a, size_t k, size_t more, sh_error *err)
+{
+    if (k >= a->pdoc_cap) {
+        size_t nc = a->pdoc_cap ? a->pdoc_cap * 2 : 4096;
+        sh_pairest_doc *d;
+        uint32_t *at;
+        while (nc <= k) nc *= 2;
+        if (!(d = (sh_pairest_doc *)realloc(a->pdoc, nc * sizeof *d))) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+        a->pdoc = d;
+        if (!(at = (uint32_t *)realloc(a->pcm_at, nc * sizeof *at))) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+        a->pcm_at = at;
+        a->pdoc_cap = nc;
+    }
+    if (a->npcm + more > a->pcm_cap) {
+        size_t nc = a->pcm_cap ? a->pcm_cap * 2 : 1024;
+        uint32_t *c;
+        while (nc < a->npcm + more) nc *= 2;
+        if (nc > UINT32_MAX || !(c = (uint32_t *)realloc(a->pcm, nc * sizeof *c))) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+        a->pcm = c;
+        a->pcm_cap = nc;
+    }
+    return SH_OK;
+}
+
+/* The entry of new document id (its sketch sk, steps down the index's
+ * chain of moduli): made for every document of a DEFER_APPEND add, in the
+ * order of ids; n = 0 when its pairs must be estimated from the sketches. */
+static sh_status keep_entry(sh_index_adder *a, uint32_t id, const sh_sketch *sk, uint32_t steps, sh_error *err)
+{
+    size_t k = id - a->dbase;
+    sh_status s;
+    if (a->p.kind != SH_SKETCH_MOD) steps = 0;
+    if (k != a->npdoc || steps > 255) return sh_error_set(err, SH_EINVAL, 0, "document %u out of order", id);
+    if ((s = grow_entries(a, k, steps, err)) != SH_OK) return s;
+    /* the moduli of the chain down to this document's */
+    while (a->nmods < steps) {
+        a->mods[a->nmods + 1] = sh_mod_step(a->mods[a->nmods], 1);
+        a->nmods++;
+    }
+    a->pcm_at[k] = (uint32_t)a->npcm;
+    if (sk->n <= UINT32_MAX && sh_pairest_doc_of(&a->pdoc[k], a->pcm + a->npcm, sk->v, (uint32_t)sk->n, steps, a->mods))
+        a->npcm += steps;
+    else
+        memset(&a->pdoc[k], 0, sizeof a->pdoc[k]);
+    a->npdoc++;
+    return SH_OK;
+}
+
+/* The entry of document id, with its counts of multiples, or NULL for none. */
+static const sh_pairest_doc *entry_of(const sh_index_adder *a, uint32_t id, const uint32_t **cm)
+{
+    size_t k;
+    if (!a->counts || id < a->dbase || (k = id - a->dbase) >= a->npdoc || !a->pdoc[k].n) return NULL;
+    *cm = a->pcm + a->pcm_at[k];
+    return &a->pdoc[k];
+}
+
+/* Whether the candidate pair (new document id, earlier document cid),
+ * sharing `shared` sketch values (0: not counted), passes the policy: from
+ * the count when both documents have entries, else on the estimate of their
+ * sketches (*sk: id's; when NULL, read into a->sa). */
+static int pair_passes(sh_index_adder *a, const sh_sketch **sk, uint32_t id, uint32_t cid, uint32_t shared, int *pass,
+                       sh_status *s, sh_error *err)
+{
+    sh_estimate e, f;
+    sh_ixdoc h;
+    const sh_pairest_doc *x, *y;
+    const uint32_t *cx = NULL, *cy = NULL;
+    const void *rec = NULL;
+    int rc, counted = 0;
+    a->st.candidates++;
+    *pass = 0;
+    if (shared && (x = entry_of(a, id, &cx)) != NULL && (y = entry_of(a, cid, &cy)) != NULL) {
+        sh_pairest_estimate_of(x, cx, y, cy, shared, &e);
+        a->st.from_counts++;
+        counted = 1;
+        if (!(a->test & SH_INDEX_CHECK_COUNTS)) {
+            *pass = sh_policy_passes(a->policy, a->threshold, &e);
+            return 0;
+        }
+    }
+    if (!*sk) {
+        if ((*s = stored_sketch(a, id, err)) != SH_OK) return 0;
+        *sk = a->sa;
+    }
+    if ((*s = record_of(a, cid, &h, &rec, &rc, err)) != SH_OK || rc) return rc;
+    if ((*s = grow_scratch(&a->sb, &a->sb_cap, h.n_values, err)) != SH_OK) return 0;
+    sh_ixdoc_sketch(&a->p, &h, rec, a->sb); /* the record was checked by record_of */
+    if ((*s = sh_sketch_estimate(*sk, a->sb, &f, err)) != SH_OK) return 0;
+    if (counted && (e.both != f.both || e.sample != f.sample || e.resemblance != f.resemblance || e.contain_ab != f.contain_ab ||
+                    e.contain_ba != f.contain_ba)) {
+        *s = sh_error_set(err, SH_EINVAL, 0, "%s: documents %u and %u: the estimate from their %u shared values "
+                          "(%.17g, %.17g, %.17g) is not their sketches' (%.17g, %.17g, %.17g)", a->ix->path, id + 1, cid + 1,
+                          shared, e.resemblance, e.contain_ab, e.contain_ba, f.resemblance, f.contain_ab, f.contain_ba);
+        return 0;
+    }
+    *pass = sh_policy_passes(a->policy, a->threshold, &f);
+    return 0;
+}
+
 /* Decide one candidate pair (new document id, earlier document cid) on the
  * estimates of their sketches and merge their clusters when it passes. */
 static int link_candidate(sh_index_adder *a, const sh_sketch *sk, uint32_t id, uint32_t cid, sh_status *s, sh_error *err)
 {
-    sh_estimate e;
-    sh_ixdoc h;
-    int rc;
-    const void *rec = NULL;
-    a->st.candidates++;
-    if ((*s = record_of(a, cid, &h, &rec, &rc, err)) != SH_OK || rc) return rc;
-    if ((*s = grow_scratch(&a->sb, &a->sb_cap, h.n_values, err)) != SH_OK) return 0;
-    sh_ixdoc_sketch(&a->p, &h, rec, a->sb); /* the record was checked by record_of */
-    if ((*s = sh_sketch_estimate(sk, a->sb, &e, err)) != SH_OK) return 0;
-    if (!sh_policy_passes(a->policy, a->threshold, &e)) return 0;
+    int pass, rc = pair_passes(a, &sk, id, cid, 0, &pass, s, err);
+    if (rc || *s != SH_OK || !pass) return rc;
     a->st.linked++;
     return merge(a, cid, id);
 }
@@ -1301,26 +1429,31 @@ static int post_batch(sh_index_adder *a, const unsigned char *recs, size_t m, ui
  * is the one batch-by-batch adds make (spec/index_bulk_spec.lua). */
 
 /* Into an index with postings, they wait the same way, in memory, until a
- * chunk of DEFER_CHUNK_VALUES is there (or the commit), and go in through
- * post_batch: the batch path with batches of several thousand documents
+ * chunk of chunk_values() is there (or the commit), and go in through
+ * post_batch: the batch path with batches of many thousand documents
  * whatever the caller's, whose sorted walk finds many keys on the leaf it is
- * on (30,000 documents onto 100,000: 1.3 times fewer CPU seconds than
- * batches of 512, data.mdb the same size). */
-#define DEFER_CHUNK_VALUES ((size_t)1 << 18)
-/* A chunk is at most a sixteenth of the postings already there: sorted
+ * on. A chunk's walk dirties most leaves of a large index, more than LMDB
+ * keeps dirty in memory (MDB_IDL_UM_MAX pages), so it spills them to the
+ * file as it goes; a later chunk's walk finds them spilled and reads them
+ * back. One walk for the whole sweep is the cheapest: 100,000 documents onto
+ * 1,000,000 took 19.0 CPU s in chunks of 262,144 values, 12.1 in two chunks
+ * and 9.5 in one (data.mdb the same size), so a chunk is as large as memory
+ * allows: DEFER_CHUNK_VALUES, 96 MiB of records and as much to sort them. */
+#define DEFER_CHUNK_VALUES ((size_t)1 << 23)
+/* A chunk is at most a quarter of the postings already there: sorted
  * inserts split a leaf at its middle and go on in its right half, so many
  * new keys between few old ones leave half-full pages (an add of 3,000
- * documents onto 300 grew data.mdb past what batches of 512 took); below
- * DEFER_CHUNK_MIN values, the batches. */
+ * documents onto 300 grew data.mdb past what batches of 512 took); an index
+ * with fewer than 16 * DEFER_CHUNK_MIN postings keeps the batches. */
 #define DEFER_CHUNK_MIN ((size_t)1 << 14)
 
 /* How many values a chunk holds into this index, 0 for none (the batches). */
 static size_t chunk_values(const sh_index_adder *a)
 {
-    size_t c = a->post_entries / 16;
+    size_t c = a->post_entries / 4;
     if (a->chunk) return a->chunk; /* set for a test */
-    if (c > DEFER_CHUNK_VALUES) c = DEFER_CHUNK_VALUES;
-    return c < DEFER_CHUNK_MIN ? 0 : c;
+    if (a->post_entries / 16 < DEFER_CHUNK_MIN) return 0;
+    return c > DEFER_CHUNK_VALUES ? DEFER_CHUNK_VALUES : c;
 }
 
 #define DEFER_POST_MEMORY ((size_t)256 << 20)  /* the sweep's <value, doc> records, past it in run files */
@@ -1388,6 +1521,13 @@ void sh_index_set_chunk(sh_index_adder *a, size_t values)
     if (a->deferred == 0 && values && a->post_entries && a->max_df == 0 && a->next == a->dbase) a->deferred = DEFER_CHUNK;
 }
 
+void sh_index_set_test(sh_index_adder *a, int flags)
+{
+    a->test = flags;
+    if (flags & SH_INDEX_NO_COUNTS) a->counts = 0;
+    if (flags & SH_INDEX_PAIRS_SORTED) a->inmem = 0;
+}
+
 /* A new document's sketch as stored, into a->sa. */
 static sh_status stored_sketch(sh_index_adder *a, uint32_t id, sh_error *err)
 {
@@ -1446,13 +1586,94 @@ static sh_status chunk_flush(sh_index_adder *a, sh_error *err)
     return s;
 }
 
-/* One value's postings, docs[0..n) ascending, appended through cur; the
- * pairs of each searching document with the earlier holders go to pairs
- * (BE64 new << 32 | earlier, through buf, *nb of DEFER_READ). */
+/* The pairs' records in their external sort: BE64 new << 32 | earlier, then
+ * the values they share (host order), summed over the values' records. */
+#define PAIR_REC 12
+static void sum_shared(void *acc, const void *rec, void *ud)
+{
+    uint32_t x, y;
+    (void)ud;
+    memcpy(&x, (char *)acc + 8, 4);
+    memcpy(&y, (const char *)rec + 8, 4);
+    x = x + y < x ? UINT32_MAX : x + y;
+    memcpy((char *)acc + 8, &x, 4);
+}
+
+/* The pairs of each searching document of docs[0..n) (one value's holders,
+ * ascending) with the earlier ones, to the external sort pairs (through buf,
+ * *nb records of DEFER_READ). */
+static void sort_group(sh_index_adder *a, const uint32_t *docs, size_t n, sh_extsort *pairs, unsigned char *buf, size_t *nb,
+                       sh_status *s, sh_error *err)
+{
+    size_t x, j;
+    static const uint32_t one = 1;
+    for (x = 1; x < n; x++) {
+        if (a->dstat[docs[x] - a->dbase] != SH_DUP_NONE) continue;
+        for (j = 0; j < x; j++) {
+            unsigned char *r = buf + PAIR_REC * *nb;
+            sh_store_be64(r, (uint64_t)docs[x] << 32 | docs[j]);
+            memcpy(r + 8, &one, 4);
+            if (++*nb == DEFER_READ) {
+                if ((*s = sh_extsort_add(pairs, buf, *nb, err)) != SH_OK) return;
+                *nb = 0;
+            }
+        }
+    }
+}
+
+/* The pairs found in memory so far, to the external sort instead. */
+static void sort_groups(sh_index_adder *a, sh_extsort *pairs, unsigned char *buf, size_t *nb, sh_status *s, sh_error *err)
+{
+    size_t g, h = 0;
+    for (g = 0; g < a->ngrp && *s == SH_OK; g++) {
+        sort_group(a, a->hold + h, a->gend[g] - h, pairs, buf, nb, s, err);
+        h = a->gend[g];
+    }
+    free(a->hold);
+    free(a->gend);
+    a->hold = a->gend = NULL;
+    a->nhold = a->hold_cap = a->ngrp = a->grp_cap = 0;
+    a->inmem = 0;
+}
+
+/* The holders of values two or more new documents hold, gathered in memory
+ * for decide_in_memory: 4 bytes a holder there and 4 more in its
+ * document's list of groups, 4 bytes a value. Past it the pairs go through
+ * an external sort (DEFER_PAIR_MEMORY). */
+#define DEFER_INMEM_MEMORY ((size_t)512 << 20)
+
+/* Keep one value's holders docs[0..n) in memory: 0 when they do not fit. */
+static int keep_group(sh_index_adder *a, const uint32_t *docs, size_t n)
+{
+    if (8 * (a->nhold + n) + 4 * (a->ngrp + 1) > DEFER_INMEM_MEMORY) return 0;
+    if (a->nhold + n > a->hold_cap) {
+        size_t nc = a->hold_cap ? a->hold_cap * 2 : 65536;
+        uint32_t *q;
+        while (nc < a->nhold + n) nc *= 2;
+        if (!(q = (uint32_t *)realloc(a->hold, nc * sizeof *q))) return 0;
+        a->hold = q;
+        a->hold_cap = nc;
+    }
+    if (a->ngrp == a->grp_cap) {
+        size_t nc = a->grp_cap ? a->grp_cap * 2 : 16384;
+        uint32_t *q = (uint32_t *)realloc(a->gend, nc * sizeof *q);
+        if (!q) return 0;
+        a->gend = q;
+        a->grp_cap = nc;
+    }
+    memcpy(a->hold + a->nhold, docs, n * sizeof *docs);
+    a->nhold += n;
+    a->gend[a->ngrp++] = (uint32_t)a->nhold;
+    return 1;
+}
+
+/* One value's postings, docs[0..n) ascending, appended through cur; a value
+ * two or more documents hold is kept for their pairs (keep_group, else the
+ * external sort pairs, through buf, *nb records of DEFER_READ). */
 static int defer_value(sh_index_adder *a, MDB_cursor *cur, const unsigned char *val, const uint32_t *docs, size_t n,
                        sh_extsort *pairs, unsigned char *buf, size_t *nb, sh_status *s, sh_error *err)
 {
-    size_t x, j;
+    size_t x;
     int rc;
     for (x = 0; x < n; x++) {
         unsigned char db[4];
@@ -1460,16 +1681,80 @@ static int defer_value(sh_index_adder *a, MDB_cursor *cur, const unsigned char *
         sh_store_be32(db, docs[x]);
         /* the first holder of a value is a new key after the last; the next ones are its later duplicates */
         if ((rc = mdb_cursor_put(cur, &k, &d, x == 0 ? MDB_APPEND : MDB_APPENDDUP)) != 0) return rc;
-        if (a->dstat[docs[x] - a->dbase] != SH_DUP_NONE) continue;
-        for (j = 0; j < x; j++) {
-            sh_store_be64(buf + 8 * *nb, (uint64_t)docs[x] << 32 | docs[j]);
-            if (++*nb == DEFER_READ) {
-                if ((*s = sh_extsort_add(pairs, buf, *nb, err)) != SH_OK) return 0;
-                *nb = 0;
+    }
+    if (n < 2) return 0;
+    if (a->inmem && !keep_group(a, docs, n)) sort_groups(a, pairs, buf, nb, s, err);
+    if (!a->inmem && *s == SH_OK) sort_group(a, docs, n, pairs, buf, nb, s, err);
+    return 0;
+}
+
+static int cmp_u32(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Decide the pairs of the groups kept in memory: for each new document in
+ * the order of ids, the earlier holders of its values, each with the count
+ * of values they share (a counter per document), decided in any order and
+ * merged in the order of ids, as the batches would. */
+static sh_status decide_in_memory(sh_index_adder *a, sh_error *err)
+{
+    size_t nd = a->next - a->dbase, i, q, h, g, k;
+    uint32_t *doff, *dg, *cnt, *touched, id;
+    sh_status s = SH_OK;
+    int rc = 0;
+    doff = (uint32_t *)calloc(nd + 1, sizeof *doff);
+    dg = (uint32_t *)malloc((a->nhold + 1) * sizeof *dg);
+    cnt = (uint32_t *)calloc(nd + 1, sizeof *cnt);
+    touched = (uint32_t *)malloc((nd + 1) * sizeof *touched);
+    if (!doff || !dg || !cnt || !touched) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto out; }
+    /* each document's groups: counted, then placed (doff[k] ends as the end of k's), then doff[k] its start */
+    for (i = 0; i < a->nhold; i++) doff[a->hold[i] - a->dbase + 1]++;
+    for (k = 0; k < nd; k++) doff[k + 1] += doff[k];
+    for (g = 0, h = 0; g < a->ngrp; g++)
+        for (; h < a->gend[g]; h++) dg[doff[a->hold[h] - a->dbase]++] = (uint32_t)g;
+    for (k = nd; k > 0; k--) doff[k] = doff[k - 1];
+    doff[0] = 0;
+    for (id = a->dbase; id < a->next && rc == 0 && s == SH_OK; id++) {
+        const sh_sketch *sk = NULL;
+        size_t nt = 0, np = 0, t;
+        k = id - a->dbase;
+        if (a->dstat[k] != SH_DUP_NONE) {
+            a->st.identical++;
+            rc = merge(a, a->dother[k], id);
+            continue;
+        }
+        for (q = doff[k]; q < doff[k + 1]; q++) {
+            size_t e;
+            g = dg[q];
+            e = a->gend[g];
+            for (h = g ? a->gend[g - 1] : 0; h < e && a->hold[h] < id; h++) {
+                uint32_t c = a->hold[h] - a->dbase;
+                if (cnt[c]++ == 0) touched[nt++] = c;
             }
         }
+        for (t = 0; t < nt && rc == 0 && s == SH_OK; t++) {
+            uint32_t c = touched[t];
+            int pass;
+            rc = pair_passes(a, &sk, id, a->dbase + c, cnt[c], &pass, &s, err);
+            cnt[c] = 0;
+            if (pass) touched[np++] = c; /* np <= t: read already */
+        }
+        if (rc || s != SH_OK) break;
+        if (np > 1) qsort(touched, np, sizeof *touched, cmp_u32);
+        for (t = 0; t < np && rc == 0; t++) {
+            a->st.linked++;
+            rc = merge(a, a->dbase + touched[t], id);
+        }
     }
-    return 0;
+    if (s == SH_OK && rc) s = lmdb_err(err, a->ix, "link documents", rc);
+out:
+    free(doff);
+    free(dg);
+    free(cnt);
+    free(touched);
+    return s;
 }
 
 /* Put the deferred postings and decide the sweep's pairs (see above). */
@@ -1486,10 +1771,10 @@ static sh_status defer_flush(sh_index_adder *a, sh_error *err)
     if (a->deferred == DEFER_CHUNK) return chunk_flush(a, err);
     if (!a->dpost) return SH_OK;
     recs = (unsigned char *)malloc(12 * DEFER_READ);
-    pb = (unsigned char *)malloc(8 * DEFER_READ);
+    pb = (unsigned char *)malloc(PAIR_REC * DEFER_READ);
     if (!recs || !pb) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto out; }
     if ((s = sh_extsort_finish(a->dpost, err)) != SH_OK) goto out;
-    if ((s = sh_extsort_open(&pairs, 8, 8, DEFER_PAIR_MEMORY, ix->path, sh_extsort_keep_first, err)) != SH_OK) goto out;
+    if ((s = sh_extsort_open(&pairs, PAIR_REC, 8, DEFER_PAIR_MEMORY, ix->path, sum_shared, err)) != SH_OK) goto out;
     if ((rc = mdb_cursor_open(a->txn, ix->db[D_POST], &cur)) != 0) goto out;
     for (;;) {
         if ((s = sh_extsort_read(a->dpost, recs, DEFER_READ, &nr, err)) != SH_OK) goto out;
@@ -1516,13 +1801,17 @@ static sh_status defer_flush(sh_index_adder *a, sh_error *err)
     cur = NULL;
     sh_extsort_free(a->dpost);
     a->dpost = NULL;
+    if (a->inmem) {
+        s = decide_in_memory(a, err);
+        goto out;
+    }
     if (nb && (s = sh_extsort_add(pairs, pb, nb, err)) != SH_OK) goto out;
     if ((s = sh_extsort_finish(pairs, err)) != SH_OK) goto out;
     /* identical documents join their earlier copy; the rest are linked to
      * the earlier documents they share values with that pass the policy, in
      * the order of ids, as sh_index_add's step 3 */
     for (id = a->dbase; id < a->next && rc == 0; id++) {
-        int loaded = 0;
+        const sh_sketch *sk = NULL;
         if (a->dstat[id - a->dbase] != SH_DUP_NONE) {
             a->st.identical++;
             rc = merge(a, a->dother[id - a->dbase], id);
@@ -1530,19 +1819,22 @@ static sh_status defer_flush(sh_index_adder *a, sh_error *err)
         }
         for (;;) {
             uint64_t pr;
+            uint32_t shared;
+            int pass;
             if (p == np) {
                 if ((s = sh_extsort_read(pairs, pb, DEFER_READ, &np, err)) != SH_OK) goto out;
                 p = 0;
                 if (np == 0) break;
             }
-            pr = sh_load_be64(pb + 8 * p);
+            pr = sh_load_be64(pb + PAIR_REC * p);
+            memcpy(&shared, pb + PAIR_REC * p + 8, 4);
             if ((uint32_t)(pr >> 32) != id) break;
             p++;
-            if (!loaded) {
-                if ((s = stored_sketch(a, id, err)) != SH_OK) goto out;
-                loaded = 1;
+            if ((rc = pair_passes(a, &sk, id, (uint32_t)pr, shared, &pass, &s, err)) != 0 || s != SH_OK) goto out;
+            if (pass) {
+                a->st.linked++;
+                if ((rc = merge(a, (uint32_t)pr, id)) != 0) goto out;
             }
-            if ((rc = link_candidate(a, a->sa, id, (uint32_t)pr, &s, err)) != 0 || s != SH_OK) goto out;
         }
     }
 out:
@@ -1617,7 +1909,11 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
         memcpy(v.mv_data, &h, sizeof h);
         memcpy((char *)v.mv_data + sizeof h, sk->v, 8 * sk->n);
         memcpy((char *)v.mv_data + sizeof h + 8 * sk->n, d->url, d->url_len);
-        if (a->deferred == DEFER_APPEND && (s = keep_record(a, id, v.mv_data, sizeof h + 8 * sk->n, err)) != SH_OK) goto out;
+        if (a->deferred == DEFER_APPEND) {
+            /* what its pairs are decided from at the commit: its entry, else its record */
+            s = a->counts ? keep_entry(a, id, sk, h.cls, err) : keep_record(a, id, v.mv_data, sizeof h + 8 * sk->n, err);
+            if (s != SH_OK) goto out;
+        }
         sh_store_be64(kb, h.url_fp);
         if ((rc = put_dup(t, ix->db[D_URLS], kb, 8, id)) != 0) break;
         sh_store_be64(kb, d->raw_fp);
@@ -1877,6 +2173,11 @@ void sh_index_abort(sh_index_adder *a)
     free(a->store_off);
     free(a->dstat);
     free(a->dother);
+    free(a->pdoc);
+    free(a->pcm_at);
+    free(a->pcm);
+    free(a->hold);
+    free(a->gend);
     free(a);
 }
 

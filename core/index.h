@@ -65,6 +65,7 @@ typedef struct sh_index_add_stats {
     uint64_t added, identical, candidates, linked, merges;
     uint64_t already;   /* skipped: the same URL with the same content is in the sweep */
     uint64_t refused;   /* refused: the same URL with other content is in the sweep */
+    uint64_t from_counts; /* candidate pairs decided from their counts of shared values (core/index.c, "pairs from counts") */
 } sh_index_add_stats;
 
 /* ids[i] of a document sh_index_add refused (its URL is in the sweep with other content) */
@@ -81,9 +82,19 @@ sh_status sh_index_begin(sh_index *ix, const char *sweep, const sh_sketch_params
                          double threshold, uint32_t max_df, sh_index_adder **out, sh_error *err);
 /* Into an index with postings, an add's postings wait until about this many
  * sketch values are there (or the commit) and go in together (core/index.c,
- * "deferred postings"); 0: the default, 262,144. Tests set small chunks to
+ * "deferred postings"); 0: the default, a quarter of the postings there up to
+ * 8,388,608 (chunk_values). Tests set small chunks to
  * cross their boundaries. */
 void sh_index_set_chunk(sh_index_adder *a, size_t values);
+
+/* For tests of the ways an add decides its candidate pairs (core/index.c,
+ * "pairs from counts"): SH_INDEX_NO_COUNTS estimates every pair from its
+ * two sketches; SH_INDEX_CHECK_COUNTS estimates a pair decided from its
+ * counts from its sketches too and fails the add (SH_EINVAL) when the two
+ * estimates differ in any score; SH_INDEX_PAIRS_SORTED gathers a new
+ * index's pairs in the external sort, never in memory. */
+enum { SH_INDEX_NO_COUNTS = 1, SH_INDEX_CHECK_COUNTS = 2, SH_INDEX_PAIRS_SORTED = 4 };
+void sh_index_set_test(sh_index_adder *a, int flags);
 
 /* Add docs[0..n) (their sketches must carry identity's parameters); ids[i] gets each new id.
  * A sweep holds one version of a URL: a document whose URL is already in the

@@ -82,6 +82,34 @@ static sh_status dropped_sets(sh_pairest *pe, const sh_run *r, const uint64_t *d
     return SH_OK;
 }
 
+int sh_pairest_doc_of(sh_pairest_doc *x, uint32_t *cm, const uint64_t *v, uint32_t n, uint32_t steps, const uint64_t *mods)
+{
+    uint32_t k, lvl;
+    memset(x, 0, sizeof *x);
+    if (steps > 255) return 0;
+    /* every sketch a set of multiples of its own modulus, strictly
+     * ascending: then pair formation counted each value two sketches
+     * share once, and such a value is a multiple of the common (larger)
+     * modulus, as the estimator's intersection takes it */
+    for (k = 1; k < n; k++)
+        if (v[k] <= v[k - 1]) return 0;
+    if (steps) {
+        sh_divisor dv = sh_divisor_of(mods[steps]);
+        for (k = 0; k < n; k++)
+            if (!sh_divides(&dv, v[k])) return 0;
+    }
+    /* its multiples of each larger modulus of the chain (count_multiples in estimate.c) */
+    for (lvl = 0; lvl < steps; lvl++) {
+        sh_divisor dv = sh_divisor_of(mods[lvl]);
+        uint32_t c = 0;
+        for (k = 0; k < n; k++) c += (uint32_t)sh_divides(&dv, v[k]);
+        cm[lvl] = c;
+    }
+    x->n = n;
+    x->steps = (uint8_t)steps;
+    return 1;
+}
+
 sh_status sh_pairest_open(sh_pairest *pe, const sh_run *r, const sh_pairrec *p, uint64_t n_pairs, uint32_t max_df,
                           int *usable, sh_error *err)
 {
@@ -112,31 +140,12 @@ sh_status sh_pairest_open(sh_pairest *pe, const sh_run *r, const sh_pairrec *p, 
         const sh_docrec *d = &r->d[i];
         const uint64_t *v = r->v + d->sketch_off;
         sh_pairest_doc *x = &pe->doc[i];
-        uint32_t k, steps = mod ? d->mod_steps : 0, lvl;
+        uint32_t steps = mod ? d->mod_steps : 0;
         if (!in_phase2(r, i)) continue; /* n = 0: no pair may name it */
-        /* every sketch a set of multiples of its own modulus, strictly
-         * ascending: then pair formation counted each value two sketches
-         * share once, and such a value is a multiple of the common (larger)
-         * modulus, as the estimator's intersection takes it */
-        for (k = 1; k < d->sketch_n; k++)
-            if (v[k] <= v[k - 1]) goto unusable;
-        if (steps) {
-            sh_divisor dv = sh_divisor_of(mods[steps]);
-            for (k = 0; k < d->sketch_n; k++)
-                if (!sh_divides(&dv, v[k])) goto unusable;
-        }
+        if (!sh_pairest_doc_of(x, pe->cm + ncm, v, d->sketch_n, steps, mods)) goto unusable;
         memcpy(vals + nv, v, (size_t)d->sketch_n * 8);
         nv += d->sketch_n;
-        x->n = d->sketch_n;
-        x->steps = (uint8_t)steps;
         pe->cm_at[i] = (uint32_t)ncm;
-        /* its multiples of each larger modulus of the chain (count_multiples in estimate.c) */
-        for (lvl = 0; lvl < steps; lvl++) {
-            sh_divisor dv = sh_divisor_of(mods[lvl]);
-            uint32_t c = 0;
-            for (k = 0; k < d->sketch_n; k++) c += (uint32_t)sh_divides(&dv, v[k]);
-            pe->cm[ncm + lvl] = c;
-        }
         ncm += steps;
     }
     /* the pairs: of documents phase 2 expanded, their counts summed */
@@ -197,15 +206,21 @@ static size_t dropped_both(const sh_pairest *pe, uint32_t a, uint32_t b)
     return c;
 }
 
-void sh_pairest_estimate(const sh_pairest *pe, const sh_pairrec *p, sh_estimate *e)
+void sh_pairest_estimate_of(const sh_pairest_doc *x, const uint32_t *cmx, const sh_pairest_doc *y, const uint32_t *cmy,
+                            size_t both, sh_estimate *e)
 {
-    const sh_pairest_doc *x = &pe->doc[p->a], *y = &pe->doc[p->b];
     /* the common modulus is the larger one, the fewer steps down the chain;
      * every value of the sketch of that modulus counts (all_count in estimate.c) */
     uint32_t lvl = x->steps < y->steps ? x->steps : y->steps;
-    size_t ka = x->steps == lvl ? x->n : pe->cm[pe->cm_at[p->a] + lvl];
-    size_t kb = y->steps == lvl ? y->n : pe->cm[pe->cm_at[p->b] + lvl];
-    size_t both = (size_t)p->shared + (x->dropped && y->dropped ? dropped_both(pe, p->a, p->b) : 0);
+    size_t ka = x->steps == lvl ? x->n : cmx[lvl];
+    size_t kb = y->steps == lvl ? y->n : cmy[lvl];
     /* as sh_sketch_estimate_at computes them from these counts */
     sh_estimate_counts(ka, kb, both, e);
+}
+
+void sh_pairest_estimate(const sh_pairest *pe, const sh_pairrec *p, sh_estimate *e)
+{
+    const sh_pairest_doc *x = &pe->doc[p->a], *y = &pe->doc[p->b];
+    size_t both = (size_t)p->shared + (x->dropped && y->dropped ? dropped_both(pe, p->a, p->b) : 0);
+    sh_pairest_estimate_of(x, pe->cm + pe->cm_at[p->a], y, pe->cm + pe->cm_at[p->b], both, e);
 }

@@ -57,4 +57,19 @@ void sh_pairest_estimate(const sh_pairest *pe, const sh_pairrec *p, sh_estimate 
 
 void sh_pairest_free(sh_pairest *pe);
 
+/* One document's entry *x from its sketch values v[0..n), `steps` down the
+ * chain of moduli mods[0..steps] (MOD sketches: mods[j] = sh_mod_step(m, j);
+ * full sets: steps 0), with its counts of multiples of the larger moduli
+ * into cm[0..steps). 1 when the counts give its pairs' estimates (strictly
+ * ascending values, each a multiple of its own modulus), else 0 with x->n =
+ * 0. sh_pairest_open makes a run's entries with it; an index add
+ * (core/index.c, "pairs from counts") makes its documents'. */
+int sh_pairest_doc_of(sh_pairest_doc *x, uint32_t *cm, const uint64_t *v, uint32_t n, uint32_t steps, const uint64_t *mods);
+
+/* The estimate of two documents with entries x, y (counts of multiples cmx,
+ * cmy) holding `both` sketch values in common, as sh_sketch_estimate_at
+ * gives it from the two sketches (x the first). */
+void sh_pairest_estimate_of(const sh_pairest_doc *x, const uint32_t *cmx, const sh_pairest_doc *y, const uint32_t *cmy,
+                            size_t both, sh_estimate *e);
+
 #endif

@@ -124,8 +124,9 @@ static int ix_params(lua_State *L)
     return 1;
 }
 
-/* ix:begin(sweep, shingler, { policy, threshold, max_df, chunk }) -> adder: one transaction
- * (chunk: sh_index_set_chunk, for tests of the chunks' boundaries) */
+/* ix:begin(sweep, shingler, { policy, threshold, max_df, chunk, counts, check_counts, pairs_sorted }) -> adder:
+ * one transaction (chunk: sh_index_set_chunk, for tests of the chunks' boundaries; counts = false,
+ * check_counts, pairs_sorted: sh_index_set_test, for tests of how the pairs are decided) */
 static int ix_begin(lua_State *L)
 {
     shl_index *u = check_ix(L, 1);
@@ -135,6 +136,7 @@ static int ix_begin(lua_State *L)
     sh_policy pol = SH_POLICY_RESEMBLANCE;
     double thr = 0.5;
     lua_Integer max_df = 0, chunk = 0;
+    int test = 0;
     shl_adder *a;
     sh_error err;
     if (lua_istable(L, 4)) {
@@ -142,6 +144,9 @@ static int ix_begin(lua_State *L)
         thr = shl_opt_num(L, 4, "threshold", 0.5);
         max_df = shl_opt_int(L, 4, "max_df", 0);
         chunk = shl_opt_int(L, 4, "chunk", 0);
+        if (!shl_opt_bool(L, 4, "counts", 1)) test |= SH_INDEX_NO_COUNTS;
+        if (shl_opt_bool(L, 4, "check_counts", 0)) test |= SH_INDEX_CHECK_COUNTS;
+        if (shl_opt_bool(L, 4, "pairs_sorted", 0)) test |= SH_INDEX_PAIRS_SORTED;
     }
     luaL_argcheck(L, chunk >= 0, 4, "chunk must be 0 (the default) or more");
     luaL_argcheck(L, thr >= 0 && thr <= 1, 4, "threshold must be between 0 and 1");
@@ -154,6 +159,7 @@ static int ix_begin(lua_State *L)
     lua_setmetatable(L, -2);
     if (sh_index_begin(u->ix, sweep, &id, pol, thr, (uint32_t)max_df, &a->a, &err) != SH_OK) return shl_fail(L, &err);
     if (chunk) sh_index_set_chunk(a->a, (size_t)chunk);
+    if (test) sh_index_set_test(a->a, test);
     lua_pushvalue(L, 1);
     a->ref = luaL_ref(L, LUA_REGISTRYINDEX); /* the index outlives its adder */
     return 1;
@@ -283,7 +289,7 @@ static int adder_commit(lua_State *L)
     sh_status s = sh_index_commit(a->a, &st, &err);
     adder_release(L, a);
     if (s != SH_OK) return shl_fail(L, &err);
-    lua_createtable(L, 0, 5);
+    lua_createtable(L, 0, 8);
     lua_pushinteger(L, (lua_Integer)st.added); lua_setfield(L, -2, "added");
     lua_pushinteger(L, (lua_Integer)st.identical); lua_setfield(L, -2, "identical");
     lua_pushinteger(L, (lua_Integer)st.candidates); lua_setfield(L, -2, "candidates");
@@ -291,6 +297,7 @@ static int adder_commit(lua_State *L)
     lua_pushinteger(L, (lua_Integer)st.merges); lua_setfield(L, -2, "merges");
     lua_pushinteger(L, (lua_Integer)st.already); lua_setfield(L, -2, "already");
     lua_pushinteger(L, (lua_Integer)st.refused); lua_setfield(L, -2, "refused");
+    lua_pushinteger(L, (lua_Integer)st.from_counts); lua_setfield(L, -2, "from_counts");
     return 1;
 }
 
