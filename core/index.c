@@ -99,14 +99,14 @@ struct sh_index_adder {
     unsigned char *dstat;
     uint32_t *dother;
     size_t dcap;
-    /* pairs from counts: the entries (pairest.h) of the new documents of a
-     * DEFER_APPEND add, pdoc[id - dbase], their counts of multiples at
-     * pcm + pcm_at[id - dbase] */
+    /* pairs from counts: the entries of the new documents of a
+     * DEFER_APPEND add, pent[id - dbase], their counts of multiples at
+     * pcm + pent[id - dbase].cm_at */
     int counts, test;          /* counts: the index's sketches allow it; test: SH_INDEX_* */
     uint64_t mods[256];        /* MOD: the moduli of the chain, mods[j] = sh_mod_step(m, j), j <= nmods */
     uint32_t nmods;
-    sh_pairest_doc *pdoc;
-    uint32_t *pcm_at, *pcm;
+    struct pentry *pent;
+    uint32_t *pcm;
     size_t npdoc, pdoc_cap, npcm, pcm_cap;
     /* DEFER_APPEND's pairs in memory: the holders of each value two or
      * more new documents hold, group after group (hold; group g's end at
@@ -1209,18 +1209,23 @@ static sh_status record_of(sh_index_adder *a, uint32_t id, sh_ixdoc *h, const vo
  * ascending multiples of its modulus (no entry), and pairs not counted (the
  * batch path) are estimated from their sketches. */
 
+/* A new document's entry (pairest.h), where its counts of multiples start,
+ * and its count of values shared with the document whose pairs are being
+ * counted (decide_in_memory): the one random read of most pairs. */
+typedef struct pentry {
+    sh_pairest_doc d;
+    uint32_t cm_at, cnt;
+} pentry;
+
 /* Room for the entries of documents up to k and `more` counts of multiples. */
 static sh_status grow_entries(sh_index_adder *a, size_t k, size_t more, sh_error *err)
 {
     if (k >= a->pdoc_cap) {
         size_t nc = a->pdoc_cap ? a->pdoc_cap * 2 : 4096;
-        sh_pairest_doc *d;
-        uint32_t *at;
+        pentry *d;
         while (nc <= k) nc *= 2;
-        if (!(d = (sh_pairest_doc *)realloc(a->pdoc, nc * sizeof *d))) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
-        a->pdoc = d;
-        if (!(at = (uint32_t *)realloc(a->pcm_at, nc * sizeof *at))) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
-        a->pcm_at = at;
+        if (!(d = (pentry *)realloc(a->pent, nc * sizeof *d))) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+        a->pent = d;
         a->pdoc_cap = nc;
     }
     if (a->npcm + more > a->pcm_cap) {
@@ -1249,11 +1254,12 @@ static sh_status keep_entry(sh_index_adder *a, uint32_t id, const sh_sketch *sk,
         a->mods[a->nmods + 1] = sh_mod_step(a->mods[a->nmods], 1);
         a->nmods++;
     }
-    a->pcm_at[k] = (uint32_t)a->npcm;
-    if (sk->n <= UINT32_MAX && sh_pairest_doc_of(&a->pdoc[k], a->pcm + a->npcm, sk->v, (uint32_t)sk->n, steps, a->mods))
+    a->pent[k].cm_at = (uint32_t)a->npcm;
+    a->pent[k].cnt = 0;
+    if (sk->n <= UINT32_MAX && sh_pairest_doc_of(&a->pent[k].d, a->pcm + a->npcm, sk->v, (uint32_t)sk->n, steps, a->mods))
         a->npcm += steps;
     else
-        memset(&a->pdoc[k], 0, sizeof a->pdoc[k]);
+        memset(&a->pent[k].d, 0, sizeof a->pent[k].d);
     a->npdoc++;
     return SH_OK;
 }
@@ -1262,9 +1268,9 @@ static sh_status keep_entry(sh_index_adder *a, uint32_t id, const sh_sketch *sk,
 static const sh_pairest_doc *entry_of(const sh_index_adder *a, uint32_t id, const uint32_t **cm)
 {
     size_t k;
-    if (!a->counts || id < a->dbase || (k = id - a->dbase) >= a->npdoc || !a->pdoc[k].n) return NULL;
-    *cm = a->pcm + a->pcm_at[k];
-    return &a->pdoc[k];
+    if (!a->counts || id < a->dbase || (k = id - a->dbase) >= a->npdoc || !a->pent[k].d.n) return NULL;
+    *cm = a->pcm + a->pent[k].cm_at;
+    return &a->pent[k].d;
 }
 
 /* Whether the candidate pair (new document id, earlier document cid),
@@ -1460,14 +1466,16 @@ static size_t chunk_values(const sh_index_adder *a)
 #define DEFER_PAIR_MEMORY ((size_t)128 << 20)  /* its candidate pairs */
 #define DEFER_READ 4096                         /* records read or added at a time */
 
-/* Keep a batch's postings (and each new document's copy status) for defer_flush. */
+/* Keep a batch's postings (and each new document's copy status) for
+ * defer_flush: sorted by value alone, since the sort is stable and the
+ * documents come in the order of ids (a document's values are distinct). */
 static sh_status defer_batch(sh_index_adder *a, const sh_index_doc *docs, size_t n, const uint32_t *ids,
                              const unsigned char *dups, const uint32_t *other, sh_error *err)
 {
     unsigned char rec[12 * 256];
     size_t i, j, m = 0;
     sh_status s;
-    if (a->deferred == DEFER_APPEND && !a->dpost && (s = sh_extsort_open(&a->dpost, 12, 12, DEFER_POST_MEMORY, a->ix->path, NULL, err)) != SH_OK)
+    if (a->deferred == DEFER_APPEND && !a->dpost && (s = sh_extsort_open(&a->dpost, 12, 8, DEFER_POST_MEMORY, a->ix->path, NULL, err)) != SH_OK)
         return s;
     for (i = 0; i < n; i++) {
         size_t k;
@@ -1701,14 +1709,15 @@ static int cmp_u32(const void *x, const void *y)
 static sh_status decide_in_memory(sh_index_adder *a, sh_error *err)
 {
     size_t nd = a->next - a->dbase, i, q, h, g, k;
-    uint32_t *doff, *dg, *cnt, *touched, id;
+    uint32_t *doff, *dg, *touched, id;
+    pentry *pe = a->pent;
     sh_status s = SH_OK;
     int rc = 0;
     doff = (uint32_t *)calloc(nd + 1, sizeof *doff);
     dg = (uint32_t *)malloc((a->nhold + 1) * sizeof *dg);
-    cnt = (uint32_t *)calloc(nd + 1, sizeof *cnt);
     touched = (uint32_t *)malloc((nd + 1) * sizeof *touched);
-    if (!doff || !dg || !cnt || !touched) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto out; }
+    if (!doff || !dg || !touched) { s = sh_error_set(err, SH_ENOMEM, 0, "out of memory"); goto out; }
+    if (a->npdoc != nd) { s = sh_error_set(err, SH_EINVAL, 0, "%s: %zu entries for %zu documents", a->ix->path, a->npdoc, nd); goto out; }
     /* each document's groups: counted, then placed (doff[k] ends as the end of k's), then doff[k] its start */
     for (i = 0; i < a->nhold; i++) doff[a->hold[i] - a->dbase + 1]++;
     for (k = 0; k < nd; k++) doff[k + 1] += doff[k];
@@ -1731,14 +1740,14 @@ static sh_status decide_in_memory(sh_index_adder *a, sh_error *err)
             e = a->gend[g];
             for (h = g ? a->gend[g - 1] : 0; h < e && a->hold[h] < id; h++) {
                 uint32_t c = a->hold[h] - a->dbase;
-                if (cnt[c]++ == 0) touched[nt++] = c;
+                if (pe[c].cnt++ == 0) touched[nt++] = c;
             }
         }
         for (t = 0; t < nt && rc == 0 && s == SH_OK; t++) {
             uint32_t c = touched[t];
             int pass;
-            rc = pair_passes(a, &sk, id, a->dbase + c, cnt[c], &pass, &s, err);
-            cnt[c] = 0;
+            rc = pair_passes(a, &sk, id, a->dbase + c, pe[c].cnt, &pass, &s, err);
+            pe[c].cnt = 0;
             if (pass) touched[np++] = c; /* np <= t: read already */
         }
         if (rc || s != SH_OK) break;
@@ -1752,7 +1761,6 @@ static sh_status decide_in_memory(sh_index_adder *a, sh_error *err)
 out:
     free(doff);
     free(dg);
-    free(cnt);
     free(touched);
     return s;
 }
@@ -1910,9 +1918,10 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
         memcpy((char *)v.mv_data + sizeof h, sk->v, 8 * sk->n);
         memcpy((char *)v.mv_data + sizeof h + 8 * sk->n, d->url, d->url_len);
         if (a->deferred == DEFER_APPEND) {
-            /* what its pairs are decided from at the commit: its entry, else its record */
-            s = a->counts ? keep_entry(a, id, sk, h.cls, err) : keep_record(a, id, v.mv_data, sizeof h + 8 * sk->n, err);
-            if (s != SH_OK) goto out;
+            /* what its pairs are decided from at the commit: its entry (and
+             * counter), and its record when its kind has no estimates from counts */
+            if ((s = keep_entry(a, id, sk, h.cls, err)) != SH_OK) goto out;
+            if (!a->counts && (s = keep_record(a, id, v.mv_data, sizeof h + 8 * sk->n, err)) != SH_OK) goto out;
         }
         sh_store_be64(kb, h.url_fp);
         if ((rc = put_dup(t, ix->db[D_URLS], kb, 8, id)) != 0) break;
@@ -2173,8 +2182,7 @@ void sh_index_abort(sh_index_adder *a)
     free(a->store_off);
     free(a->dstat);
     free(a->dother);
-    free(a->pdoc);
-    free(a->pcm_at);
+    free(a->pent);
     free(a->pcm);
     free(a->hold);
     free(a->gend);
