@@ -8,6 +8,7 @@
 #include "pairest.h"
 #include "run.h"
 #include "extsort.h"
+#include "hashtab.h"
 #include "sort.h"
 
 #include <errno.h>
@@ -115,6 +116,18 @@ struct sh_index_adder {
     int inmem;
     uint32_t *hold, *gend;
     size_t nhold, hold_cap, ngrp, grp_cap;
+    /* DEFER_APPEND into empty urls, raw and canon tables (a new index):
+     * their records wait too, fps[3 k + t] (t: 0 URL, 1 raw, 2 canonical
+     * fingerprint of document dbase + k), and are appended at the commit
+     * (fp_flush); the add's lookups go to hash tables of the first id of
+     * each fingerprint (fph, fps 0 and 1 in fpsmall), and unext[k] chains
+     * the documents of one URL fingerprint */
+    int dfp;
+    uint64_t *fps;
+    uint32_t *unext;
+    size_t nfp, fp_cap;
+    sh_htab fph[3];
+    uint32_t fpsmall[3][2];
 };
 
 
@@ -470,6 +483,14 @@ sh_status sh_index_begin(sh_index *ix, const char *sweep, const sh_sketch_params
     a->counts = (a->p.kind == SH_SKETCH_MOD && a->p.m) || a->p.kind == SH_SKETCH_FULL;
     a->mods[0] = a->p.kind == SH_SKETCH_MOD ? a->p.m : 1;
     a->inmem = 1;
+    if (a->deferred == DEFER_APPEND) {
+        MDB_stat mu, mr, mc;
+        if (mdb_stat(a->txn, ix->db[D_URLS], &mu) == 0 && mdb_stat(a->txn, ix->db[D_RAW], &mr) == 0 &&
+            mdb_stat(a->txn, ix->db[D_CANON], &mc) == 0 && mu.ms_entries == 0 && mr.ms_entries == 0 && mc.ms_entries == 0) {
+            a->dfp = 1;
+            memset(a->fpsmall, 0xff, sizeof a->fpsmall);
+        }
+    }
     /* the sweep: existing name keeps its id, else the next id */
     {
         MDB_val k = { sl, (void *)(uintptr_t)sweep };
@@ -1143,6 +1164,115 @@ static int url_in_sweep(MDB_txn *t, sh_index *ix, uint32_t sweep, const sh_index
     return -1;
 }
 
+/* ---- a new index's fingerprint tables in memory (dfp) ---------------------- */
+
+static const int fp_table[3] = { D_URLS, D_RAW, D_CANON };
+
+/* The first document of this add with fingerprint fp in table t, or UINT32_MAX. */
+static uint32_t fp_first(const sh_index_adder *a, int t, uint64_t fp)
+{
+    return fp <= 1 ? a->fpsmall[t][fp] : sh_htab_get(&a->fph[t], fp);
+}
+
+/* identical() for an add with dfp: the first earlier document with d's raw
+ * (then canonical) fingerprint, as the tables' first duplicate gives it. */
+static int identical_in_add(const sh_index_adder *a, const sh_index_doc *d, uint32_t *other)
+{
+    uint32_t x = fp_first(a, 1, d->raw_fp);
+    if (x != UINT32_MAX) { *other = x; return SH_DUP_EXACT; }
+    x = fp_first(a, 2, d->canon_fp);
+    if (x != UINT32_MAX) { *other = x; return SH_DUP_LEXICAL; }
+    return SH_DUP_NONE;
+}
+
+/* url_in_sweep() for an add with dfp: the documents of the add with the URL
+ * fingerprint, in the order of ids. */
+static int url_in_add(sh_index_adder *a, const sh_index_doc *d, uint64_t url_fp, uint32_t *prev, int *same, int *rc,
+                      sh_status *s, sh_error *err)
+{
+    uint32_t id;
+    *rc = 0;
+    for (id = fp_first(a, 0, url_fp); id != UINT32_MAX; id = a->unext[id - a->dbase]) {
+        MDB_val dv;
+        sh_ixdoc h;
+        const char *url;
+        size_t ul;
+        if ((*rc = get_doc(a->txn, a->ix, id, &dv)) != 0) return -1;
+        if ((*s = sh_ixdoc_decode(dv.mv_data, dv.mv_size, id, &h, &url, &ul, err)) != SH_OK) return -1;
+        if (h.sweep == a->sweep && ul == d->url_len && memcmp(url, d->url, ul) == 0) {
+            *prev = id;
+            *same = h.raw_fp == d->raw_fp;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Note the fingerprints of new document id (the next of the add). */
+static sh_status fp_keep(sh_index_adder *a, uint32_t id, uint64_t url_fp, uint64_t raw_fp, uint64_t canon_fp, sh_error *err)
+{
+    size_t k = id - a->dbase;
+    const uint64_t fp[3] = { url_fp, raw_fp, canon_fp };
+    int t;
+    if (k != a->nfp) return sh_error_set(err, SH_EINVAL, 0, "document %u out of order", id);
+    if (k >= a->fp_cap) {
+        size_t nc = a->fp_cap ? a->fp_cap * 2 : 4096;
+        uint64_t *f;
+        uint32_t *u;
+        if (!(f = (uint64_t *)realloc(a->fps, 3 * nc * sizeof *f))) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+        a->fps = f;
+        if (!(u = (uint32_t *)realloc(a->unext, nc * sizeof *u))) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+        a->unext = u;
+        a->fp_cap = nc;
+    }
+    a->unext[k] = UINT32_MAX;
+    for (t = 0; t < 3; t++) {
+        uint32_t first = fp_first(a, t, fp[t]);
+        a->fps[3 * k + t] = fp[t];
+        if (first == UINT32_MAX) {
+            if (fp[t] <= 1) a->fpsmall[t][fp[t]] = id;
+            else if (sh_htab_put(&a->fph[t], fp[t], id) < 0) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
+        } else if (t == 0) {
+            /* another document of this URL fingerprint: at the end of its chain */
+            while (a->unext[first - a->dbase] != UINT32_MAX) first = a->unext[first - a->dbase];
+            a->unext[first - a->dbase] = id;
+        }
+    }
+    a->nfp++;
+    return SH_OK;
+}
+
+/* Append the add's fingerprint records to the (empty) tables, sorted by
+ * fingerprint, each one's documents in the order of ids. */
+static sh_status fp_flush(sh_index_adder *a, sh_error *err)
+{
+    unsigned char *recs, *aux;
+    size_t n = a->nfp, k;
+    int t, rc = 0;
+    if (!a->dfp || n == 0) return SH_OK;
+    recs = (unsigned char *)malloc(12 * n);
+    aux = (unsigned char *)malloc(12 * n);
+    if (!recs || !aux) { free(recs); free(aux); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
+    for (t = 0; t < 3 && rc == 0; t++) {
+        MDB_cursor *cur;
+        for (k = 0; k < n; k++) {
+            sh_store_be64(recs + 12 * k, a->fps[3 * k + t]);
+            sh_store_be32(recs + 12 * k + 8, a->dbase + (uint32_t)k);
+        }
+        sh_radix_sort(recs, aux, n, 12, 8); /* stable: the ids stay ascending */
+        if ((rc = mdb_cursor_open(a->txn, a->ix->db[fp_table[t]], &cur)) != 0) break;
+        for (k = 0; k < n && rc == 0; k++) {
+            MDB_val kk = { 8, recs + 12 * k }, d = { 4, recs + 12 * k + 8 };
+            int first = k == 0 || memcmp(recs + 12 * k, recs + 12 * (k - 1), 8) != 0;
+            rc = mdb_cursor_put(cur, &kk, &d, first ? MDB_APPEND : MDB_APPENDDUP);
+        }
+        mdb_cursor_close(cur);
+    }
+    free(recs);
+    free(aux);
+    return rc ? lmdb_err(err, a->ix, "add fingerprints", rc) : SH_OK;
+}
+
 /* The records of a new index's sweep are kept in memory too, up to
  * DEFER_STORE_MEMORY (about 13 bytes a sketch value past the 8 of the value):
  * its pairs are decided at the commit (defer_flush), and a million documents
@@ -1777,6 +1907,7 @@ static sh_status defer_flush(sh_index_adder *a, sh_error *err)
     sh_status s = SH_OK;
     int rc = 0;
     if (a->deferred == DEFER_CHUNK) return chunk_flush(a, err);
+    if ((s = fp_flush(a, err)) != SH_OK) return s;
     if (!a->dpost) return SH_OK;
     recs = (unsigned char *)malloc(12 * DEFER_READ);
     pb = (unsigned char *)malloc(PAIR_REC * DEFER_READ);
@@ -1891,7 +2022,8 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
              * skipped (a re-run after a crash adds nothing twice), other
              * content is refused */
             uint32_t prev = 0;
-            int same = 0, r = url_in_sweep(t, ix, a->sweep, d, h.url_fp, &prev, &same, &rc, &s, err);
+            int same = 0, r = a->dfp ? url_in_add(a, d, h.url_fp, &prev, &same, &rc, &s, err)
+                                     : url_in_sweep(t, ix, a->sweep, d, h.url_fp, &prev, &same, &rc, &s, err);
             if (r < 0) { if (s != SH_OK) goto out; break; }
             if (r == 1) {
                 dups[i] = SKIPPED;
@@ -1900,7 +2032,7 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
                 continue;
             }
         }
-        h.dup = (uint32_t)(dups[i] = (unsigned char)identical(t, ix, d, &other[i], &rc));
+        h.dup = (uint32_t)(dups[i] = (unsigned char)(a->dfp ? identical_in_add(a, d, &other[i]) : identical(t, ix, d, &other[i], &rc)));
         if (rc) break;
         h.raw_fp = d->raw_fp;
         h.canon_fp = d->canon_fp;
@@ -1923,12 +2055,16 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
             if ((s = keep_entry(a, id, sk, h.cls, err)) != SH_OK) goto out;
             if (!a->counts && (s = keep_record(a, id, v.mv_data, sizeof h + 8 * sk->n, err)) != SH_OK) goto out;
         }
-        sh_store_be64(kb, h.url_fp);
-        if ((rc = put_dup(t, ix->db[D_URLS], kb, 8, id)) != 0) break;
-        sh_store_be64(kb, d->raw_fp);
-        if ((rc = put_dup(t, ix->db[D_RAW], kb, 8, id)) != 0) break;
-        sh_store_be64(kb, d->canon_fp);
-        if ((rc = put_dup(t, ix->db[D_CANON], kb, 8, id)) != 0) break;
+        if (a->dfp) {
+            if ((s = fp_keep(a, id, h.url_fp, d->raw_fp, d->canon_fp, err)) != SH_OK) goto out;
+        } else {
+            sh_store_be64(kb, h.url_fp);
+            if ((rc = put_dup(t, ix->db[D_URLS], kb, 8, id)) != 0) break;
+            sh_store_be64(kb, d->raw_fp);
+            if ((rc = put_dup(t, ix->db[D_RAW], kb, 8, id)) != 0) break;
+            sh_store_be64(kb, d->canon_fp);
+            if ((rc = put_dup(t, ix->db[D_CANON], kb, 8, id)) != 0) break;
+        }
         sh_store_be32(sb, a->sweep);
         if ((rc = put_dup(t, ix->db[D_SWEEPDOCS], sb, 4, id)) != 0) break;
         sh_store_be32(kb, id);
@@ -2183,6 +2319,11 @@ void sh_index_abort(sh_index_adder *a)
     free(a->dstat);
     free(a->dother);
     free(a->pent);
+    free(a->fps);
+    free(a->unext);
+    sh_htab_free(&a->fph[0]);
+    sh_htab_free(&a->fph[1]);
+    sh_htab_free(&a->fph[2]);
     free(a->pcm);
     free(a->hold);
     free(a->gend);

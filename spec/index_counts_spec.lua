@@ -133,6 +133,38 @@ describe("index add, pairs from counts", function()
     end
   end
 
+  it("into a new index, finds copies and URLs already in the sweep in memory as the tables do (one document a transaction)", function()
+    if not have_mdb_dump() then error("mdb_dump (Debian's lmdb-utils, installed by scripts/setup.sh) is needed") end
+    -- documents again under their URL (skipped), other content under a URL of the sweep (refused),
+    -- copies under new URLs (identical), a URL given three times
+    local list = {}
+    for i = 1, 40 do list[#list + 1] = docs[i] end
+    list[#list + 1] = docs[3]
+    list[#list + 1] = { url = docs[5].url, text = docs[6].text }
+    list[#list + 1] = { url = "http://again.example/1", text = docs[7].text }
+    list[#list + 1] = { url = docs[9].url, text = docs[9].text }
+    list[#list + 1] = { url = docs[9].url, text = "other words entirely" }
+    list[#list + 1] = { url = "http://again.example/1", text = docs[8].text }
+    local opts = { sweep = "s1", threads = 2, w = 3 }
+    local one_path, each_path = dir .. "/one", dir .. "/each"
+    local one = assert(index.open(one_path))
+    local res, st = assert(one:add_documents(list, opts))
+    one:close()
+    local each = assert(index.open(each_path))
+    local want = {}
+    for i, d in ipairs(list) do
+      want[i] = assert(each:add_documents({ d }, i == 1 and opts or { sweep = "s1", threads = 2 }))[1]
+    end
+    each:close()
+    assert.are.same(want, res)
+    assert.is_true(st.identical >= 3)
+    local errors = 0
+    for _, r in ipairs(res) do if r.error then errors = errors + 1 end end
+    assert.are.equal(3, errors)
+    local a, b = dump(one_path), dump(each_path)
+    for _, t in ipairs(TABLES) do assert.are.equal(b[t], a[t], "table " .. t .. " differs") end
+  end)
+
   it("equals the batch path's index (one document a transaction), with a second sweep on top", function()
     if not have_mdb_dump() then error("mdb_dump (Debian's lmdb-utils, installed by scripts/setup.sh) is needed") end
     local opts = { w = 3, sketch = "mod", m = 12, floor = 40, policy = "either", threshold = 0.4 }
