@@ -128,6 +128,11 @@ struct sh_index_adder {
     size_t nfp, fp_cap;
     sh_htab fph[3];
     uint32_t fpsmall[3][2];
+    /* dfp into an index without documents: the docs, sweepdocs, members and
+     * cluster tables take this add's records in the order of ids, appended
+     * through cursors kept open until the commit (close_append) */
+    int dapp, sd_started;
+    MDB_cursor *acur[4];
 };
 
 
@@ -485,10 +490,16 @@ sh_status sh_index_begin(sh_index *ix, const char *sweep, const sh_sketch_params
     a->inmem = 1;
     if (a->deferred == DEFER_APPEND) {
         MDB_stat mu, mr, mc;
+        int i;
         if (mdb_stat(a->txn, ix->db[D_URLS], &mu) == 0 && mdb_stat(a->txn, ix->db[D_RAW], &mr) == 0 &&
             mdb_stat(a->txn, ix->db[D_CANON], &mc) == 0 && mu.ms_entries == 0 && mr.ms_entries == 0 && mc.ms_entries == 0) {
             a->dfp = 1;
             memset(a->fpsmall, 0xff, sizeof a->fpsmall);
+            a->dapp = 1;
+            for (i = 0; i < 4; i++) {
+                static const int app[4] = { D_DOCS, D_SWEEPDOCS, D_MEMBERS, D_CLUSTER };
+                if (mdb_stat(a->txn, ix->db[app[i]], &mu) != 0 || mu.ms_entries != 0) a->dapp = 0;
+            }
         }
     }
     /* the sweep: existing name keeps its id, else the next id */
@@ -1242,6 +1253,14 @@ static sh_status fp_keep(sh_index_adder *a, uint32_t id, uint64_t url_fp, uint64
     return SH_OK;
 }
 
+/* Close the cursors step 1 appends through (before anything else writes those tables). */
+static void close_append(sh_index_adder *a)
+{
+    int j;
+    for (j = 0; j < 4; j++)
+        if (a->acur[j]) { mdb_cursor_close(a->acur[j]); a->acur[j] = NULL; }
+}
+
 /* Append the add's fingerprint records to the (empty) tables, sorted by
  * fingerprint, each one's documents in the order of ids. */
 static sh_status fp_flush(sh_index_adder *a, sh_error *err)
@@ -1907,6 +1926,7 @@ static sh_status defer_flush(sh_index_adder *a, sh_error *err)
     sh_status s = SH_OK;
     int rc = 0;
     if (a->deferred == DEFER_CHUNK) return chunk_flush(a, err);
+    close_append(a);
     if ((s = fp_flush(a, err)) != SH_OK) return s;
     if (!a->dpost) return SH_OK;
     recs = (unsigned char *)malloc(12 * DEFER_READ);
@@ -2045,7 +2065,14 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
         h.cls = sk->p.kind == SH_SKETCH_MOD ? sh_mod_steps(a->p.m, sk->p.m) : sk->p.cls;
         sh_store_be32(kb, id);
         v.mv_size = docrec_size(&h);
-        if ((rc = mdb_put(t, ix->db[D_DOCS], &k, &v, MDB_RESERVE)) != 0) break;
+        if (a->dapp && !a->acur[0]) {
+            static const int app[4] = { D_DOCS, D_SWEEPDOCS, D_MEMBERS, D_CLUSTER };
+            int j;
+            for (j = 0; j < 4 && rc == 0; j++) rc = mdb_cursor_open(t, ix->db[app[j]], &a->acur[j]);
+            if (rc) break;
+        }
+        rc = a->dapp ? mdb_cursor_put(a->acur[0], &k, &v, MDB_RESERVE | MDB_APPEND) : mdb_put(t, ix->db[D_DOCS], &k, &v, MDB_RESERVE);
+        if (rc) break;
         memcpy(v.mv_data, &h, sizeof h);
         memcpy((char *)v.mv_data + sizeof h, sk->v, 8 * sk->n);
         memcpy((char *)v.mv_data + sizeof h + 8 * sk->n, d->url, d->url_len);
@@ -2066,10 +2093,22 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
             if ((rc = put_dup(t, ix->db[D_CANON], kb, 8, id)) != 0) break;
         }
         sh_store_be32(sb, a->sweep);
-        if ((rc = put_dup(t, ix->db[D_SWEEPDOCS], sb, 4, id)) != 0) break;
-        sh_store_be32(kb, id);
-        if ((rc = put_dup(t, ix->db[D_MEMBERS], kb, 4, id)) != 0) break;
-        if ((rc = set_cluster(t, ix, id, id)) != 0) break;
+        if (a->dapp) {
+            /* the sweep's key, then its ids after the last; the document's cluster of one after the last */
+            unsigned char ib[4];
+            MDB_val sk4 = { 4, sb }, ik = { 4, kb }, iv = { 4, ib };
+            sh_store_be32(kb, id);
+            sh_store_be32(ib, id);
+            if ((rc = mdb_cursor_put(a->acur[1], &sk4, &iv, a->sd_started ? MDB_APPENDDUP : MDB_APPEND)) != 0) break;
+            a->sd_started = 1;
+            if ((rc = mdb_cursor_put(a->acur[2], &ik, &iv, MDB_APPEND)) != 0) break;
+            if ((rc = mdb_cursor_put(a->acur[3], &ik, &iv, MDB_APPEND)) != 0) break;
+        } else {
+            if ((rc = put_dup(t, ix->db[D_SWEEPDOCS], sb, 4, id)) != 0) break;
+            sh_store_be32(kb, id);
+            if ((rc = put_dup(t, ix->db[D_MEMBERS], kb, 4, id)) != 0) break;
+            if ((rc = set_cluster(t, ix, id, id)) != 0) break;
+        }
         ids[i] = id;
         a->next++;
     }
@@ -2305,6 +2344,7 @@ void sh_index_abort(sh_index_adder *a)
     int failed;
     if (!a) return;
     failed = a->txn != NULL;
+    if (a->txn) close_append(a);
     if (a->txn) mdb_txn_abort(a->txn);
     a->txn = NULL;
     if (failed) shrink(a->ix);
