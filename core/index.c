@@ -27,6 +27,12 @@
 /* how an add puts its postings (sh_index_adder.deferred; core/index.c, "deferred postings") */
 enum { DEFER_APPEND = 1, DEFER_CHUNK = 2 };
 
+/* The holders of values two or more new documents hold, gathered in memory
+ * for decide_in_memory (keep_group): 4 bytes a holder there and 4 more in
+ * its document's list of groups, 4 bytes a value. Past it the pairs go
+ * through an external sort (DEFER_PAIR_MEMORY). */
+#define DEFER_INMEM_MEMORY ((size_t)512 << 20)
+
 /* dups[i] of a document sh_index_add skips (its URL is already in the sweep) */
 #define SKIPPED 0xFF
 
@@ -114,6 +120,7 @@ struct sh_index_adder {
      * gend[g]); inmem 0 once they outgrew DEFER_INMEM_MEMORY (the pairs then
      * go through an external sort) */
     int inmem;
+    size_t inmem_max;          /* DEFER_INMEM_MEMORY, or 4 KiB for a test */
     uint32_t *hold, *gend;
     size_t nhold, hold_cap, ngrp, grp_cap;
     /* DEFER_APPEND into empty urls, raw and canon tables (a new index):
@@ -488,6 +495,7 @@ sh_status sh_index_begin(sh_index *ix, const char *sweep, const sh_sketch_params
     a->counts = (a->p.kind == SH_SKETCH_MOD && a->p.m) || a->p.kind == SH_SKETCH_FULL;
     a->mods[0] = a->p.kind == SH_SKETCH_MOD ? a->p.m : 1;
     a->inmem = 1;
+    a->inmem_max = DEFER_INMEM_MEMORY;
     if (a->deferred == DEFER_APPEND) {
         MDB_stat mu, mr, mc;
         int i;
@@ -1683,6 +1691,7 @@ void sh_index_set_test(sh_index_adder *a, int flags)
     a->test = flags;
     if (flags & SH_INDEX_NO_COUNTS) a->counts = 0;
     if (flags & SH_INDEX_PAIRS_SORTED) a->inmem = 0;
+    if (flags & SH_INDEX_PAIRS_SMALL) a->inmem_max = 4096;
 }
 
 /* A new document's sketch as stored, into a->sa. */
@@ -1793,16 +1802,11 @@ static void sort_groups(sh_index_adder *a, sh_extsort *pairs, unsigned char *buf
     a->inmem = 0;
 }
 
-/* The holders of values two or more new documents hold, gathered in memory
- * for decide_in_memory: 4 bytes a holder there and 4 more in its
- * document's list of groups, 4 bytes a value. Past it the pairs go through
- * an external sort (DEFER_PAIR_MEMORY). */
-#define DEFER_INMEM_MEMORY ((size_t)512 << 20)
 
 /* Keep one value's holders docs[0..n) in memory: 0 when they do not fit. */
 static int keep_group(sh_index_adder *a, const uint32_t *docs, size_t n)
 {
-    if (8 * (a->nhold + n) + 4 * (a->ngrp + 1) > DEFER_INMEM_MEMORY) return 0;
+    if (8 * (a->nhold + n) + 4 * (a->ngrp + 1) > a->inmem_max) return 0;
     if (a->nhold + n > a->hold_cap) {
         size_t nc = a->hold_cap ? a->hold_cap * 2 : 65536;
         uint32_t *q;

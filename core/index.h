@@ -92,8 +92,10 @@ void sh_index_set_chunk(sh_index_adder *a, size_t values);
  * two sketches; SH_INDEX_CHECK_COUNTS estimates a pair decided from its
  * counts from its sketches too and fails the add (SH_EINVAL) when the two
  * estimates differ in any score; SH_INDEX_PAIRS_SORTED gathers a new
- * index's pairs in the external sort, never in memory. */
-enum { SH_INDEX_NO_COUNTS = 1, SH_INDEX_CHECK_COUNTS = 2, SH_INDEX_PAIRS_SORTED = 4 };
+ * index's pairs in the external sort, never in memory; SH_INDEX_PAIRS_SMALL
+ * gives the pairs in memory 4 KiB, so they move to the external sort after a
+ * few values. */
+enum { SH_INDEX_NO_COUNTS = 1, SH_INDEX_CHECK_COUNTS = 2, SH_INDEX_PAIRS_SORTED = 4, SH_INDEX_PAIRS_SMALL = 8 };
 void sh_index_set_test(sh_index_adder *a, int flags);
 
 /* Add docs[0..n) (their sketches must carry identity's parameters); ids[i] gets each new id.

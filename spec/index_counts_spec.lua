@@ -110,6 +110,8 @@ describe("index add, pairs from counts", function()
         local checked, st = build(with({ check_counts = true }))
         local plain, st0 = build(with({ counts = false }))
         local sorted, st2 = build(with({ pairs_sorted = true }))
+        -- in memory for the first values, then in the external sort
+        local spilled, st3 = build(with({ pairs_small = true, check_counts = true }))
         assert.is_true(st.candidates > 100)
         assert.is_true(st.linked > 10)
         if kind.counts then
@@ -123,11 +125,14 @@ describe("index add, pairs from counts", function()
         for _, k in ipairs({ "candidates", "linked", "identical", "merges", "added" }) do
           assert.are.equal(st0[k], st[k], k)
           assert.are.equal(st0[k], st2[k], k)
+          assert.are.equal(st0[k], st3[k], k)
         end
-        local a, b, c = dump(checked), dump(plain), dump(sorted)
+        assert.are.equal(st.from_counts, st3.from_counts)
+        local a, b, c, d = dump(checked), dump(plain), dump(sorted), dump(spilled)
         for _, t in ipairs(TABLES) do
           assert.are.equal(b[t], a[t], "table " .. t .. " differs")
           assert.are.equal(b[t], c[t], "table " .. t .. " differs (pairs in the external sort)")
+          assert.are.equal(b[t], d[t], "table " .. t .. " differs (pairs moved to the external sort)")
         end
       end)
     end

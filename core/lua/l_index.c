@@ -124,7 +124,7 @@ static int ix_params(lua_State *L)
     return 1;
 }
 
-/* ix:begin(sweep, shingler, { policy, threshold, max_df, chunk, counts, check_counts, pairs_sorted }) -> adder:
+/* ix:begin(sweep, shingler, { policy, threshold, max_df, chunk, counts, check_counts, pairs_sorted, pairs_small }) -> adder:
  * one transaction (chunk: sh_index_set_chunk, for tests of the chunks' boundaries; counts = false,
  * check_counts, pairs_sorted: sh_index_set_test, for tests of how the pairs are decided) */
 static int ix_begin(lua_State *L)
@@ -147,6 +147,7 @@ static int ix_begin(lua_State *L)
         if (!shl_opt_bool(L, 4, "counts", 1)) test |= SH_INDEX_NO_COUNTS;
         if (shl_opt_bool(L, 4, "check_counts", 0)) test |= SH_INDEX_CHECK_COUNTS;
         if (shl_opt_bool(L, 4, "pairs_sorted", 0)) test |= SH_INDEX_PAIRS_SORTED;
+        if (shl_opt_bool(L, 4, "pairs_small", 0)) test |= SH_INDEX_PAIRS_SMALL;
     }
     luaL_argcheck(L, chunk >= 0, 4, "chunk must be 0 (the default) or more");
     luaL_argcheck(L, thr >= 0 && thr <= 1, 4, "threshold must be between 0 and 1");
