@@ -569,35 +569,42 @@ local function flush(premature, svc)
   if premature then return end
 end
 
+-- the handler of POST /documents, made once (a closure per request would
+-- keep LuaJIT from compiling it)
+local semaphore
+local function documents(svc)
+  method("/documents", "POST")
+  svc.documents_params = svc.documents_params or { url = { text(8000), true }, sweep = { text(255) }, html = { truthy } }
+  local p = params("/documents", svc.documents_params)
+  local ix = usable(svc)
+  if svc.conf.readonly then fail(403, "this server serves the index read-only: start it without --read-only to add documents") end
+  local data = document(svc)
+  semaphore = semaphore or require("ngx.semaphore")
+  local item = { url = p.url, text = data, html = html_of(p, data), sweep = p.sweep or svc.conf.sweep or today(),
+    sema = semaphore.new() }
+  local q = svc.queue
+  q[#q + 1] = item
+  if #q >= svc.conf.batch_max then
+    flush(false, svc)
+  elseif not svc.scheduled then
+    local ok = ngx.timer.at(svc.conf.batch_delay, flush, svc)
+    if ok then svc.scheduled = true else flush(false, svc) end
+  end
+  if not item.id and not item.error then
+    local ok, err = item.sema:wait(svc.conf.add_timeout)
+    if not ok then fail(503, "the write transaction did not finish in time (" .. tostring(err) .. "); the document may still be added") end
+  end
+  if item.error then fail(item.status, item.error) end
+  local c = ix:read(ix.document_cluster, ix, item.id, svc.conf.max_members)
+  c.id, c.url, c.sweep = item.id, item.url, item.sweep
+  c.members = M.array(c.members)
+  return 201, c
+end
+
 --- POST /documents?url=&sweep=&html=  body: the document. Adds it to the index
 -- (incremental clustering, as `shingle index add`) and answers with its cluster.
 function M.documents(name)
-  handle("/documents", name, function(svc)
-    method("/documents", "POST")
-    local p = params("/documents", { url = { text(8000), true }, sweep = { text(255) }, html = { truthy } })
-    local ix = usable(svc)
-    if svc.conf.readonly then fail(403, "this server serves the index read-only: start it without --read-only to add documents") end
-    local data = document(svc)
-    local item = { url = p.url, text = data, html = html_of(p, data), sweep = p.sweep or svc.conf.sweep or today(),
-      sema = require("ngx.semaphore").new() }
-    local q = svc.queue
-    q[#q + 1] = item
-    if #q >= svc.conf.batch_max then
-      flush(false, svc)
-    elseif not svc.scheduled then
-      local ok = ngx.timer.at(svc.conf.batch_delay, flush, svc)
-      if ok then svc.scheduled = true else flush(false, svc) end
-    end
-    if not item.id and not item.error then
-      local ok, err = item.sema:wait(svc.conf.add_timeout)
-      if not ok then fail(503, "the write transaction did not finish in time (" .. tostring(err) .. "); the document may still be added") end
-    end
-    if item.error then fail(item.status, item.error) end
-    local c = ix:read(ix.document_cluster, ix, item.id, svc.conf.max_members)
-    c.id, c.url, c.sweep = item.id, item.url, item.sweep
-    c.members = M.array(c.members)
-    return 201, c
-  end)
+  handle("/documents", name, documents)
 end
 
 local function known_url(ix, url)
