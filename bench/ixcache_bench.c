@@ -1,6 +1,6 @@
 /* The postings cache's lookups on their own (core/ixcache.c; a benchmark,
  * not a test; docs/benchmarks.md, "Serving"):
- *   cc -O2 -Icore bench/ixcache_bench.c core/ixcache.c -o /tmp/ixcache_bench && /tmp/ixcache_bench [KEYS] [BATCH] [ROUNDS]
+ *   cc -O2 -Icore bench/ixcache_bench.c core/ixcache.c core/clock.c -o /tmp/ixcache_bench && /tmp/ixcache_bench [KEYS] [BATCH] [ROUNDS]
  * KEYS (32,000,000, as the 1M-document serve index) random multiples of 25
  * (what a MOD_25 sketch keeps), one document each and every tenth key three;
  * queries of BATCH values (36: a 5 KB document's MOD_25 sketch), all keys
@@ -12,28 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include "clock.h"
 #include "ixcache.h"
-
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
+#include "rabin.h"
 
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
-}
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -66,12 +52,12 @@ int main(int argc, char **argv)
     double t0, *fast = (double *)malloc(rounds * sizeof(double)), *slow = (double *)malloc(rounds * sizeof(double));
     volatile size_t sink = 0;
     if (!keys || !q || !dp || !cnt || !fast || !slow) return 1;
-    for (i = 0; i < nk; i++) keys[i] = 25 * (splitmix(&st) >> 8);
+    for (i = 0; i < nk; i++) keys[i] = 25 * (sh_splitmix_next(&st) >> 8);
     qsort(keys, nk, 8, cmp_u64);
     for (i = j = 0; i < nk; i++)
         if (j == 0 || keys[i] != keys[j - 1]) keys[j++] = keys[i];
     nk = j;
-    t0 = now();
+    t0 = sh_now();
     if (!(c = sh_ixcache_new(nk, nk * 2))) return 1;
     for (i = 0; i < nk; i++) {
         if (sh_ixcache_append(c, keys[i], docs, i % 10 == 0 ? 3 : 1) != 0) return 1;
@@ -79,25 +65,25 @@ int main(int argc, char **argv)
     }
     if (sh_ixcache_finish(c) != 0) return 1;
     printf("# postings cache lookups: %zu keys, %zu postings, %.0f MB, built in %.2f s; batches of %zu values\n", nk, total_docs,
-           (double)sh_ixcache_bytes(c) / 1048576.0, now() - t0, batch);
+           (double)sh_ixcache_bytes(c) / 1048576.0, sh_now() - t0, batch);
     for (present = 1; present >= 0; present--) {
         for (r = 0; r < rounds; r++) {
             uint64_t qs = 7 + (uint64_t)r;
             size_t k;
-            double a = now();
+            double a = sh_now();
             for (k = 0; k < nq; k++) {
-                for (j = 0; j < batch; j++) q[j] = present ? keys[splitmix(&qs) % nk] : 25 * (splitmix(&qs) >> 8) + 1;
+                for (j = 0; j < batch; j++) q[j] = present ? keys[sh_splitmix_next(&qs) % nk] : 25 * (sh_splitmix_next(&qs) >> 8) + 1;
                 sh_ixcache_find_many(c, q, batch, NULL, dp, cnt);
                 for (j = 0; j < batch; j++) sink += cnt[j];
             }
-            fast[r] = (now() - a) * 1e9 / (double)(nq * batch);
+            fast[r] = (sh_now() - a) * 1e9 / (double)(nq * batch);
             qs = 7 + (uint64_t)r;
-            a = now();
+            a = sh_now();
             for (k = 0; k < nq; k++) {
-                for (j = 0; j < batch; j++) q[j] = present ? keys[splitmix(&qs) % nk] : 25 * (splitmix(&qs) >> 8) + 1;
+                for (j = 0; j < batch; j++) q[j] = present ? keys[sh_splitmix_next(&qs) % nk] : 25 * (sh_splitmix_next(&qs) >> 8) + 1;
                 for (j = 0; j < batch; j++) sink += bisect(keys, nk, q[j]) != SIZE_MAX;
             }
-            slow[r] = (now() - a) * 1e9 / (double)(nq * batch);
+            slow[r] = (sh_now() - a) * 1e9 / (double)(nq * batch);
         }
         qsort(fast, (size_t)rounds, sizeof(double), cmp_d);
         qsort(slow, (size_t)rounds, sizeof(double), cmp_d);
