@@ -120,7 +120,7 @@ static int ix_params(lua_State *L)
     lua_pushvalue(L, -2);
     lua_call(L, 1, 1);
     lua_pushstring(L, sh_policy_name(pol)); lua_setfield(L, -2, "policy");
-    lua_pushnumber(L, thr); lua_setfield(L, -2, "threshold");
+    SHL_SETN(L, "threshold", thr);
     return 1;
 }
 
@@ -291,14 +291,14 @@ static int adder_commit(lua_State *L)
     adder_release(L, a);
     if (s != SH_OK) return shl_fail(L, &err);
     lua_createtable(L, 0, 8);
-    lua_pushinteger(L, (lua_Integer)st.added); lua_setfield(L, -2, "added");
-    lua_pushinteger(L, (lua_Integer)st.identical); lua_setfield(L, -2, "identical");
-    lua_pushinteger(L, (lua_Integer)st.candidates); lua_setfield(L, -2, "candidates");
-    lua_pushinteger(L, (lua_Integer)st.linked); lua_setfield(L, -2, "linked");
-    lua_pushinteger(L, (lua_Integer)st.merges); lua_setfield(L, -2, "merges");
-    lua_pushinteger(L, (lua_Integer)st.already); lua_setfield(L, -2, "already");
-    lua_pushinteger(L, (lua_Integer)st.refused); lua_setfield(L, -2, "refused");
-    lua_pushinteger(L, (lua_Integer)st.from_counts); lua_setfield(L, -2, "from_counts");
+    SHL_SETI(L, "added", st.added);
+    SHL_SETI(L, "identical", st.identical);
+    SHL_SETI(L, "candidates", st.candidates);
+    SHL_SETI(L, "linked", st.linked);
+    SHL_SETI(L, "merges", st.merges);
+    SHL_SETI(L, "already", st.already);
+    SHL_SETI(L, "refused", st.refused);
+    SHL_SETI(L, "from_counts", st.from_counts);
     return 1;
 }
 
@@ -340,11 +340,11 @@ static int ix_similar(lua_State *L)
     lua_createtable(L, (int)n, 0);
     for (i = 0; i < n; i++) {
         lua_createtable(L, 0, 5);
-        lua_pushinteger(L, (lua_Integer)h[i].doc + 1); lua_setfield(L, -2, "id");
-        lua_pushnumber(L, h[i].r); lua_setfield(L, -2, "resemblance");
-        lua_pushnumber(L, h[i].cab); lua_setfield(L, -2, "containment");
-        lua_pushnumber(L, h[i].cba); lua_setfield(L, -2, "contained");
-        lua_pushinteger(L, h[i].shared); lua_setfield(L, -2, "shared");
+        SHL_SETI(L, "id", (lua_Integer)h[i].doc + 1);
+        SHL_SETN(L, "resemblance", h[i].r);
+        SHL_SETN(L, "containment", h[i].cab);
+        SHL_SETN(L, "contained", h[i].cba);
+        SHL_SETI(L, "shared", h[i].shared);
         lua_rawseti(L, -2, (int)(i + 1));
     }
     shl_box_done(L, -2);
@@ -364,14 +364,14 @@ static int ix_doc(lua_State *L)
     sh_error err;
     if (sh_index_doc_get(u->ix, id, &d, sk, url, sizeof url, sweep, sizeof sweep, &err) != SH_OK) return shl_fail(L, &err);
     lua_createtable(L, 0, 9);
-    lua_pushinteger(L, (lua_Integer)id + 1); lua_setfield(L, -2, "id");
+    SHL_SETI(L, "id", (lua_Integer)id + 1);
     lua_pushstring(L, url); lua_setfield(L, -2, "url");
     lua_pushstring(L, sweep); lua_setfield(L, -2, "sweep");
-    lua_pushinteger(L, (lua_Integer)d.cluster + 1); lua_setfield(L, -2, "cluster");
+    SHL_SETI(L, "cluster", (lua_Integer)d.cluster + 1);
     shl_pushu64(L, d.raw_fp); lua_setfield(L, -2, "raw");
     shl_pushu64(L, d.canon_fp); lua_setfield(L, -2, "canonical");
-    lua_pushinteger(L, d.n_shingles); lua_setfield(L, -2, "shingles");
-    lua_pushinteger(L, d.n_tokens); lua_setfield(L, -2, "tokens");
+    SHL_SETI(L, "shingles", d.n_shingles);
+    SHL_SETI(L, "tokens", d.n_tokens);
     lua_pushstring(L, relations[d.dup < 4 ? d.dup : 0]); lua_setfield(L, -2, "relation");
     shl_pushsketch(L, *sk);
     shl_box_done(L, -3);
@@ -438,7 +438,7 @@ static int ix_sweeps(lua_State *L)
     for (i = 0; i < n; i++) {
         lua_createtable(L, 0, 2);
         lua_pushstring(L, *names + off); lua_setfield(L, -2, "name");
-        lua_pushinteger(L, (*counts)[i]); lua_setfield(L, -2, "documents");
+        SHL_SETI(L, "documents", (*counts)[i]);
         off += strlen(*names + off) + 1;
         lua_rawseti(L, -2, (int)(i + 1));
     }
@@ -506,32 +506,22 @@ static int ix_filter(lua_State *L)
     lua_setfield(L, -2, "started");
     lua_pushboolean(L, st.ready);
     lua_setfield(L, -2, "ready");
-    lua_pushinteger(L, (lua_Integer)st.bytes);
-    lua_setfield(L, -2, "bytes");
-    lua_pushinteger(L, (lua_Integer)st.capacity);
-    lua_setfield(L, -2, "capacity");
-    lua_pushinteger(L, (lua_Integer)st.covers);
-    lua_setfield(L, -2, "covers");
-    lua_pushinteger(L, (lua_Integer)st.tested);
-    lua_setfield(L, -2, "tested");
-    lua_pushinteger(L, (lua_Integer)st.skipped);
-    lua_setfield(L, -2, "skipped");
+    SHL_SETI(L, "bytes", st.bytes);
+    SHL_SETI(L, "capacity", st.capacity);
+    SHL_SETI(L, "covers", st.covers);
+    SHL_SETI(L, "tested", st.tested);
+    SHL_SETI(L, "skipped", st.skipped);
     if (st.error) {
         lua_pushstring(L, st.error);
         lua_setfield(L, -2, "error");
     }
     if (st.cache_keys || st.cache_note) {
         lua_createtable(L, 0, 6);
-        lua_pushinteger(L, (lua_Integer)st.cache_bytes);
-        lua_setfield(L, -2, "bytes");
-        lua_pushinteger(L, (lua_Integer)st.cache_keys);
-        lua_setfield(L, -2, "keys");
-        lua_pushinteger(L, (lua_Integer)st.cache_covers);
-        lua_setfield(L, -2, "covers");
-        lua_pushinteger(L, (lua_Integer)st.cache_found);
-        lua_setfield(L, -2, "found");
-        lua_pushinteger(L, (lua_Integer)st.cache_looked_up);
-        lua_setfield(L, -2, "looked_up");
+        SHL_SETI(L, "bytes", st.cache_bytes);
+        SHL_SETI(L, "keys", st.cache_keys);
+        SHL_SETI(L, "covers", st.cache_covers);
+        SHL_SETI(L, "found", st.cache_found);
+        SHL_SETI(L, "looked_up", st.cache_looked_up);
         if (st.cache_note) {
             lua_pushstring(L, st.cache_note);
             lua_setfield(L, -2, "note");
