@@ -36,7 +36,7 @@ enum { DEFER_APPEND = 1, DEFER_CHUNK = 2 };
 /* dups[i] of a document sh_index_add skips (its URL is already in the sweep) */
 #define SKIPPED 0xFF
 
-enum { D_META, D_DOCS, D_POST, D_URLS, D_RAW, D_CANON, D_CLUSTER, D_MEMBERS, D_SWEEPS, D_SWEEPDOCS, D_N };
+enum { D_META, D_DOCS, D_POST, D_URLS, D_RAW, D_CANON, D_CLUSTER, D_MEMBERS, D_SWEEPS, D_SWEEPDOCS, D_DELTA, D_N };
 static const char *const dbnames[D_N] = SH_INDEX_TABLE_NAMES;
 /* which tables hold sorted lists of fixed-size doc ids */
 static const int dupsort[D_N] = SH_INDEX_DUPSORT;
@@ -48,6 +48,7 @@ struct sh_index {
     int pinned;                /* depth of sh_index_read_begin */
     pthread_t pin_owner;       /* the thread that pinned it: other threads read on their own */
     int readonly;
+    int has_delta;             /* the delta table is there (an index made before it was, opened read-only, has none) */
     char path[1024];
     sh_rabin urlr;
     void *att;                 /* sh_index_attach */
@@ -263,6 +264,7 @@ sh_status sh_index_open(sh_index **out, const char *path, int readonly, int crea
     for (i = 0; i < D_N; i++) {
         unsigned flags = (readonly ? 0 : MDB_CREATE) | (dupsort[i] ? MDB_DUPSORT | MDB_DUPFIXED : 0);
         if ((rc = mdb_dbi_open(txn, dbnames[i], flags, &ix->db[i])) != 0) {
+            if (rc == MDB_NOTFOUND && i == D_DELTA) continue; /* an older index, read-only: no delta */
             mdb_txn_abort(txn);
             if (rc == MDB_NOTFOUND) {
                 sh_error_set(err, SH_EFORMAT, 0, "%s is an LMDB environment but not a shingle index (no table '%s')", path, dbnames[i]);
@@ -272,6 +274,7 @@ sh_status sh_index_open(sh_index **out, const char *path, int readonly, int crea
             sh_index_close(ix);
             return err ? err->code : SH_EFORMAT;
         }
+        if (i == D_DELTA) ix->has_delta = 1;
     }
     {
         MDB_val k = { 6, (void *)(uintptr_t)"format" }, v;
@@ -484,11 +487,11 @@ sh_status sh_index_begin(sh_index *ix, const char *sweep, const sh_sketch_params
         /* no postings yet (a new index): they go in at the commit, all at
          * once (defer_flush). With a common-value cutoff a value's count
          * depends on the batches, so those adds keep to them. */
-        MDB_stat ms;
-        if (mdb_stat(a->txn, ix->db[D_POST], &ms) == 0) {
-            a->post_entries = ms.ms_entries;
+        MDB_stat ms, md;
+        if (mdb_stat(a->txn, ix->db[D_POST], &ms) == 0 && mdb_stat(a->txn, ix->db[D_DELTA], &md) == 0) {
+            a->post_entries = ms.ms_entries + md.ms_entries;
             /* an index too small for chunks (chunk_values) keeps the batches */
-            a->deferred = ms.ms_entries == 0 ? DEFER_APPEND : chunk_values(a) ? DEFER_CHUNK : 0;
+            a->deferred = a->post_entries == 0 ? DEFER_APPEND : chunk_values(a) ? DEFER_CHUNK : 0;
         }
     }
     /* pairs from counts: MOD sketches of one chain, or full sets */
@@ -713,9 +716,10 @@ static void *filter_build(void *arg)
 {
     sh_index *ix = (sh_index *)arg;
     MDB_txn *t = NULL;
-    MDB_cursor *c = NULL;
-    MDB_stat ms;
-    MDB_val k, v;
+    MDB_cursor *c = NULL, *dc = NULL;
+    MDB_stat ms, md;
+    MDB_val pk, pv, dk, dv;
+    int rcp, rcd;
     sh_ixfilter *f = NULL, *recent = NULL;
     sh_ixcache *cache = NULL;
     int64_t next = 0;
@@ -724,6 +728,10 @@ static void *filter_build(void *arg)
     uint32_t *docs = NULL;
     int rc;
     if ((rc = mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &t)) != 0 || (rc = mdb_stat(t, ix->db[D_POST], &ms)) != 0) goto fail;
+    if (ix->has_delta) {
+        if ((rc = mdb_stat(t, ix->db[D_DELTA], &md)) != 0) goto fail;
+        ms.ms_entries += md.ms_entries;
+    }
     /* sized for the postings (their entries: at least their keys) and a
      * quarter more; past that, false positives grow slowly (~1% at the size,
      * each costing one lookup) */
@@ -746,12 +754,25 @@ static void *filter_build(void *arg)
         }
     }
     if ((rc = mdb_cursor_open(t, ix->db[D_POST], &c)) != 0) goto fail;
+    if (ix->has_delta && (rc = mdb_cursor_open(t, ix->db[D_DELTA], &dc)) != 0) goto fail;
     /* every key once for the filter; with the cache, every (key, document)
-     * entry, a key's documents in increasing order */
-    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, cache ? MDB_NEXT : MDB_NEXT_NODUP)) {
+     * entry, a key's documents in increasing order: the two tables walked
+     * side by side, a key's documents in the postings before delta's */
+    rcp = mdb_cursor_get(c, &pk, &pv, MDB_FIRST);
+    rcd = dc ? mdb_cursor_get(dc, &dk, &dv, MDB_FIRST) : MDB_NOTFOUND;
+    for (;;) {
+        const MDB_val *k, *v;
+        int from_p;
         uint64_t x;
-        if (k.mv_size != 8 || (cache && v.mv_size != 4)) { rc = MDB_CORRUPTED; goto fail; }
-        x = sh_load_be64(k.mv_data);
+        if ((rc = rcp) != 0 && rc != MDB_NOTFOUND) goto fail;
+        if ((rc = rcd) != 0 && rc != MDB_NOTFOUND) goto fail;
+        if (rcp && rcd) break;
+        if ((!rcp && pk.mv_size != 8) || (!rcd && dk.mv_size != 8)) { rc = MDB_CORRUPTED; goto fail; }
+        from_p = !rcp && (rcd || memcmp(pk.mv_data, dk.mv_data, 8) <= 0);
+        k = from_p ? &pk : &dk;
+        v = from_p ? &pv : &dv;
+        if (cache && v->mv_size != 4) { rc = MDB_CORRUPTED; goto fail; }
+        x = sh_load_be64(k->mv_data);
         if (cache) {
             if (nd && x != key) {
                 cache_put(ix, &cache, key, docs, nd);
@@ -762,18 +783,22 @@ static void *filter_build(void *arg)
                 if (!q) { rc = ENOMEM; goto fail; }
                 docs = q;
             }
-            docs[nd++] = sh_load_be32(v.mv_data);
-            key = x;
-            if (nd > 1) continue; /* the key is in the batch already */
+            docs[nd++] = sh_load_be32(v->mv_data);
         }
-        batch[nb++] = x;
-        if (nb == sizeof batch / sizeof *batch) {
-            sh_ixfilter_add_many(f, batch, nb);
-            nb = 0;
+        if (!cache || nd == 1) {
+            /* the key's first entry (a key in both tables comes twice
+             * without the cache: the filter does not mind) */
+            batch[nb++] = x;
+            if (nb == sizeof batch / sizeof *batch) {
+                sh_ixfilter_add_many(f, batch, nb);
+                nb = 0;
+            }
         }
+        key = x;
+        if (from_p) rcp = mdb_cursor_get(c, &pk, &pv, cache ? MDB_NEXT : MDB_NEXT_NODUP);
+        else rcd = mdb_cursor_get(dc, &dk, &dv, cache ? MDB_NEXT : MDB_NEXT_NODUP);
         if ((++n & 0xffff) == 0 && __atomic_load_n(&ix->filter_stop, __ATOMIC_ACQUIRE)) { rc = ECANCELED; goto fail; }
     }
-    if (rc != MDB_NOTFOUND) goto fail;
     sh_ixfilter_add_many(f, batch, nb);
     if (cache && nd) cache_put(ix, &cache, key, docs, nd);
     if (cache && sh_ixcache_finish(cache) != 0) {
@@ -789,6 +814,8 @@ static void *filter_build(void *arg)
     docs = NULL;
     mdb_cursor_close(c);
     c = NULL;
+    if (dc) mdb_cursor_close(dc);
+    dc = NULL;
     if ((next = docs_end(t, ix, &rc)) < 0) goto fail;
     mdb_txn_abort(t);
     pthread_mutex_lock(&ix->filter_mu);
@@ -801,6 +828,7 @@ static void *filter_build(void *arg)
     return NULL;
 fail:
     if (c) mdb_cursor_close(c);
+    if (dc) mdb_cursor_close(dc);
     if (t) mdb_txn_abort(t);
     sh_ixfilter_free(f);
     sh_ixfilter_free(recent);
@@ -1007,10 +1035,75 @@ static int cand_room(uint32_t **cand, size_t *cap, size_t n, size_t m)
     return 0;
 }
 
+/* ---- postings and delta ------------------------------------------------------
+ * A value's documents are in two tables: `postings`, and `delta`, the
+ * postings added since the two were last merged (all of later documents
+ * than any in `postings`). An add into an index that has postings puts its
+ * own in delta, which is small, instead of into the large table: a sorted
+ * walk that inserts into every leaf of a large B-tree copies every leaf
+ * (LMDB writes a changed page anew), so a sweep of 100,000 documents onto
+ * 1,000,000 wrote 1.9 GB, most of the postings, for 4 million new entries.
+ * Into an empty delta they are appended (pages filled, each written once).
+ * The commit merges delta into the postings when it has grown past
+ * DELTA_MERGE of them (merge_delta), so a lookup costs at most two searches
+ * and the copies of the large table's leaves are paid once per that much
+ * growth. This is the paper's batch merging of the <shingle, ID> file kept
+ * for later, as log-structured indexes do. */
+#define DELTA_MERGE 4   /* merge when delta holds more than a quarter as many entries as the postings */
+
+/* Look the value kb (8 bytes) up in the postings (pc) and delta (dc, NULL:
+ * none or empty): *in bit 1 if the postings have it, bit 2 if delta has it
+ * (each cursor then on it), *cnt its documents in both. */
+static int post_lookup(MDB_cursor *pc, MDB_cursor *dc, const unsigned char *kb, int *in, size_t *cnt)
+{
+    MDB_val k = { 8, (void *)(uintptr_t)kb }, v;
+    size_t c;
+    int rc = mdb_cursor_get(pc, &k, &v, MDB_SET_KEY);
+    *in = 0;
+    *cnt = 0;
+    if (rc == 0) {
+        if ((rc = mdb_cursor_count(pc, &c)) != 0) return rc;
+        *in = 1;
+        *cnt = c;
+    } else if (rc != MDB_NOTFOUND) {
+        return rc;
+    }
+    if (!dc) return 0;
+    k.mv_size = 8;
+    k.mv_data = (void *)(uintptr_t)kb;
+    if ((rc = mdb_cursor_get(dc, &k, &v, MDB_SET_KEY)) == MDB_NOTFOUND) return 0;
+    if (rc == 0 && (rc = mdb_cursor_count(dc, &c)) == 0) {
+        *in |= 2;
+        *cnt += c;
+    }
+    return rc;
+}
+
+/* The documents below `below` of the value cursor c is on, appended to
+ * (*ids)[*n]. */
+static int post_docs(MDB_cursor *c, uint32_t below, uint32_t **ids, size_t *cap, size_t *n)
+{
+    MDB_val k, v;
+    /* a value with one document has no list: MDB_GET_MULTIPLE then leaves
+     * v as it was, the current document */
+    int rc = mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT);
+    if (rc == 0) rc = mdb_cursor_get(c, &k, &v, MDB_GET_MULTIPLE);
+    while (rc == 0) {
+        size_t j, m = v.mv_size / 4;
+        if ((rc = cand_room(ids, cap, *n, m)) != 0) return rc;
+        for (j = 0; j < m; j++) {
+            uint32_t d = sh_load_be32((const char *)v.mv_data + 4 * j);
+            if (d < below) (*ids)[(*n)++] = d;
+        }
+        rc = mdb_cursor_get(c, &k, &v, MDB_NEXT_MULTIPLE);
+    }
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
 static int candidates_of(MDB_txn *t, sh_index *ix, const query_aids *qa, const sh_sketch *sk, size_t nv, size_t nv_skip,
                          uint32_t below, uint32_t max_df, uint32_t min_shared, uint32_t **cand, size_t *cap, size_t *n_out)
 {
-    MDB_cursor *cur;
+    MDB_cursor *cur, *dcur = NULL;
     size_t n = 0, i, skipped = 0, nw, warmed = 0, tested = 0, left_out = 0, found = 0, looked_up = 0;
     size_t most = (nv > nv_skip ? nv : nv_skip) < sk->n ? (nv > nv_skip ? nv : nv_skip) : sk->n;
     const sh_ixfilter *f = qa ? qa->f : NULL;
@@ -1054,10 +1147,15 @@ static int candidates_of(MDB_txn *t, sh_index *ix, const query_aids *qa, const s
             free(scratch);
             return rc;
         }
+        if (ix->has_delta && (rc = mdb_cursor_open(t, ix->db[D_DELTA], &dcur)) != 0) {
+            mdb_cursor_close(cur);
+            free(scratch);
+            return rc;
+        }
         for (i = 0; i < nv && i < sk->n; i++) {
             unsigned char kb[8];
-            MDB_val k = { 8, kb }, v;
             size_t cnt = 0;
+            int in;
             if (keep && !keep[i]) continue;
             if (cache && !recent[i]) {
                 /* the cache holds every document of this value in t */
@@ -1085,29 +1183,19 @@ static int candidates_of(MDB_txn *t, sh_index *ix, const query_aids *qa, const s
             }
             looked_up += cache != NULL;
             sh_store_be64(kb, sk->v[i]);
-            rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
-            if (rc == MDB_NOTFOUND) continue;
-            if (rc) break;
-            if (max_df && mdb_cursor_count(cur, &cnt) == 0 && cnt > max_df) {
+            if ((rc = post_lookup(cur, dcur, kb, &in, &cnt)) != 0) break;
+            if (!in) continue;
+            if (max_df && cnt > max_df) {
                 skipped++;
                 if (nv_skip > nv) nv = nv_skip;
                 continue;
             }
-            rc = mdb_cursor_get(cur, &k, &v, MDB_GET_MULTIPLE);
-            while (rc == 0) {
-                size_t j, m = v.mv_size / 4;
-                if ((rc = cand_room(cand, cap, n, m)) != 0) break;
-                for (j = 0; j < m; j++) {
-                    uint32_t d = sh_load_be32((const char *)v.mv_data + 4 * j);
-                    if (d < below) (*cand)[n++] = d;
-                }
-                rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_MULTIPLE);
-            }
-            if (rc != MDB_NOTFOUND) break;
-            rc = 0;
+            if ((in & 1) && (rc = post_docs(cur, below, cand, cap, &n)) != 0) break;
+            if ((in & 2) && (rc = post_docs(dcur, below, cand, cap, &n)) != 0) break;
         }
     }
     mdb_cursor_close(cur);
+    if (dcur) mdb_cursor_close(dcur);
     free(scratch);
     if (tested) {
         __atomic_fetch_add(&ix->filter_tested, tested, __ATOMIC_RELAXED);
@@ -1500,6 +1588,42 @@ static int room_for_pairs(sh_index_adder *a, size_t np, size_t n)
     return 1;
 }
 
+/* Merge delta into the postings when it holds more than 1/DELTA_MERGE as
+ * many entries (or as the test flags say), or always when force, in the
+ * add's transaction: each
+ * of its entries put after the documents the postings have for its value
+ * (delta's are later ones), appended when the postings are empty, then delta
+ * emptied. The sorted walk copies the postings' leaves once for all the
+ * adds since the last merge (see "postings and delta"). */
+static int merge_delta(sh_index_adder *a, int force)
+{
+    sh_index *ix = a->ix;
+    MDB_stat ms, md;
+    MDB_cursor *dc = NULL, *pc = NULL;
+    MDB_val k, v;
+    unsigned char prev[8];
+    int rc, append, have_prev = 0;
+    if ((rc = mdb_stat(a->txn, ix->db[D_POST], &ms)) != 0 || (rc = mdb_stat(a->txn, ix->db[D_DELTA], &md)) != 0) return rc;
+    if (md.ms_entries == 0 || (!force && (a->test & SH_INDEX_MERGE_NEVER))) return 0;
+    if (!force && !(a->test & SH_INDEX_MERGE_ALWAYS) && md.ms_entries * DELTA_MERGE <= ms.ms_entries) return 0;
+    append = ms.ms_entries == 0;
+    if ((rc = mdb_cursor_open(a->txn, ix->db[D_DELTA], &dc)) != 0) return rc;
+    if ((rc = mdb_cursor_open(a->txn, ix->db[D_POST], &pc)) != 0) { mdb_cursor_close(dc); return rc; }
+    for (rc = mdb_cursor_get(dc, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(dc, &k, &v, MDB_NEXT)) {
+        int same = have_prev && k.mv_size == 8 && memcmp(prev, k.mv_data, 8) == 0;
+        if (k.mv_size != 8 || v.mv_size != 4) { rc = MDB_CORRUPTED; break; }
+        memcpy(prev, k.mv_data, 8);
+        have_prev = 1;
+        if ((rc = mdb_cursor_put(pc, &k, &v, !append ? 0 : same ? MDB_APPENDDUP : MDB_APPEND)) != 0) break;
+    }
+    mdb_cursor_close(pc);
+    mdb_cursor_close(dc);
+    if (rc != MDB_NOTFOUND) return rc;
+    if ((rc = mdb_drop(a->txn, ix->db[D_DELTA], 0)) != 0) return rc;
+    a->st.postings_merged += md.ms_entries;
+    return 0;
+}
+
 /* Put the batch's postings recs (m records of value BE64, doc BE32, sorted)
  * through one cursor, and gather in a->pairs every pair (new document <<
  * 32 | earlier document) of a searching new document (searches[id - base])
@@ -1511,42 +1635,39 @@ static int room_for_pairs(sh_index_adder *a, size_t np, size_t n)
 static int post_batch(sh_index_adder *a, const unsigned char *recs, size_t m, uint32_t base, const unsigned char *searches,
                       size_t *np)
 {
-    MDB_cursor *cur;
+    MDB_cursor *pc, *dc, *to;
+    MDB_stat ps, ds;
     uint32_t *old = NULL;
     size_t old_cap = 0, j0 = 0, n = 0;
-    int rc = mdb_cursor_open(a->txn, a->ix->db[D_POST], &cur), overflow = 0;
-    if (rc) return rc;
+    int rc, overflow = 0, into_post = 0, append;
+    /* the postings go into delta (see "postings and delta"), unless they
+     * would grow it past what the commit merges: then delta is merged first
+     * (its documents stay older than the postings') and they go into the
+     * postings, so the add does not write them twice. Into an empty table
+     * each goes after the last, since recs are in (value, doc) order. */
+    if ((rc = mdb_stat(a->txn, a->ix->db[D_POST], &ps)) != 0 || (rc = mdb_stat(a->txn, a->ix->db[D_DELTA], &ds)) != 0) return rc;
+    if (!(a->test & SH_INDEX_MERGE_NEVER) && (ds.ms_entries + m) * DELTA_MERGE > ps.ms_entries) {
+        if ((rc = merge_delta(a, 1)) != 0) return rc;
+        if ((rc = mdb_stat(a->txn, a->ix->db[D_POST], &ps)) != 0) return rc;
+        ds.ms_entries = 0;
+        into_post = 1;
+    }
+    append = (into_post ? ps.ms_entries : ds.ms_entries) == 0;
+    if ((rc = mdb_cursor_open(a->txn, a->ix->db[D_POST], &pc)) != 0) return rc;
+    if ((rc = mdb_cursor_open(a->txn, a->ix->db[D_DELTA], &dc)) != 0) { mdb_cursor_close(pc); return rc; }
+    to = into_post ? pc : dc;
     while (j0 < m && rc == 0) {
         size_t j1 = j0 + 1, no = 0, cnt = 0, j, x;
-        MDB_val k = { 8, (void *)(uintptr_t)(recs + 12 * j0) }, v;
+        int in, take;
         while (j1 < m && memcmp(recs + 12 * j1, recs + 12 * j0, 8) == 0) j1++;
         /* the documents that had this value before the batch */
-        rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
-        if (rc == 0) {
-            mdb_cursor_count(cur, &cnt);
-            if (!overflow && (!a->max_df || cnt + (j1 - j0) <= a->max_df)) {
-                rc = mdb_cursor_get(cur, &k, &v, MDB_GET_MULTIPLE);
-                while (rc == 0) {
-                    size_t q = v.mv_size / 4;
-                    if (no + q > old_cap) {
-                        size_t nc = old_cap ? old_cap : 256;
-                        uint32_t *r;
-                        while (nc < no + q) nc *= 2;
-                        if (!(r = (uint32_t *)realloc(old, nc * 4))) { rc = ENOMEM; break; }
-                        old = r;
-                        old_cap = nc;
-                    }
-                    for (j = 0; j < q; j++) old[no++] = sh_load_be32((const char *)v.mv_data + 4 * j);
-                    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_MULTIPLE);
-                }
-                if (rc == MDB_NOTFOUND) rc = 0;
-            }
-        } else if (rc == MDB_NOTFOUND) {
-            rc = 0;
-        }
+        if ((rc = post_lookup(pc, ds.ms_entries ? dc : NULL, recs + 12 * j0, &in, &cnt)) != 0) break;
+        take = !overflow && (!a->max_df || cnt + (j1 - j0) <= a->max_df);
+        if (take && (in & 1)) rc = post_docs(pc, UINT32_MAX, &old, &old_cap, &no);
+        if (take && rc == 0 && (in & 2)) rc = post_docs(dc, UINT32_MAX, &old, &old_cap, &no);
         if (rc) break;
         /* pairs: each searching new document with the earlier holders */
-        if (!overflow && (!a->max_df || cnt + (j1 - j0) <= a->max_df)) {
+        if (take) {
             for (x = j0; x < j1 && !overflow; x++) {
                 uint32_t id = sh_load_be32(recs + 12 * x + 8);
                 size_t earlier = no + (x - j0);
@@ -1559,11 +1680,12 @@ static int post_batch(sh_index_adder *a, const unsigned char *recs, size_t m, ui
         /* then the batch's own postings of this value (ids above every earlier one) */
         for (x = j0; x < j1 && rc == 0; x++) {
             MDB_val kk = { 8, (void *)(uintptr_t)(recs + 12 * j0) }, d = { 4, (void *)(uintptr_t)(recs + 12 * x + 8) };
-            rc = mdb_cursor_put(cur, &kk, &d, 0);
+            rc = mdb_cursor_put(to, &kk, &d, !append ? 0 : x == j0 ? MDB_APPEND : MDB_APPENDDUP);
         }
         j0 = j1;
     }
-    mdb_cursor_close(cur);
+    mdb_cursor_close(pc);
+    mdb_cursor_close(dc);
     free(old);
     if (rc) return rc;
     if (overflow) { *np = SIZE_MAX; return 0; }
@@ -1595,7 +1717,9 @@ static int post_batch(sh_index_adder *a, const unsigned char *recs, size_t m, ui
  * chunk of chunk_values() is there (or the commit), and go in through
  * post_batch: the batch path with batches of many thousand documents
  * whatever the caller's, whose sorted walk finds many keys on the leaf it is
- * on. A chunk's walk dirties most leaves of a large index, more than LMDB
+ * on; the first chunk of an add goes into an empty delta, appended (see
+ * "postings and delta"). The figures below are from before delta, when
+ * every chunk went into the postings: a chunk's walk dirties most leaves of a large index, more than LMDB
  * keeps dirty in memory (MDB_IDL_UM_MAX pages), so it spills them to the
  * file as it goes; a later chunk's walk finds them spilled and reads them
  * back. One walk for the whole sweep is the cheapest: 100,000 documents onto
@@ -2273,6 +2397,11 @@ sh_status sh_index_commit(sh_index_adder *a, sh_index_add_stats *st, sh_error *e
     int rc;
     sh_status s = SH_OK;
     if (a->deferred && (s = defer_flush(a, err)) != SH_OK) {
+        sh_index_abort(a);
+        return s;
+    }
+    if ((rc = merge_delta(a, 0)) != 0) {
+        s = lmdb_err(err, ix, "merge the postings", rc);
         sh_index_abort(a);
         return s;
     }

@@ -9,6 +9,7 @@
  *              "policy" -> u32 policy, f64 threshold; "next" -> u32 next doc id
  *   docs       u32 doc (BE) -> sh_ixdoc header, sketch values (LE u64), URL bytes
  *   postings   u64 value (BE) -> sorted u32 docs (BE)       the <shingle, ID> file
+ *   delta      the same, for docs added since it was last merged into postings
  *   urls       u64 AUG fingerprint of the URL (BE) -> docs  the <fingerprint, ID> pairs
  *   raw, canon u64 content fingerprints -> docs             identical / lexically equal
  *   cluster    u32 doc -> u32 cluster                        document -> cluster
@@ -66,6 +67,7 @@ typedef struct sh_index_add_stats {
     uint64_t already;   /* skipped: the same URL with the same content is in the sweep */
     uint64_t refused;   /* refused: the same URL with other content is in the sweep */
     uint64_t from_counts; /* candidate pairs decided from their counts of shared values (core/index.c, "pairs from counts") */
+    uint64_t postings_merged; /* entries of delta the commit merged into the postings (core/index.c, "postings and delta"), or 0 */
 } sh_index_add_stats;
 
 /* ids[i] of a document sh_index_add refused (its URL is in the sweep with other content) */
@@ -95,7 +97,8 @@ void sh_index_set_chunk(sh_index_adder *a, size_t values);
  * index's pairs in the external sort, never in memory; SH_INDEX_PAIRS_SMALL
  * gives the pairs in memory 4 KiB, so they move to the external sort after a
  * few values. */
-enum { SH_INDEX_NO_COUNTS = 1, SH_INDEX_CHECK_COUNTS = 2, SH_INDEX_PAIRS_SORTED = 4, SH_INDEX_PAIRS_SMALL = 8 };
+enum { SH_INDEX_NO_COUNTS = 1, SH_INDEX_CHECK_COUNTS = 2, SH_INDEX_PAIRS_SORTED = 4, SH_INDEX_PAIRS_SMALL = 8,
+       SH_INDEX_MERGE_ALWAYS = 16, SH_INDEX_MERGE_NEVER = 32 };
 void sh_index_set_test(sh_index_adder *a, int flags);
 
 /* Add docs[0..n) (their sketches must carry identity's parameters); ids[i] gets each new id.

@@ -229,7 +229,7 @@ static uint64_t walk_table(walker *w, MDB_dbi dbi, int kind, uint64_t *values)
                                                 (unsigned long long)w->n_sweeps);
             break;
         }
-        case 2: case 3: case 4: case 5: case 7: case 9: /* lists of document ids */
+        case 2: case 3: case 4: case 5: case 7: case 9: case 10: /* lists of document ids */
             if (kind == 7 || kind == 9 ? k.mv_size != 4 : k.mv_size != 8) {
                 problem(w, "a key of %zu bytes", k.mv_size);
             } else if (kind == 7 && be32(&k) >= w->next) {
@@ -288,6 +288,7 @@ static void walk_index(const char *dir, walker *wp)
 #define w (*wp)
     MDB_env *env = NULL;
     MDB_dbi dbi[SH_INDEX_NTABLES];
+    int have[SH_INDEX_NTABLES];
     MDB_val k, v;
     sh_error e;
     uint64_t used, counts[SH_INDEX_NTABLES], sweep_total = 0;
@@ -307,7 +308,9 @@ static void walk_index(const char *dir, walker *wp)
     fprintf(w.out, "at table names\n");
     fflush(w.out);
     for (i = 0; i < SH_INDEX_NTABLES; i++) {
+        have[i] = 1;
         if ((rc = mdb_dbi_open(w.t, names[i], dups[i] ? MDB_DUPSORT | MDB_DUPFIXED : 0, &dbi[i])) != 0) {
+            if (rc == MDB_NOTFOUND && i == SH_INDEX_OPTIONAL_TABLE) { have[i] = 0; continue; }
             w.table = names[i];
             problem(&w, "the table is missing (%s): this is not a shingle index", mdb_strerror(rc));
             return;
@@ -340,6 +343,7 @@ static void walk_index(const char *dir, walker *wp)
     for (i = 0; i < SH_INDEX_NTABLES; i++) {
         w.table = names[i];
         counts[i] = 0;
+        if (!have[i]) continue;
         if ((rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &w.t)) != 0) { problem(&w, "cannot read: %s", mdb_strerror(rc)); continue; }
         walk_table(&w, dbi[i], i, i == 8 ? &sweep_total : &counts[i]);
         mdb_txn_abort(w.t);

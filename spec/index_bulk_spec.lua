@@ -39,18 +39,7 @@ local function corpus(rand)
   return docs
 end
 
-local TABLES = { "docs", "postings", "urls", "raw", "canon", "cluster", "members", "sweeps", "sweepdocs" }
-
-local function dump(dir)
-  local out = {}
-  for _, t in ipairs(TABLES) do
-    local p = assert(io.popen(("mdb_dump -s %s '%s'"):format(t, dir)))
-    out[t] = p:read("a")
-    p:close()
-    assert(#out[t] > 0, "mdb_dump printed nothing for table " .. t)
-  end
-  return out
-end
+local TABLES, dump = support.INDEX_TABLES, support.index_dump
 
 describe("index bulk add", function()
   local dir, docs

@@ -15,17 +15,7 @@ local function have_mdb_dump()
   return r == true or r == 0 -- LuaJIT returns the status
 end
 
-local TABLES = { "docs", "postings", "urls", "raw", "canon", "cluster", "members", "sweeps", "sweepdocs" }
-
-local function dump(dir)
-  local out = {}
-  for _, t in ipairs(TABLES) do
-    local p = assert(io.popen(("mdb_dump -s %s '%s'"):format(t, dir)))
-    out[t] = p:read("a")
-    p:close()
-  end
-  return out
-end
+local TABLES, dump = support.INDEX_TABLES, support.index_dump
 
 -- families of near-duplicates of very different sizes (20 to 1,500 words:
 -- MOD sketches of several moduli of one chain under the floor), pieces of

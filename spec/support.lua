@@ -61,6 +61,57 @@ function M.read_jsonl(path)
 end
 
 --- The command line that runs bin/shingle under the Lua running the specs.
+-- An index's tables as mdb_dump prints them (Debian's lmdb-utils), by name,
+-- for comparing two indexes' content. "postings" is the logical postings: the
+-- entries of the postings and delta tables together, in order (an add puts
+-- them in either, core/index.c "postings and delta"), one "key value" line each.
+M.INDEX_TABLES = { "docs", "postings", "urls", "raw", "canon", "cluster", "members", "sweeps", "sweepdocs" }
+
+local function mdb_dump(dir, t)
+  local p = assert(io.popen(("mdb_dump -s %s '%s' 2>/dev/null"):format(t, dir)))
+  local out = p:read("a")
+  p:close()
+  return out
+end
+
+local function dump_entries(text, into)
+  local data = text:match("HEADER=END\n(.*)DATA=END") or ""
+  local key
+  for line in data:gmatch("[^\n]+") do
+    if key then
+      into[#into + 1] = key .. " " .. line:sub(2)
+      key = nil
+    else
+      key = line:sub(2)
+    end
+  end
+  assert(key == nil, "mdb_dump printed a key without a value")
+end
+
+function M.index_dump(dir)
+  local out = {}
+  for _, t in ipairs(M.INDEX_TABLES) do
+    if t == "postings" then
+      local entries = {}
+      dump_entries(mdb_dump(dir, "postings"), entries)
+      dump_entries(mdb_dump(dir, "delta"), entries)
+      table.sort(entries)
+      out[t] = table.concat(entries, "\n")
+    else
+      out[t] = mdb_dump(dir, t)
+      assert(#out[t] > 0, "mdb_dump printed nothing for table " .. t)
+    end
+  end
+  return out
+end
+
+-- The entries of one of an index's tables (mdb_dump), 0 when it has none.
+function M.index_entries(dir, t)
+  local entries = {}
+  dump_entries(mdb_dump(dir, t), entries)
+  return #entries
+end
+
 function M.shingle_cmd()
   local v = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
   return v .. " bin/shingle"

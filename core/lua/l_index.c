@@ -124,9 +124,10 @@ static int ix_params(lua_State *L)
     return 1;
 }
 
-/* ix:begin(sweep, shingler, { policy, threshold, max_df, chunk, counts, check_counts, pairs_sorted, pairs_small }) -> adder:
+/* ix:begin(sweep, shingler, { policy, threshold, max_df, chunk, counts, check_counts, pairs_sorted, pairs_small, merge }) -> adder:
  * one transaction (chunk: sh_index_set_chunk, for tests of the chunks' boundaries; counts = false,
- * check_counts, pairs_sorted: sh_index_set_test, for tests of how the pairs are decided) */
+ * check_counts, pairs_sorted: sh_index_set_test, for tests of how the pairs are decided; merge =
+ * "always" or "never": whether the commit merges delta into the postings, for tests of both layouts) */
 static int ix_begin(lua_State *L)
 {
     shl_index *u = check_ix(L, 1);
@@ -148,6 +149,12 @@ static int ix_begin(lua_State *L)
         if (shl_opt_bool(L, 4, "check_counts", 0)) test |= SH_INDEX_CHECK_COUNTS;
         if (shl_opt_bool(L, 4, "pairs_sorted", 0)) test |= SH_INDEX_PAIRS_SORTED;
         if (shl_opt_bool(L, 4, "pairs_small", 0)) test |= SH_INDEX_PAIRS_SMALL;
+        lua_getfield(L, 4, "merge");
+        if (!lua_isnil(L, -1)) {
+            static const char *const when[] = { "always", "never", NULL };
+            test |= luaL_checkoption(L, -1, NULL, when) == 0 ? SH_INDEX_MERGE_ALWAYS : SH_INDEX_MERGE_NEVER;
+        }
+        lua_pop(L, 1);
     }
     luaL_argcheck(L, chunk >= 0, 4, "chunk must be 0 (the default) or more");
     luaL_argcheck(L, thr >= 0 && thr <= 1, 4, "threshold must be between 0 and 1");
@@ -299,6 +306,7 @@ static int adder_commit(lua_State *L)
     SHL_SETI(L, "already", st.already);
     SHL_SETI(L, "refused", st.refused);
     SHL_SETI(L, "from_counts", st.from_counts);
+    SHL_SETI(L, "postings_merged", st.postings_merged);
     return 1;
 }
 
