@@ -111,6 +111,7 @@ struct sh_index_adder {
      * DEFER_APPEND add, pent[id - dbase], their counts of multiples at
      * pcm + pent[id - dbase].cm_at */
     int counts, test;          /* counts: the index's sketches allow it; test: SH_INDEX_* */
+    int post_written;          /* this transaction changed the postings table (not only delta) */
     uint64_t mods[256];        /* MOD: the moduli of the chain, mods[j] = sh_mod_step(m, j), j <= nmods */
     uint32_t nmods;
     struct pentry *pent;
@@ -1051,14 +1052,14 @@ static int cand_room(uint32_t **cand, size_t *cap, size_t n, size_t m)
  * for later, as log-structured indexes do. */
 #define DELTA_MERGE 4   /* merge when delta holds more than a quarter as many entries as the postings */
 
-/* Look the value kb (8 bytes) up in the postings (pc) and delta (dc, NULL:
- * none or empty): *in bit 1 if the postings have it, bit 2 if delta has it
+/* Look the value kb (8 bytes) up in the postings (pc, NULL: not there) and
+ * delta (dc, NULL: none or empty): *in bit 1 if the postings have it, bit 2 if delta has it
  * (each cursor then on it), *cnt its documents in both. */
 static int post_lookup(MDB_cursor *pc, MDB_cursor *dc, const unsigned char *kb, int *in, size_t *cnt)
 {
     MDB_val k = { 8, (void *)(uintptr_t)kb }, v;
     size_t c;
-    int rc = mdb_cursor_get(pc, &k, &v, MDB_SET_KEY);
+    int rc = pc ? mdb_cursor_get(pc, &k, &v, MDB_SET_KEY) : MDB_NOTFOUND;
     *in = 0;
     *cnt = 0;
     if (rc == 0) {
@@ -1621,7 +1622,133 @@ static int merge_delta(sh_index_adder *a, int force)
     if (rc != MDB_NOTFOUND) return rc;
     if ((rc = mdb_drop(a->txn, ix->db[D_DELTA], 0)) != 0) return rc;
     a->st.postings_merged += md.ms_entries;
+    a->post_written = 1;
     return 0;
+}
+
+/* ---- the postings searched ahead -------------------------------------------
+ * A large batch into delta searches the postings for each of its values and
+ * appends it to delta, one after the other on one thread. The postings are
+ * the committed ones while the transaction has not written them (only delta),
+ * so a thread with a read transaction of its own searches them ahead of the
+ * walk, block by block, and the walk reads its answers while it puts: the
+ * searches and the puts run side by side on two cores. */
+#define PRELOOK_MIN 65536   /* records: fewer are searched by the walk itself */
+#define PRELOOK_BLOCK 4096  /* values whose answers are handed over at a time */
+
+typedef struct {
+    sh_index *ix;
+    const unsigned char *recs;
+    size_t m;
+    uint32_t max_df;
+    uint32_t *cnt;          /* per value (group of recs), in order: its documents in the postings */
+    uint32_t *off;          /* where they start in its block's list, UINT32_MAX when not gathered (too common) */
+    uint32_t **blocks;      /* per block of `block` values: their documents, one value after another */
+    size_t block;           /* PRELOOK_BLOCK, or 7 for a test */
+    size_t done;            /* values answered (under mu) */
+    int rc, finished, stop; /* the thread's failure, its end, the walk's request to stop (under mu) */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t th;
+} prelook;
+
+static void *prelook_run(void *arg)
+{
+    prelook *p = (prelook *)arg;
+    MDB_txn *t = NULL;
+    MDB_cursor *c = NULL;
+    uint32_t *docs = NULL;
+    size_t j0 = 0, g = 0, nd = 0, cap = 0;
+    int rc = mdb_txn_begin(p->ix->env, NULL, MDB_RDONLY, &t), stop = 0;
+    if (rc == 0) rc = mdb_cursor_open(t, p->ix->db[D_POST], &c);
+    while (rc == 0 && j0 < p->m && !stop) {
+        size_t j1 = j0 + 1, cnt = 0;
+        MDB_val k = { 8, (void *)(uintptr_t)(p->recs + 12 * j0) }, v;
+        while (j1 < p->m && memcmp(p->recs + 12 * j1, p->recs + 12 * j0, 8) == 0) j1++;
+        if ((rc = mdb_cursor_get(c, &k, &v, MDB_SET_KEY)) == 0) rc = mdb_cursor_count(c, &cnt);
+        else if (rc == MDB_NOTFOUND) rc = 0;
+        p->cnt[g] = (uint32_t)(cnt > UINT32_MAX ? UINT32_MAX : cnt);
+        p->off[g] = UINT32_MAX;
+        if (rc == 0 && cnt && (!p->max_df || cnt + (j1 - j0) <= p->max_df)) {
+            p->off[g] = (uint32_t)nd;
+            rc = post_docs(c, UINT32_MAX, &docs, &cap, &nd);
+        }
+        g++;
+        j0 = j1;
+        if (rc == 0 && (g % p->block == 0 || j0 >= p->m)) {
+            pthread_mutex_lock(&p->mu);
+            p->blocks[(g - 1) / p->block] = docs;
+            p->done = g;
+            stop = p->stop;
+            pthread_cond_signal(&p->cv);
+            pthread_mutex_unlock(&p->mu);
+            docs = NULL;
+            nd = cap = 0;
+        }
+    }
+    free(docs);
+    if (c) mdb_cursor_close(c);
+    if (t) mdb_txn_abort(t);
+    pthread_mutex_lock(&p->mu);
+    p->rc = rc;
+    p->finished = 1;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Start searching the postings for recs' values ahead (0), or say why not. */
+static int prelook_start(prelook *p, sh_index *ix, const unsigned char *recs, size_t m, uint32_t max_df, size_t block)
+{
+    memset(p, 0, sizeof *p);
+    p->block = block;
+    p->ix = ix;
+    p->recs = recs;
+    p->m = m;
+    p->max_df = max_df;
+    p->cnt = (uint32_t *)malloc(m * sizeof *p->cnt);
+    p->off = (uint32_t *)malloc(m * sizeof *p->off);
+    p->blocks = (uint32_t **)calloc(m / block + 1, sizeof *p->blocks);
+    if (!p->cnt || !p->off || !p->blocks) goto fail;
+    if (pthread_mutex_init(&p->mu, NULL) != 0) goto fail;
+    if (pthread_cond_init(&p->cv, NULL) != 0) { pthread_mutex_destroy(&p->mu); goto fail; }
+    if (pthread_create(&p->th, NULL, prelook_run, p) != 0) {
+        pthread_cond_destroy(&p->cv);
+        pthread_mutex_destroy(&p->mu);
+        goto fail;
+    }
+    return 0;
+fail:
+    free(p->cnt);
+    free(p->off);
+    free(p->blocks);
+    return ENOMEM;
+}
+
+/* Wait for value g's answer: 0, or the thread's failure. */
+static int prelook_wait(prelook *p, size_t g)
+{
+    int rc = 0;
+    pthread_mutex_lock(&p->mu);
+    while (p->done <= g && !p->finished) pthread_cond_wait(&p->cv, &p->mu);
+    if (p->done <= g) rc = p->rc ? p->rc : MDB_CORRUPTED;
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
+static void prelook_end(prelook *p)
+{
+    size_t b;
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(p->th, NULL);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    for (b = 0; b <= p->m / p->block; b++) free(p->blocks[b]);
+    free(p->blocks);
+    free(p->cnt);
+    free(p->off);
 }
 
 /* Put the batch's postings recs (m records of value BE64, doc BE32, sorted)
@@ -1637,9 +1764,10 @@ static int post_batch(sh_index_adder *a, const unsigned char *recs, size_t m, ui
 {
     MDB_cursor *pc, *dc, *to;
     MDB_stat ps, ds;
+    prelook pl;
     uint32_t *old = NULL;
-    size_t old_cap = 0, j0 = 0, n = 0;
-    int rc, overflow = 0, into_post = 0, append;
+    size_t old_cap = 0, j0 = 0, n = 0, g = 0;
+    int rc, overflow = 0, into_post = 0, append, pre = 0;
     /* the postings go into delta (see "postings and delta"), unless they
      * would grow it past what the commit merges: then delta is merged first
      * (its documents stay older than the postings') and they go into the
@@ -1656,15 +1784,35 @@ static int post_batch(sh_index_adder *a, const unsigned char *recs, size_t m, ui
     if ((rc = mdb_cursor_open(a->txn, a->ix->db[D_POST], &pc)) != 0) return rc;
     if ((rc = mdb_cursor_open(a->txn, a->ix->db[D_DELTA], &dc)) != 0) { mdb_cursor_close(pc); return rc; }
     to = into_post ? pc : dc;
+    /* the postings searched ahead on another core, when they are the
+     * committed ones and the batch is large */
+    if (!into_post && !a->post_written && (a->test & SH_INDEX_PRELOOK ? m > 0 : m >= PRELOOK_MIN && sysconf(_SC_NPROCESSORS_ONLN) > 1))
+        pre = prelook_start(&pl, a->ix, recs, m, a->max_df, a->test & SH_INDEX_PRELOOK ? 7 : PRELOOK_BLOCK) == 0;
     while (j0 < m && rc == 0) {
         size_t j1 = j0 + 1, no = 0, cnt = 0, j, x;
         int in, take;
         while (j1 < m && memcmp(recs + 12 * j1, recs + 12 * j0, 8) == 0) j1++;
         /* the documents that had this value before the batch */
-        if ((rc = post_lookup(pc, ds.ms_entries ? dc : NULL, recs + 12 * j0, &in, &cnt)) != 0) break;
+        if (pre && (rc = prelook_wait(&pl, g)) != 0) break;
+        if ((rc = post_lookup(pre ? NULL : pc, ds.ms_entries ? dc : NULL, recs + 12 * j0, &in, &cnt)) != 0) break;
+        if (pre && pl.cnt[g]) {
+            in |= 1;
+            cnt += pl.cnt[g];
+        }
         take = !overflow && (!a->max_df || cnt + (j1 - j0) <= a->max_df);
-        if (take && (in & 1)) rc = post_docs(pc, UINT32_MAX, &old, &old_cap, &no);
+        if (take && (in & 1) && pre) {
+            /* gathered by the thread whenever take can be true */
+            if (pl.off[g] == UINT32_MAX || (rc = cand_room(&old, &old_cap, 0, pl.cnt[g])) != 0) {
+                if (!rc) rc = MDB_CORRUPTED;
+                break;
+            }
+            memcpy(old, pl.blocks[g / pl.block] + pl.off[g], 4 * (size_t)pl.cnt[g]);
+            no = pl.cnt[g];
+        } else if (take && (in & 1)) {
+            rc = post_docs(pc, UINT32_MAX, &old, &old_cap, &no);
+        }
         if (take && rc == 0 && (in & 2)) rc = post_docs(dc, UINT32_MAX, &old, &old_cap, &no);
+        g++;
         if (rc) break;
         /* pairs: each searching new document with the earlier holders */
         if (take) {
@@ -1684,6 +1832,8 @@ static int post_batch(sh_index_adder *a, const unsigned char *recs, size_t m, ui
         }
         j0 = j1;
     }
+    if (pre) prelook_end(&pl);
+    if (into_post) a->post_written = 1;
     mdb_cursor_close(pc);
     mdb_cursor_close(dc);
     free(old);
@@ -1847,7 +1997,7 @@ static sh_status chunk_flush(sh_index_adder *a, sh_error *err)
     searches = (unsigned char *)malloc(nd);
     if (!aux || !searches) { free(aux); free(searches); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
     for (k = 0; k < nd; k++) searches[k] = a->dstat[k] == SH_DUP_NONE;
-    sh_radix_sort(a->crecs, aux, a->ncrecs, 12, 12);
+    sh_radix_sort(a->crecs, aux, a->ncrecs, 12, 8); /* stable, and they came in the order of ids */
     free(aux);
     rc = post_batch(a, a->crecs, a->ncrecs, a->dbase, searches, &np);
     free(searches);
@@ -2277,7 +2427,7 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
                 m++;
             }
         }
-        sh_radix_sort(recs, aux, m, 12, 12);
+        sh_radix_sort(recs, aux, m, 12, 8); /* stable, and they came in the order of ids */
         free(aux);
         rc = post_batch(a, recs, m, base, searches, &np);
         free(recs);

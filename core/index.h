@@ -96,9 +96,13 @@ void sh_index_set_chunk(sh_index_adder *a, size_t values);
  * estimates differ in any score; SH_INDEX_PAIRS_SORTED gathers a new
  * index's pairs in the external sort, never in memory; SH_INDEX_PAIRS_SMALL
  * gives the pairs in memory 4 KiB, so they move to the external sort after a
- * few values. */
+ * few values. And of where postings go (core/index.c, "postings and delta"):
+ * SH_INDEX_MERGE_ALWAYS merges delta into the postings at the commit whatever
+ * its size, SH_INDEX_MERGE_NEVER never (nor before a large batch);
+ * SH_INDEX_PRELOOK searches the postings ahead on a thread for every batch
+ * into delta, handing over the answers 7 values at a time. */
 enum { SH_INDEX_NO_COUNTS = 1, SH_INDEX_CHECK_COUNTS = 2, SH_INDEX_PAIRS_SORTED = 4, SH_INDEX_PAIRS_SMALL = 8,
-       SH_INDEX_MERGE_ALWAYS = 16, SH_INDEX_MERGE_NEVER = 32 };
+       SH_INDEX_MERGE_ALWAYS = 16, SH_INDEX_MERGE_NEVER = 32, SH_INDEX_PRELOOK = 64 };
 void sh_index_set_test(sh_index_adder *a, int flags);
 
 /* Add docs[0..n) (their sketches must carry identity's parameters); ids[i] gets each new id.

@@ -91,27 +91,33 @@ describe("index postings and delta", function()
     it(("answer the same whichever table holds the postings (max_df %d)"):format(max_df), function()
       if not have_mdb_tools() then error("mdb_dump and mdb_load (Debian's lmdb-utils, installed by scripts/setup.sh) are needed") end
       local never, always, default = dir .. "/never" .. max_df, dir .. "/always" .. max_df, dir .. "/default" .. max_df
+      local ahead = dir .. "/ahead" .. max_df
       local first = { { url = "http://first.example/", text = docs[1].text } }
       local rest = {}
       for i = 2, #docs do rest[#rest + 1] = docs[i] end
       -- the first add makes the postings (max_df 0: appended at the commit; with a
       -- cutoff, through delta, which its commit merges); then pieces
-      for _, p in ipairs { never, always, default } do
+      for _, p in ipairs { never, always, default, ahead } do
         local ix = assert(index.open(p))
         assert(ix:add_documents(first, { sweep = "s0", merge = "always", max_df = max_df }))
         ix:close()
       end
       assert.are.equal(0, build(never, rest, { merge = "never" }))
       local merged = build(always, rest, { merge = "always" })
-      build(default, rest, {})
+      -- the default, the postings searched ahead on a thread for every batch (core/index.c prelook)
+      build(default, rest, { prelook = true })
+      -- every batch into delta, its postings searched ahead
+      assert.are.equal(0, build(ahead, rest, { merge = "never", prelook = true }))
       -- the test means something: the layouts differ
       assert.is_true(support.index_entries(never, "delta") > 1000)
       assert.are.equal(0, support.index_entries(always, "delta"))
       assert.is_true(merged > 1000)
       local a, n, d = support.index_dump(always), support.index_dump(never), support.index_dump(default)
+      local h = support.index_dump(ahead)
       for _, t in ipairs(support.INDEX_TABLES) do
+        assert.are.equal(a[t], h[t], "table " .. t .. " differs (delta never merged, the postings searched ahead)")
         assert.are.equal(a[t], n[t], "table " .. t .. " differs (delta never merged)")
-        assert.are.equal(a[t], d[t], "table " .. t .. " differs (the default merges)")
+        assert.are.equal(a[t], d[t], "table " .. t .. " differs (the default merges, the postings searched ahead)")
       end
       -- the same hits, several policies, the cutoff in the query too
       local ia, inn = assert(index.open(always, { readonly = true })), assert(index.open(never, { readonly = true }))

@@ -124,10 +124,11 @@ static int ix_params(lua_State *L)
     return 1;
 }
 
-/* ix:begin(sweep, shingler, { policy, threshold, max_df, chunk, counts, check_counts, pairs_sorted, pairs_small, merge }) -> adder:
+/* ix:begin(sweep, shingler, { policy, threshold, max_df, chunk, counts, check_counts, pairs_sorted, pairs_small, merge, prelook }) -> adder:
  * one transaction (chunk: sh_index_set_chunk, for tests of the chunks' boundaries; counts = false,
  * check_counts, pairs_sorted: sh_index_set_test, for tests of how the pairs are decided; merge =
- * "always" or "never": whether the commit merges delta into the postings, for tests of both layouts) */
+ * "always" or "never": whether the commit merges delta into the postings, for tests of both layouts;
+ * prelook: the postings searched ahead on a thread whatever the batch's size, in small blocks) */
 static int ix_begin(lua_State *L)
 {
     shl_index *u = check_ix(L, 1);
@@ -149,6 +150,7 @@ static int ix_begin(lua_State *L)
         if (shl_opt_bool(L, 4, "check_counts", 0)) test |= SH_INDEX_CHECK_COUNTS;
         if (shl_opt_bool(L, 4, "pairs_sorted", 0)) test |= SH_INDEX_PAIRS_SORTED;
         if (shl_opt_bool(L, 4, "pairs_small", 0)) test |= SH_INDEX_PAIRS_SMALL;
+        if (shl_opt_bool(L, 4, "prelook", 0)) test |= SH_INDEX_PRELOOK;
         lua_getfield(L, 4, "merge");
         if (!lua_isnil(L, -1)) {
             static const char *const when[] = { "always", "never", NULL };

@@ -157,10 +157,11 @@ local function begin_add(self, opts, level)
   if not sok then if fresh then self.config = nil end return nil, text end
   -- (chunk: how many sketch values an add into an index with postings holds back at most, core/index.h;
   -- counts = false, check_counts, pairs_sorted, pairs_small: how candidate pairs are decided, sh_index_set_test;
-  -- merge = "always" or "never": whether the commit merges the delta postings; for tests)
+  -- merge = "always" or "never": whether the commit merges the delta postings; prelook: the postings
+  -- searched ahead on a thread whatever the batch's size; for tests)
   local adder, err = self.ix:begin(opts.sweep, shingle.unwrap(text), { policy = c.policy, threshold = c.threshold,
     max_df = c.max_df, chunk = opts.chunk, counts = opts.counts, check_counts = opts.check_counts,
-    pairs_sorted = opts.pairs_sorted, pairs_small = opts.pairs_small, merge = opts.merge })
+    pairs_sorted = opts.pairs_sorted, pairs_small = opts.pairs_small, merge = opts.merge, prelook = opts.prelook })
   if not adder then if fresh then self.config = nil end return nil, err end
   if fresh then adder:set("user.config", cjson.encode(c)) end
   local sk = require("shingle.sketcher").new(text, html, { threads = opts.threads, extractor = self.extractor,
