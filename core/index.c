@@ -36,7 +36,13 @@ enum { DEFER_APPEND = 1, DEFER_CHUNK = 2 };
 /* dups[i] of a document sh_index_add skips (its URL is already in the sweep) */
 #define SKIPPED 0xFF
 
-enum { D_META, D_DOCS, D_POST, D_URLS, D_RAW, D_CANON, D_CLUSTER, D_MEMBERS, D_SWEEPS, D_SWEEPDOCS, D_DELTA, D_N };
+enum { D_META, D_DOCS, D_POST, D_URLS, D_RAW, D_CANON, D_CLUSTER, D_MEMBERS, D_SWEEPS, D_SWEEPDOCS,
+       D_DELTA, D_DURLS, D_DRAW, D_DCANON, D_N };
+/* the table that takes later entries of a table (see "postings and delta"), or -1 */
+static int delta_of(int d)
+{
+    return d == D_POST ? D_DELTA : d == D_URLS ? D_DURLS : d == D_RAW ? D_DRAW : d == D_CANON ? D_DCANON : -1;
+}
 static const char *const dbnames[D_N] = SH_INDEX_TABLE_NAMES;
 /* which tables hold sorted lists of fixed-size doc ids */
 static const int dupsort[D_N] = SH_INDEX_DUPSORT;
@@ -48,7 +54,7 @@ struct sh_index {
     int pinned;                /* depth of sh_index_read_begin */
     pthread_t pin_owner;       /* the thread that pinned it: other threads read on their own */
     int readonly;
-    int has_delta;             /* the delta table is there (an index made before it was, opened read-only, has none) */
+    int has_delta;             /* the delta tables are there (an index made before they were, opened read-only, has none) */
     char path[1024];
     sh_rabin urlr;
     void *att;                 /* sh_index_attach */
@@ -132,6 +138,9 @@ struct sh_index_adder {
      * each fingerprint (fph, fps 0 and 1 in fpsmall), and unext[k] chains
      * the documents of one URL fingerprint */
     int dfp;
+    int fp_delta;              /* dfp into an index with fingerprints: appended to the empty delta_* tables, and the
+                                * add's lookups go to the tables first (core/index.c, "postings and delta") */
+    uint32_t fpbase;           /* the add's first id (dbase moves on with each chunk) */
     uint64_t *fps;
     uint32_t *unext;
     size_t nfp, fp_cap;
@@ -265,7 +274,7 @@ sh_status sh_index_open(sh_index **out, const char *path, int readonly, int crea
     for (i = 0; i < D_N; i++) {
         unsigned flags = (readonly ? 0 : MDB_CREATE) | (dupsort[i] ? MDB_DUPSORT | MDB_DUPFIXED : 0);
         if ((rc = mdb_dbi_open(txn, dbnames[i], flags, &ix->db[i])) != 0) {
-            if (rc == MDB_NOTFOUND && i == D_DELTA) continue; /* an older index, read-only: no delta */
+            if (rc == MDB_NOTFOUND && i >= D_DELTA) { ix->db[i] = 0; continue; } /* an older index, read-only: no delta */
             mdb_txn_abort(txn);
             if (rc == MDB_NOTFOUND) {
                 sh_error_set(err, SH_EFORMAT, 0, "%s is an LMDB environment but not a shingle index (no table '%s')", path, dbnames[i]);
@@ -275,8 +284,9 @@ sh_status sh_index_open(sh_index **out, const char *path, int readonly, int crea
             sh_index_close(ix);
             return err ? err->code : SH_EFORMAT;
         }
-        if (i == D_DELTA) ix->has_delta = 1;
     }
+    ix->has_delta = 1;
+    for (i = D_DELTA; i < D_N; i++) if (!ix->db[i]) ix->has_delta = 0;
     {
         MDB_val k = { 6, (void *)(uintptr_t)"format" }, v;
         rc = mdb_get(txn, ix->db[D_META], &k, &v);
@@ -413,6 +423,41 @@ static void clear_stale_sorts(const char *path)
     closedir(d);
 }
 
+/* Whether a deferred add keeps its fingerprints in memory (dfp) and appends
+ * them at the commit: into empty tables (a new index), or into the empty
+ * delta tables of an index that has some (fp_delta); and whether its
+ * documents' records are appended (dapp, a new index). */
+static void choose_dfp(sh_index_adder *a)
+{
+    sh_index *ix = a->ix;
+    if (a->deferred && !a->dfp) {
+        /* the fingerprint tables: into empty ones (a new index) the add's
+         * fingerprints are appended at the commit; into an index that has
+         * some, the same into the empty delta tables */
+        MDB_stat mu, mr, mc, du, dr, dc;
+        size_t in_tables = SIZE_MAX, in_delta = SIZE_MAX;
+        int i;
+        if (mdb_stat(a->txn, ix->db[D_URLS], &mu) == 0 && mdb_stat(a->txn, ix->db[D_RAW], &mr) == 0 &&
+            mdb_stat(a->txn, ix->db[D_CANON], &mc) == 0)
+            in_tables = mu.ms_entries + mr.ms_entries + mc.ms_entries;
+        if (mdb_stat(a->txn, ix->db[D_DURLS], &du) == 0 && mdb_stat(a->txn, ix->db[D_DRAW], &dr) == 0 &&
+            mdb_stat(a->txn, ix->db[D_DCANON], &dc) == 0)
+            in_delta = du.ms_entries + dr.ms_entries + dc.ms_entries;
+        if (in_delta == 0 && in_tables != SIZE_MAX) {
+            a->dfp = 1;
+            a->fp_delta = in_tables > 0;
+            memset(a->fpsmall, 0xff, sizeof a->fpsmall);
+        }
+        if (a->dfp && !a->fp_delta && a->deferred == DEFER_APPEND) {
+            a->dapp = 1;
+            for (i = 0; i < 4; i++) {
+                static const int app[4] = { D_DOCS, D_SWEEPDOCS, D_MEMBERS, D_CLUSTER };
+                if (mdb_stat(a->txn, ix->db[app[i]], &mu) != 0 || mu.ms_entries != 0) a->dapp = 0;
+            }
+        }
+    }
+}
+
 sh_status sh_index_begin(sh_index *ix, const char *sweep, const sh_sketch_params *identity, sh_policy policy,
                          double threshold, uint32_t max_df, sh_index_adder **out, sh_error *err)
 {
@@ -500,20 +545,8 @@ sh_status sh_index_begin(sh_index *ix, const char *sweep, const sh_sketch_params
     a->mods[0] = a->p.kind == SH_SKETCH_MOD ? a->p.m : 1;
     a->inmem = 1;
     a->inmem_max = DEFER_INMEM_MEMORY;
-    if (a->deferred == DEFER_APPEND) {
-        MDB_stat mu, mr, mc;
-        int i;
-        if (mdb_stat(a->txn, ix->db[D_URLS], &mu) == 0 && mdb_stat(a->txn, ix->db[D_RAW], &mr) == 0 &&
-            mdb_stat(a->txn, ix->db[D_CANON], &mc) == 0 && mu.ms_entries == 0 && mr.ms_entries == 0 && mc.ms_entries == 0) {
-            a->dfp = 1;
-            memset(a->fpsmall, 0xff, sizeof a->fpsmall);
-            a->dapp = 1;
-            for (i = 0; i < 4; i++) {
-                static const int app[4] = { D_DOCS, D_SWEEPDOCS, D_MEMBERS, D_CLUSTER };
-                if (mdb_stat(a->txn, ix->db[app[i]], &mu) != 0 || mu.ms_entries != 0) a->dapp = 0;
-            }
-        }
-    }
+    a->fpbase = a->next;
+    choose_dfp(a);
     /* the sweep: existing name keeps its id, else the next id */
     {
         MDB_val k = { sl, (void *)(uintptr_t)sweep };
@@ -545,6 +578,18 @@ static int first_dup(MDB_txn *t, MDB_dbi db, const void *key, size_t klen, uint3
     int rc = mdb_get(t, db, &k, &v);
     if (rc == 0) *doc = sh_load_be32(v.mv_data);
     return rc;
+}
+
+/* first_dup() of a table and its delta table: the smaller of their first documents. */
+static int first_dup_both(MDB_txn *t, const sh_index *ix, int db, const void *key, size_t klen, uint32_t *doc)
+{
+    uint32_t x;
+    int rc = first_dup(t, ix->db[db], key, klen, doc), rd;
+    if (!ix->has_delta || (rc != 0 && rc != MDB_NOTFOUND)) return rc;
+    if ((rd = first_dup(t, ix->db[delta_of(db)], key, klen, &x)) == MDB_NOTFOUND) return rc;
+    if (rd) return rd;
+    if (rc == MDB_NOTFOUND || x < *doc) *doc = x;
+    return 0;
 }
 
 static int cluster_of(MDB_txn *t, sh_index *ix, uint32_t doc, uint32_t *c)
@@ -1232,10 +1277,10 @@ static int identical(MDB_txn *t, sh_index *ix, const sh_index_doc *d, uint32_t *
 {
     unsigned char kb[8];
     sh_store_be64(kb, d->raw_fp);
-    if ((*rc = first_dup(t, ix->db[D_RAW], kb, 8, other)) == 0) return SH_DUP_EXACT;
+    if ((*rc = first_dup_both(t, ix, D_RAW, kb, 8, other)) == 0) return SH_DUP_EXACT;
     if (*rc != MDB_NOTFOUND) return SH_DUP_NONE;
     sh_store_be64(kb, d->canon_fp);
-    if ((*rc = first_dup(t, ix->db[D_CANON], kb, 8, other)) == 0) return SH_DUP_LEXICAL;
+    if ((*rc = first_dup_both(t, ix, D_CANON, kb, 8, other)) == 0) return SH_DUP_LEXICAL;
     if (*rc == MDB_NOTFOUND) *rc = 0;
     return SH_DUP_NONE;
 }
@@ -1247,29 +1292,34 @@ static int url_in_sweep(MDB_txn *t, sh_index *ix, uint32_t sweep, const sh_index
                         int *same, int *rc, sh_status *s, sh_error *err)
 {
     unsigned char kb[8];
-    MDB_val k = { 8, kb }, v;
-    MDB_cursor *cur;
-    int found = 0;
+    int tb;
     sh_store_be64(kb, url_fp);
-    if ((*rc = mdb_cursor_open(t, ix->db[D_URLS], &cur)) != 0) return -1;
-    for (*rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY); *rc == 0 && !found; *rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_DUP)) {
-        uint32_t id = sh_load_be32(v.mv_data);
-        MDB_val dv;
-        sh_ixdoc h;
-        const char *url;
-        size_t ul;
-        if ((*rc = get_doc(t, ix, id, &dv)) != 0) break;
-        if ((*s = sh_ixdoc_decode(dv.mv_data, dv.mv_size, id, &h, &url, &ul, err)) != SH_OK) { mdb_cursor_close(cur); return -1; }
-        if (h.sweep == sweep && ul == d->url_len && memcmp(url, d->url, ul) == 0) {
-            *prev = id;
-            *same = h.raw_fp == d->raw_fp;
-            found = 1;
+    /* the URL's documents in urls, then in delta_urls */
+    for (tb = 0; tb < (ix->has_delta ? 2 : 1); tb++) {
+        MDB_val k = { 8, kb }, v;
+        MDB_cursor *cur;
+        if ((*rc = mdb_cursor_open(t, ix->db[tb ? D_DURLS : D_URLS], &cur)) != 0) return -1;
+        for (*rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY); *rc == 0; *rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_DUP)) {
+            uint32_t id = sh_load_be32(v.mv_data);
+            MDB_val dv;
+            sh_ixdoc h;
+            const char *url;
+            size_t ul;
+            if ((*rc = get_doc(t, ix, id, &dv)) != 0) break;
+            if ((*s = sh_ixdoc_decode(dv.mv_data, dv.mv_size, id, &h, &url, &ul, err)) != SH_OK) { mdb_cursor_close(cur); return -1; }
+            if (h.sweep == sweep && ul == d->url_len && memcmp(url, d->url, ul) == 0) {
+                *prev = id;
+                *same = h.raw_fp == d->raw_fp;
+                mdb_cursor_close(cur);
+                *rc = 0;
+                return 1;
+            }
         }
+        mdb_cursor_close(cur);
+        if (*rc != MDB_NOTFOUND) return -1;
     }
-    mdb_cursor_close(cur);
-    if (found) { *rc = 0; return 1; }
-    if (*rc == MDB_NOTFOUND) { *rc = 0; return 0; }
-    return -1;
+    *rc = 0;
+    return 0;
 }
 
 /* ---- a new index's fingerprint tables in memory (dfp) ---------------------- */
@@ -1293,6 +1343,25 @@ static int identical_in_add(const sh_index_adder *a, const sh_index_doc *d, uint
     return SH_DUP_NONE;
 }
 
+/* identical() for an add with fp_delta: the tables' documents (earlier than
+ * the add's), then the add's; an exact copy before a lexical one. */
+static int identical_both(const sh_index_adder *a, const sh_index_doc *d, uint32_t *other, int *rc)
+{
+    unsigned char kb[8];
+    uint32_t x;
+    sh_store_be64(kb, d->raw_fp);
+    if ((*rc = first_dup_both(a->txn, a->ix, D_RAW, kb, 8, other)) == 0) return SH_DUP_EXACT;
+    if (*rc != MDB_NOTFOUND) return SH_DUP_NONE;
+    *rc = 0;
+    if ((x = fp_first(a, 1, d->raw_fp)) != UINT32_MAX) { *other = x; return SH_DUP_EXACT; }
+    sh_store_be64(kb, d->canon_fp);
+    if ((*rc = first_dup_both(a->txn, a->ix, D_CANON, kb, 8, other)) == 0) return SH_DUP_LEXICAL;
+    if (*rc != MDB_NOTFOUND) return SH_DUP_NONE;
+    *rc = 0;
+    if ((x = fp_first(a, 2, d->canon_fp)) != UINT32_MAX) { *other = x; return SH_DUP_LEXICAL; }
+    return SH_DUP_NONE;
+}
+
 /* url_in_sweep() for an add with dfp: the documents of the add with the URL
  * fingerprint, in the order of ids. */
 static int url_in_add(sh_index_adder *a, const sh_index_doc *d, uint64_t url_fp, uint32_t *prev, int *same, int *rc,
@@ -1300,7 +1369,7 @@ static int url_in_add(sh_index_adder *a, const sh_index_doc *d, uint64_t url_fp,
 {
     uint32_t id;
     *rc = 0;
-    for (id = fp_first(a, 0, url_fp); id != UINT32_MAX; id = a->unext[id - a->dbase]) {
+    for (id = fp_first(a, 0, url_fp); id != UINT32_MAX; id = a->unext[id - a->fpbase]) {
         MDB_val dv;
         sh_ixdoc h;
         const char *url;
@@ -1319,7 +1388,7 @@ static int url_in_add(sh_index_adder *a, const sh_index_doc *d, uint64_t url_fp,
 /* Note the fingerprints of new document id (the next of the add). */
 static sh_status fp_keep(sh_index_adder *a, uint32_t id, uint64_t url_fp, uint64_t raw_fp, uint64_t canon_fp, sh_error *err)
 {
-    size_t k = id - a->dbase;
+    size_t k = id - a->fpbase;
     const uint64_t fp[3] = { url_fp, raw_fp, canon_fp };
     int t;
     if (k != a->nfp) return sh_error_set(err, SH_EINVAL, 0, "document %u out of order", id);
@@ -1342,8 +1411,8 @@ static sh_status fp_keep(sh_index_adder *a, uint32_t id, uint64_t url_fp, uint64
             else if (sh_htab_put(&a->fph[t], fp[t], id) < 0) return sh_error_set(err, SH_ENOMEM, 0, "out of memory");
         } else if (t == 0) {
             /* another document of this URL fingerprint: at the end of its chain */
-            while (a->unext[first - a->dbase] != UINT32_MAX) first = a->unext[first - a->dbase];
-            a->unext[first - a->dbase] = id;
+            while (a->unext[first - a->fpbase] != UINT32_MAX) first = a->unext[first - a->fpbase];
+            a->unext[first - a->fpbase] = id;
         }
     }
     a->nfp++;
@@ -1358,8 +1427,9 @@ static void close_append(sh_index_adder *a)
         if (a->acur[j]) { mdb_cursor_close(a->acur[j]); a->acur[j] = NULL; }
 }
 
-/* Append the add's fingerprint records to the (empty) tables, sorted by
- * fingerprint, each one's documents in the order of ids. */
+/* Append the add's fingerprint records to the (empty) tables, or with
+ * fp_delta to the (empty) delta tables, sorted by fingerprint, each one's
+ * documents in the order of ids. */
 static sh_status fp_flush(sh_index_adder *a, sh_error *err)
 {
     unsigned char *recs, *aux;
@@ -1373,10 +1443,10 @@ static sh_status fp_flush(sh_index_adder *a, sh_error *err)
         MDB_cursor *cur;
         for (k = 0; k < n; k++) {
             sh_store_be64(recs + 12 * k, a->fps[3 * k + t]);
-            sh_store_be32(recs + 12 * k + 8, a->dbase + (uint32_t)k);
+            sh_store_be32(recs + 12 * k + 8, a->fpbase + (uint32_t)k);
         }
         sh_radix_sort(recs, aux, n, 12, 8); /* stable: the ids stay ascending */
-        if ((rc = mdb_cursor_open(a->txn, a->ix->db[fp_table[t]], &cur)) != 0) break;
+        if ((rc = mdb_cursor_open(a->txn, a->ix->db[a->fp_delta ? delta_of(fp_table[t]) : fp_table[t]], &cur)) != 0) break;
         for (k = 0; k < n && rc == 0; k++) {
             MDB_val kk = { 8, recs + 12 * k }, d = { 4, recs + 12 * k + 8 };
             int first = k == 0 || memcmp(recs + 12 * k, recs + 12 * (k - 1), 8) != 0;
@@ -1589,27 +1659,28 @@ static int room_for_pairs(sh_index_adder *a, size_t np, size_t n)
     return 1;
 }
 
-/* Merge delta into the postings when it holds more than 1/DELTA_MERGE as
- * many entries (or as the test flags say), or always when force, in the
- * add's transaction: each
- * of its entries put after the documents the postings have for its value
- * (delta's are later ones), appended when the postings are empty, then delta
- * emptied. The sorted walk copies the postings' leaves once for all the
- * adds since the last merge (see "postings and delta"). */
-static int merge_delta(sh_index_adder *a, int force)
+/* Merge table db's delta table (delta_of) into it when the delta holds more
+ * than 1/DELTA_MERGE as many entries (or as the test flags say), or always
+ * when force, in the add's transaction: each of its entries put among the
+ * documents the table has for its key (for the postings, after them: delta's
+ * are later ones), appended when the table is empty, then the delta emptied.
+ * The sorted walk copies the table's leaves once for all the adds since the
+ * last merge (see "postings and delta"). */
+static int merge_table(sh_index_adder *a, int db, int force)
 {
     sh_index *ix = a->ix;
+    int ddb = delta_of(db);
     MDB_stat ms, md;
     MDB_cursor *dc = NULL, *pc = NULL;
     MDB_val k, v;
     unsigned char prev[8];
     int rc, append, have_prev = 0;
-    if ((rc = mdb_stat(a->txn, ix->db[D_POST], &ms)) != 0 || (rc = mdb_stat(a->txn, ix->db[D_DELTA], &md)) != 0) return rc;
+    if ((rc = mdb_stat(a->txn, ix->db[db], &ms)) != 0 || (rc = mdb_stat(a->txn, ix->db[ddb], &md)) != 0) return rc;
     if (md.ms_entries == 0 || (!force && (a->test & SH_INDEX_MERGE_NEVER))) return 0;
     if (!force && !(a->test & SH_INDEX_MERGE_ALWAYS) && md.ms_entries * DELTA_MERGE <= ms.ms_entries) return 0;
     append = ms.ms_entries == 0;
-    if ((rc = mdb_cursor_open(a->txn, ix->db[D_DELTA], &dc)) != 0) return rc;
-    if ((rc = mdb_cursor_open(a->txn, ix->db[D_POST], &pc)) != 0) { mdb_cursor_close(dc); return rc; }
+    if ((rc = mdb_cursor_open(a->txn, ix->db[ddb], &dc)) != 0) return rc;
+    if ((rc = mdb_cursor_open(a->txn, ix->db[db], &pc)) != 0) { mdb_cursor_close(dc); return rc; }
     for (rc = mdb_cursor_get(dc, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(dc, &k, &v, MDB_NEXT)) {
         int same = have_prev && k.mv_size == 8 && memcmp(prev, k.mv_data, 8) == 0;
         if (k.mv_size != 8 || v.mv_size != 4) { rc = MDB_CORRUPTED; break; }
@@ -1620,11 +1691,15 @@ static int merge_delta(sh_index_adder *a, int force)
     mdb_cursor_close(pc);
     mdb_cursor_close(dc);
     if (rc != MDB_NOTFOUND) return rc;
-    if ((rc = mdb_drop(a->txn, ix->db[D_DELTA], 0)) != 0) return rc;
-    a->st.postings_merged += md.ms_entries;
-    a->post_written = 1;
+    if ((rc = mdb_drop(a->txn, ix->db[ddb], 0)) != 0) return rc;
+    if (db == D_POST) {
+        a->st.postings_merged += md.ms_entries;
+        a->post_written = 1;
+    }
     return 0;
 }
+
+static int merge_delta(sh_index_adder *a, int force) { return merge_table(a, D_POST, force); }
 
 /* ---- the postings searched ahead -------------------------------------------
  * A large batch into delta searches the postings for each of its values and
@@ -1957,7 +2032,10 @@ static sh_status defer_batch(sh_index_adder *a, const sh_index_doc *docs, size_t
 void sh_index_set_chunk(sh_index_adder *a, size_t values)
 {
     a->chunk = values;
-    if (a->deferred == 0 && values && a->post_entries && a->max_df == 0 && a->next == a->dbase) a->deferred = DEFER_CHUNK;
+    if (a->deferred == 0 && values && a->post_entries && a->max_df == 0 && a->next == a->dbase) {
+        a->deferred = DEFER_CHUNK;
+        choose_dfp(a);
+    }
 }
 
 void sh_index_set_test(sh_index_adder *a, int flags)
@@ -2203,7 +2281,7 @@ static sh_status defer_flush(sh_index_adder *a, sh_error *err)
     size_t ng = 0, gcap = 0, nr, nb = 0, i, np = 0, p = 0;
     sh_status s = SH_OK;
     int rc = 0;
-    if (a->deferred == DEFER_CHUNK) return chunk_flush(a, err);
+    if (a->deferred == DEFER_CHUNK) return (s = chunk_flush(a, err)) != SH_OK ? s : fp_flush(a, err);
     close_append(a);
     if ((s = fp_flush(a, err)) != SH_OK) return s;
     if (!a->dpost) return SH_OK;
@@ -2320,8 +2398,8 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
              * skipped (a re-run after a crash adds nothing twice), other
              * content is refused */
             uint32_t prev = 0;
-            int same = 0, r = a->dfp ? url_in_add(a, d, h.url_fp, &prev, &same, &rc, &s, err)
-                                     : url_in_sweep(t, ix, a->sweep, d, h.url_fp, &prev, &same, &rc, &s, err);
+            int same = 0, r = a->dfp && !a->fp_delta ? 0 : url_in_sweep(t, ix, a->sweep, d, h.url_fp, &prev, &same, &rc, &s, err);
+            if (r == 0 && a->dfp) r = url_in_add(a, d, h.url_fp, &prev, &same, &rc, &s, err);
             if (r < 0) { if (s != SH_OK) goto out; break; }
             if (r == 1) {
                 dups[i] = SKIPPED;
@@ -2330,7 +2408,8 @@ sh_status sh_index_add(sh_index_adder *a, const sh_index_doc *docs, size_t n, ui
                 continue;
             }
         }
-        h.dup = (uint32_t)(dups[i] = (unsigned char)(a->dfp ? identical_in_add(a, d, &other[i]) : identical(t, ix, d, &other[i], &rc)));
+        h.dup = (uint32_t)(dups[i] = (unsigned char)(a->fp_delta ? identical_both(a, d, &other[i], &rc)
+                                                     : a->dfp ? identical_in_add(a, d, &other[i]) : identical(t, ix, d, &other[i], &rc)));
         if (rc) break;
         h.raw_fp = d->raw_fp;
         h.canon_fp = d->canon_fp;
@@ -2550,7 +2629,8 @@ sh_status sh_index_commit(sh_index_adder *a, sh_index_add_stats *st, sh_error *e
         sh_index_abort(a);
         return s;
     }
-    if ((rc = merge_delta(a, 0)) != 0) {
+    if ((rc = merge_table(a, D_POST, 0)) != 0 || (rc = merge_table(a, D_URLS, 0)) != 0 || (rc = merge_table(a, D_RAW, 0)) != 0 ||
+        (rc = merge_table(a, D_CANON, 0)) != 0) {
         s = lmdb_err(err, ix, "merge the postings", rc);
         sh_index_abort(a);
         return s;
@@ -2880,29 +2960,39 @@ sh_status sh_index_doc_get(sh_index *ix, uint32_t doc, sh_ixdoc *d, sh_sketch **
 static sh_status list_dups(sh_index *ix, int db, const void *key, size_t klen, uint32_t **ids, size_t *n, sh_error *err)
 {
     MDB_txn *t;
-    MDB_cursor *cur;
-    MDB_val k = { klen, (void *)(uintptr_t)key }, v;
-    size_t cnt = 0, m = 0;
-    int rc;
+    size_t cap = 0, m = 0;
+    int rc = 0, tb, both = 0;
     *ids = NULL;
     *n = 0;
     if ((rc = rbegin(ix, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
-    if ((rc = mdb_cursor_open(t, ix->db[db], &cur)) != 0) { rend(ix, t); return lmdb_err(err, ix, "cursor", rc); }
-    rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
-    if (rc == 0) {
-        mdb_cursor_count(cur, &cnt);
-        *ids = (uint32_t *)malloc(cnt * 4 + 4);
-        if (!*ids) { mdb_cursor_close(cur); rend(ix, t); return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
-        rc = mdb_cursor_get(cur, &k, &v, MDB_GET_MULTIPLE);
-        while (rc == 0) {
-            size_t j;
-            for (j = 0; j < v.mv_size / 4 && m < cnt; j++) (*ids)[m++] = sh_load_be32((const char *)v.mv_data + 4 * j);
-            rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_MULTIPLE);
+    /* the table's list, and its delta table's when it has one */
+    for (tb = 0; tb < (ix->has_delta && delta_of(db) >= 0 ? 2 : 1) && rc == 0; tb++) {
+        MDB_cursor *cur;
+        MDB_val k = { klen, (void *)(uintptr_t)key }, v;
+        if ((rc = mdb_cursor_open(t, ix->db[tb ? delta_of(db) : db], &cur)) != 0) break;
+        if ((rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY)) == 0) {
+            both += tb == 1 && m > 0;
+            rc = post_docs(cur, UINT32_MAX, ids, &cap, &m);
         }
+        if (rc == MDB_NOTFOUND) rc = 0;
+        mdb_cursor_close(cur);
     }
-    mdb_cursor_close(cur);
     rend(ix, t);
-    if (rc != MDB_NOTFOUND && rc != 0) { free(*ids); *ids = NULL; return lmdb_err(err, ix, "read list", rc); }
+    if (rc) {
+        free(*ids);
+        *ids = NULL;
+        return rc == ENOMEM ? sh_error_set(err, SH_ENOMEM, 0, "out of memory") : lmdb_err(err, ix, "read list", rc);
+    }
+    if (both) {
+        /* two sorted lists of distinct ids */
+        uint64_t *tmp = (uint64_t *)malloc(m * 8);
+        size_t i;
+        if (!tmp) { free(*ids); *ids = NULL; return sh_error_set(err, SH_ENOMEM, 0, "out of memory"); }
+        for (i = 0; i < m; i++) tmp[i] = (*ids)[i];
+        sh_sort_u64(tmp, m);
+        for (i = 0; i < m; i++) (*ids)[i] = (uint32_t)tmp[i];
+        free(tmp);
+    }
     *n = m;
     return SH_OK;
 }

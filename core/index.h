@@ -10,6 +10,7 @@
  *   docs       u32 doc (BE) -> sh_ixdoc header, sketch values (LE u64), URL bytes
  *   postings   u64 value (BE) -> sorted u32 docs (BE)       the <shingle, ID> file
  *   delta      the same, for docs added since it was last merged into postings
+ *   delta_urls, delta_raw, delta_canon   the same for urls, raw and canon
  *   urls       u64 AUG fingerprint of the URL (BE) -> docs  the <fingerprint, ID> pairs
  *   raw, canon u64 content fingerprints -> docs             identical / lexically equal
  *   cluster    u32 doc -> u32 cluster                        document -> cluster

@@ -229,7 +229,7 @@ static uint64_t walk_table(walker *w, MDB_dbi dbi, int kind, uint64_t *values)
                                                 (unsigned long long)w->n_sweeps);
             break;
         }
-        case 2: case 3: case 4: case 5: case 7: case 9: case 10: /* lists of document ids */
+        case 2: case 3: case 4: case 5: case 7: case 9: case 10: case 11: case 12: case 13: /* lists of document ids */
             if (kind == 7 || kind == 9 ? k.mv_size != 4 : k.mv_size != 8) {
                 problem(w, "a key of %zu bytes", k.mv_size);
             } else if (kind == 7 && be32(&k) >= w->next) {
@@ -310,7 +310,7 @@ static void walk_index(const char *dir, walker *wp)
     for (i = 0; i < SH_INDEX_NTABLES; i++) {
         have[i] = 1;
         if ((rc = mdb_dbi_open(w.t, names[i], dups[i] ? MDB_DUPSORT | MDB_DUPFIXED : 0, &dbi[i])) != 0) {
-            if (rc == MDB_NOTFOUND && i == SH_INDEX_OPTIONAL_TABLE) { have[i] = 0; continue; }
+            if (rc == MDB_NOTFOUND && i >= SH_INDEX_FIRST_OPTIONAL) { have[i] = 0; continue; }
             w.table = names[i];
             problem(&w, "the table is missing (%s): this is not a shingle index", mdb_strerror(rc));
             return;
@@ -362,10 +362,10 @@ static void walk_index(const char *dir, walker *wp)
     if (counts[9] != counts[1] || sweep_total != counts[1])
         problem(&w, "sweeps list %llu documents (their counts say %llu) of %llu", (unsigned long long)counts[9],
                 (unsigned long long)sweep_total, (unsigned long long)counts[1]);
-    for (i = 3; i <= 5; i++)
-        if (counts[i] != counts[1])
-            problem(&w, "table %s lists %llu documents of %llu", names[i], (unsigned long long)counts[i],
-                    (unsigned long long)counts[1]);
+    for (i = 3; i <= 5; i++) /* urls, raw, canon with their delta tables (delta_urls, delta_raw, delta_canon) */
+        if (counts[i] + counts[i + 8] != counts[1])
+            problem(&w, "tables %s and %s list %llu documents of %llu", names[i], names[i + 8],
+                    (unsigned long long)(counts[i] + counts[i + 8]), (unsigned long long)counts[1]);
     mdb_env_close(env);
 #undef w
 }

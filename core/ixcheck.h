@@ -21,12 +21,14 @@
 /* The named tables of an index environment, in the order index.c opens them
  * (docs/formats.md, "Index"); SH_INDEX_DUPSORT says which hold sorted lists
  * of 4-byte document ids. */
-#define SH_INDEX_NTABLES 11
-#define SH_INDEX_TABLE_NAMES { "meta", "docs", "postings", "urls", "raw", "canon", "cluster", "members", "sweeps", "sweepdocs", "delta" }
-#define SH_INDEX_DUPSORT { 0, 0, 1, 1, 1, 1, 0, 1, 0, 1, 1 }
-/* "delta" (the postings added since they were last merged, core/index.c)
- * came after format 1's first indexes: an index without it has none */
-#define SH_INDEX_OPTIONAL_TABLE 10
+#define SH_INDEX_NTABLES 14
+#define SH_INDEX_TABLE_NAMES { "meta", "docs", "postings", "urls", "raw", "canon", "cluster", "members", "sweeps", "sweepdocs", \
+                               "delta", "delta_urls", "delta_raw", "delta_canon" }
+#define SH_INDEX_DUPSORT { 0, 0, 1, 1, 1, 1, 0, 1, 0, 1, 1, 1, 1, 1 }
+/* The delta tables (entries of postings, urls, raw and canon added since
+ * they were last merged into them, core/index.c "postings and delta") came
+ * after format 1's first indexes: an index without them has none. */
+#define SH_INDEX_FIRST_OPTIONAL 10
 
 /* SH_OK if dir/data.mdb is absent (a new index) or holds at least the pages
  * its newest valid meta page counts; SH_EFORMAT naming the file, its size and

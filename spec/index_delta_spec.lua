@@ -102,14 +102,21 @@ describe("index postings and delta", function()
         assert(ix:add_documents(first, { sweep = "s0", merge = "always", max_df = max_df }))
         ix:close()
       end
-      assert.are.equal(0, build(never, rest, { merge = "never" }))
+      -- max_df 0: each add's postings and fingerprints held back to its commit
+      -- (core/index.c chunk_flush, fp_flush into the delta tables)
+      local held = max_df == 0 and 100000 or nil
+      assert.are.equal(0, build(never, rest, { merge = "never", chunk = held }))
       local merged = build(always, rest, { merge = "always" })
       -- the default, the postings searched ahead on a thread for every batch (core/index.c prelook)
       build(default, rest, { prelook = true })
       -- every batch into delta, its postings searched ahead
-      assert.are.equal(0, build(ahead, rest, { merge = "never", prelook = true }))
+      assert.are.equal(0, build(ahead, rest, { merge = "never", prelook = true, chunk = held }))
       -- the test means something: the layouts differ
       assert.is_true(support.index_entries(never, "delta") > 1000)
+      for _, t in ipairs { "delta_urls", "delta_raw", "delta_canon" } do
+        if held then assert.is_true(support.index_entries(never, t) > 0, t) end
+        assert.are.equal(0, support.index_entries(always, t), t)
+      end
       assert.are.equal(0, support.index_entries(always, "delta"))
       assert.is_true(merged > 1000)
       local a, n, d = support.index_dump(always), support.index_dump(never), support.index_dump(default)
@@ -205,14 +212,43 @@ describe("index postings and delta", function()
     in_:close()
     local cout, code = support.run(shingle_cmd .. "index check " .. old)
     assert.are.equal(0, code, cout)
-    -- writable: gains the table; a second sweep leaves both equal
+    -- writable: gains the tables; a second sweep, held back to its commit,
+    -- goes into them (postings and fingerprints) and leaves both equal
     for _, p in ipairs { old, new } do
       local w = assert(index.open(p))
-      assert(w:add_documents(second, { sweep = "s2", merge = "never" }))
+      assert(w:add_documents(second, { sweep = "s2", merge = "never", chunk = 100000 }))
       w:close()
     end
-    assert.is_true(support.index_entries(old, "delta") > 0)
+    for _, t in ipairs { "delta", "delta_urls", "delta_raw", "delta_canon" } do
+      assert.is_true(support.index_entries(old, t) > 0, t)
+    end
     local a, b = support.index_dump(old), support.index_dump(new)
     for _, t in ipairs(support.INDEX_TABLES) do assert.are.equal(b[t], a[t], "table " .. t .. " differs") end
+    -- copies of earlier documents (in the tables and in the delta tables),
+    -- and a URL already in sweep s2 with the same content: found the same
+    -- way as in an index with everything merged
+    local merged = dir .. "/merged"
+    local m = assert(index.open(merged))
+    assert(m:add_documents(first, { sweep = "s1" }))
+    assert(m:add_documents(second, { sweep = "s2", merge = "always" }))
+    m:close()
+    local copies = { { url = second[1].url, text = second[1].text } }
+    for i = 1, 6 do
+      copies[#copies + 1] = { url = "http://copy3.example/a" .. i, text = first[i].text }
+      copies[#copies + 1] = { url = "http://copy3.example/b" .. i, text = second[i].text }
+      copies[#copies + 1] = { url = "http://copy3.example/c" .. i, text = second[i].text:upper() }
+    end
+    local got = {}
+    for _, p in ipairs { old, merged } do
+      local w = assert(index.open(p))
+      local _, st = assert(w:add_documents(copies, { sweep = "s2", merge = "never" }))
+      w:close()
+      got[#got + 1] = st
+    end
+    assert.are.equal(1, got[1].already)
+    assert.are.equal(18, got[1].identical)
+    assert.are.same(got[2], got[1])
+    a, b = support.index_dump(old), support.index_dump(merged)
+    for _, t in ipairs(support.INDEX_TABLES) do assert.are.equal(b[t], a[t], "table " .. t .. " differs (copies)") end
   end)
 end)

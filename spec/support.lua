@@ -62,9 +62,10 @@ end
 
 --- The command line that runs bin/shingle under the Lua running the specs.
 -- An index's tables as mdb_dump prints them (Debian's lmdb-utils), by name,
--- for comparing two indexes' content. "postings" is the logical postings: the
--- entries of the postings and delta tables together, in order (an add puts
--- them in either, core/index.c "postings and delta"), one "key value" line each.
+-- for comparing two indexes' content. A table with a delta table ("postings"
+-- and "delta", "urls" and "delta_urls", "raw", "canon") is the logical table:
+-- the entries of the two together, in order (an add puts them in either,
+-- core/index.c "postings and delta"), one "key value" line each.
 M.INDEX_TABLES = { "docs", "postings", "urls", "raw", "canon", "cluster", "members", "sweeps", "sweepdocs" }
 
 local function mdb_dump(dir, t)
@@ -90,11 +91,12 @@ end
 
 function M.index_dump(dir)
   local out = {}
+  local deltas = { postings = "delta", urls = "delta_urls", raw = "delta_raw", canon = "delta_canon" }
   for _, t in ipairs(M.INDEX_TABLES) do
-    if t == "postings" then
+    if deltas[t] then
       local entries = {}
-      dump_entries(mdb_dump(dir, "postings"), entries)
-      dump_entries(mdb_dump(dir, "delta"), entries)
+      dump_entries(mdb_dump(dir, t), entries)
+      dump_entries(mdb_dump(dir, deltas[t]), entries)
       table.sort(entries)
       out[t] = table.concat(entries, "\n")
     else
