@@ -1285,6 +1285,24 @@ static int identical(MDB_txn *t, sh_index *ix, const sh_index_doc *d, uint32_t *
     return SH_DUP_NONE;
 }
 
+/* Whether document id is d's URL in this sweep: 1 with *prev = id and *same
+ * whether its raw bytes are d's, 0 if not, -1 with *rc on an LMDB error (or
+ * an SH_EFORMAT record, which *s then holds). */
+static int same_url(MDB_txn *t, sh_index *ix, uint32_t id, uint32_t sweep, const sh_index_doc *d, uint32_t *prev, int *same,
+                    int *rc, sh_status *s, sh_error *err)
+{
+    MDB_val dv;
+    sh_ixdoc h;
+    const char *url;
+    size_t ul;
+    if ((*rc = get_doc(t, ix, id, &dv)) != 0) return -1;
+    if ((*s = sh_ixdoc_decode(dv.mv_data, dv.mv_size, id, &h, &url, &ul, err)) != SH_OK) return -1;
+    if (h.sweep != sweep || ul != d->url_len || memcmp(url, d->url, ul) != 0) return 0;
+    *prev = id;
+    *same = h.raw_fp == d->raw_fp;
+    return 1;
+}
+
 /* A document of this sweep with the URL of d: 1 with *prev its id and *same
  * whether its raw bytes are d's, 0 if there is none, -1 with *rc on an LMDB
  * error (or an SH_EFORMAT record, which *s then holds). */
@@ -1300,19 +1318,10 @@ static int url_in_sweep(MDB_txn *t, sh_index *ix, uint32_t sweep, const sh_index
         MDB_cursor *cur;
         if ((*rc = mdb_cursor_open(t, ix->db[tb ? D_DURLS : D_URLS], &cur)) != 0) return -1;
         for (*rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY); *rc == 0; *rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_DUP)) {
-            uint32_t id = sh_load_be32(v.mv_data);
-            MDB_val dv;
-            sh_ixdoc h;
-            const char *url;
-            size_t ul;
-            if ((*rc = get_doc(t, ix, id, &dv)) != 0) break;
-            if ((*s = sh_ixdoc_decode(dv.mv_data, dv.mv_size, id, &h, &url, &ul, err)) != SH_OK) { mdb_cursor_close(cur); return -1; }
-            if (h.sweep == sweep && ul == d->url_len && memcmp(url, d->url, ul) == 0) {
-                *prev = id;
-                *same = h.raw_fp == d->raw_fp;
+            int r = same_url(t, ix, sh_load_be32(v.mv_data), sweep, d, prev, same, rc, s, err);
+            if (r != 0) {
                 mdb_cursor_close(cur);
-                *rc = 0;
-                return 1;
+                return r;
             }
         }
         mdb_cursor_close(cur);
@@ -1370,17 +1379,8 @@ static int url_in_add(sh_index_adder *a, const sh_index_doc *d, uint64_t url_fp,
     uint32_t id;
     *rc = 0;
     for (id = fp_first(a, 0, url_fp); id != UINT32_MAX; id = a->unext[id - a->fpbase]) {
-        MDB_val dv;
-        sh_ixdoc h;
-        const char *url;
-        size_t ul;
-        if ((*rc = get_doc(a->txn, a->ix, id, &dv)) != 0) return -1;
-        if ((*s = sh_ixdoc_decode(dv.mv_data, dv.mv_size, id, &h, &url, &ul, err)) != SH_OK) return -1;
-        if (h.sweep == a->sweep && ul == d->url_len && memcmp(url, d->url, ul) == 0) {
-            *prev = id;
-            *same = h.raw_fp == d->raw_fp;
-            return 1;
-        }
+        int r = same_url(a->txn, a->ix, id, a->sweep, d, prev, same, rc, s, err);
+        if (r != 0) return r;
     }
     return 0;
 }
