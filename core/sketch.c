@@ -430,31 +430,33 @@ YT static inline __m256i y_permute(__m256i x, __m256i sd)
     return _mm256_xor_si256(x, _mm256_srli_epi64(x, 31));
 }
 
-/* v[i] = sh_permute(seed, fps[i]) four at a time (MIN_s's first pass), and
- * the values below lim packed to cand in order (cand has
- * room for n + 8), as permute_below_zmm: count_distinct then need not copy
- * them. */
+/* sh_permute(seed, fps[i]) four at a time (MIN_s's first pass): the
+ * values below lim packed to cand in order, the others to v in order (each
+ * with room for n + 8); returns how many went to cand. */
 YT static size_t permute_below_ymm(uint64_t seed, const uint64_t *fps, size_t n, uint64_t lim, uint64_t *v,
                                    uint64_t *cand)
 {
     const __m256i sd = _mm256_set1_epi64x((long long)seed), sign = _mm256_set1_epi64x((long long)0x8000000000000000ULL);
     const __m256i vlim = _mm256_xor_si256(_mm256_set1_epi64x((long long)lim), sign);
-    size_t i, k = 0;
+    size_t i, k = 0, j = 0;
     for (i = 0; i + 4 <= n; i += 4) {
         const __m256i x = y_permute(_mm256_loadu_si256((const __m256i *)(const void *)&fps[i]), sd);
         /* x < lim, unsigned: both sides' sign bits flipped */
         const unsigned m = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(
             _mm256_cmpgt_epi64(vlim, _mm256_xor_si256(x, sign))));
-        _mm256_storeu_si256((__m256i *)(void *)&v[i], x);
         _mm256_storeu_si256((__m256i *)(void *)&cand[k], _mm256_permutevar8x32_epi32(
             x, _mm256_loadu_si256((const __m256i *)(const void *)y_compress[m])));
+        _mm256_storeu_si256((__m256i *)(void *)&v[j], _mm256_permutevar8x32_epi32(
+            x, _mm256_loadu_si256((const __m256i *)(const void *)y_compress[m ^ 15])));
         k += (size_t)__builtin_popcount(m);
+        j += 4 - (size_t)__builtin_popcount(m);
     }
     for (; i < n; i++) {
         const uint64_t x = sh_permute(seed, fps[i]);
-        v[i] = x;
         cand[k] = x;
+        v[j] = x;
         k += x < lim;
+        j += x >= lim;
     }
     return k;
 }
@@ -537,8 +539,7 @@ static size_t distinct_scratch(size_t n)
     return 2 * words + 2 * n + table_cap(n);
 }
 
-/* The number of distinct values among v[0..n), and those below lim (with
- * repeats) copied to cand[0..*nc) (cand NULL: not wanted). Without a branch
+/* The number of distinct values among v[0..n). Without a branch
  * per value that depends on the data (a hash table mispredicts on every
  * collision, about one value in three): each value's top b bits pick a bit
  * of a bitmap, and a value whose bit was already set is a suspect, a
@@ -554,12 +555,11 @@ static size_t distinct_scratch(size_t n)
  * whose bit some suspect has, found by a second pass over v and made
  * distinct by hashing.
  * scratch: distinct_scratch(n) words. */
-static inline __attribute__((always_inline)) size_t count_distinct_body(const uint64_t *v, size_t n, uint64_t lim,
-                                                                         uint64_t *cand, size_t *nc, uint64_t *scratch)
+static inline __attribute__((always_inline)) size_t count_distinct_body(const uint64_t *v, size_t n, uint64_t *scratch)
 {
     const unsigned b = distinct_bits(n);
     const size_t slots = (size_t)1 << b, words = slots / 64;
-    size_t i, ns = 0, nl = 0, k = 0;
+    size_t i, ns = 0, nl = 0;
     uint64_t *bm = scratch, *sus, *l, *tab;
     memset(bm, 0, words * sizeof *bm);
     if (n <= FIRST_MAX) {
@@ -567,28 +567,13 @@ static inline __attribute__((always_inline)) size_t count_distinct_body(const ui
         sus = scratch + words + (slots + 1 + 3) / 4;
         l = sus + n;
         tab = l + n;
-        if (cand) {
-            for (i = 0; i < n; i++) {
-                const uint64_t x = v[i], pos = x >> (64 - b), bit = (uint64_t)1 << (pos & 63), word = bm[pos >> 6];
-                const size_t set = (word & bit) != 0;
-                bm[pos >> 6] = word | bit;
-                first[set ? slots : pos] = (uint16_t)i;
-                sus[ns] = i;
-                ns += set;
-                cand[k] = x;
-                k += x < lim;
-            }
-            *nc = k;
-        } else {
-            /* the candidates were taken as the values were mixed */
-            for (i = 0; i < n; i++) {
-                const uint64_t pos = v[i] >> (64 - b), bit = (uint64_t)1 << (pos & 63), word = bm[pos >> 6];
-                const size_t set = (word & bit) != 0;
-                bm[pos >> 6] = word | bit;
-                first[set ? slots : pos] = (uint16_t)i;
-                sus[ns] = i;
-                ns += set;
-            }
+        for (i = 0; i < n; i++) {
+            const uint64_t pos = v[i] >> (64 - b), bit = (uint64_t)1 << (pos & 63), word = bm[pos >> 6];
+            const size_t set = (word & bit) != 0;
+            bm[pos >> 6] = word | bit;
+            first[set ? slots : pos] = (uint16_t)i;
+            sus[ns] = i;
+            ns += set;
         }
         if (ns == 0)
             return n;
@@ -603,23 +588,11 @@ static inline __attribute__((always_inline)) size_t count_distinct_body(const ui
     sus = scratch + 2 * words;
     l = sus + n;
     tab = l + n;
-    if (cand) {
-        for (i = 0; i < n; i++) {
-            const uint64_t x = v[i], pos = x >> (64 - b), bit = (uint64_t)1 << (pos & 63), word = bm[pos >> 6];
-            bm[pos >> 6] = word | bit;
-            sus[ns] = pos;
-            ns += (word & bit) != 0;
-            cand[k] = x;
-            k += x < lim;
-        }
-        *nc = k;
-    } else {
-        for (i = 0; i < n; i++) {
-            const uint64_t pos = v[i] >> (64 - b), bit = (uint64_t)1 << (pos & 63), word = bm[pos >> 6];
-            bm[pos >> 6] = word | bit;
-            sus[ns] = pos;
-            ns += (word & bit) != 0;
-        }
+    for (i = 0; i < n; i++) {
+        const uint64_t pos = v[i] >> (64 - b), bit = (uint64_t)1 << (pos & 63), word = bm[pos >> 6];
+        bm[pos >> 6] = word | bit;
+        sus[ns] = pos;
+        ns += (word & bit) != 0;
     }
     if (ns == 0)
         return n;
@@ -634,19 +607,18 @@ static inline __attribute__((always_inline)) size_t count_distinct_body(const ui
     return n - nl + hash_distinct(l, nl, tab);
 }
 
-static size_t count_distinct(const uint64_t *v, size_t n, uint64_t lim, uint64_t *cand, size_t *nc, uint64_t *scratch)
+static size_t count_distinct(const uint64_t *v, size_t n, uint64_t *scratch)
 {
-    return count_distinct_body(v, n, lim, cand, nc, scratch);
+    return count_distinct_body(v, n, scratch);
 }
 
 #ifdef SK_X86
 /* The same compiled for AVX2 machines, which all have BMI2: shifts by a
  * register that leave the flags alone, fewer instructions a value. */
 __attribute__((target("avx2,bmi,bmi2")))
-static size_t count_distinct_bmi2(const uint64_t *v, size_t n, uint64_t lim, uint64_t *cand, size_t *nc,
-                                  uint64_t *scratch)
+static size_t count_distinct_bmi2(const uint64_t *v, size_t n, uint64_t *scratch)
 {
-    return count_distinct_body(v, n, lim, cand, nc, scratch);
+    return count_distinct_body(v, n, scratch);
 }
 #endif
 
@@ -660,11 +632,14 @@ static size_t sorted_distinct(uint64_t *v, size_t n)
 }
 
 /* MIN_s of a text or feature set under option B, the default: the values
- * are mixed in one pass and counted in a second (count_distinct), which
- * keeps those below the fraction (1.25 s + 32) / n of the range: about
- * 1.25 s + 32 of them when the shingles are distinct, which are then
- * sorted and made distinct. Should fewer than s distinct ones fall below
- * while there are more distinct values (a document of many repeated
+ * are mixed in one pass, which splits them at the fraction
+ * (1.25 s + 32) / n of the range: the candidates below it (about
+ * 1.25 s + 32 of them when the shingles are distinct) are sorted and made
+ * distinct, and the others are counted (count_distinct). No value of one
+ * part equals one of the other, so the distinct count is the sum of the
+ * two; a short text, most or all of whose values are candidates, has
+ * few or none left to count. Should fewer than s distinct candidates fall
+ * below while there are more distinct values (a document of many repeated
  * shingles, such as source code), the fraction is taken of the distinct
  * count instead, and failing that (about one in a million) all are sorted. */
 static sh_status min_sketch(const sh_shingler *sh, sh_sketch_params p, sh_work *w, uint64_t n_tokens, sh_sketch *hdr,
@@ -673,43 +648,66 @@ static sh_status min_sketch(const sh_shingler *sh, sh_sketch_params p, sh_work *
     const size_t n = w->n_fps;
     const double frac = n ? (1.25 * (double)p.s + 32) / (double)n : 1;
     const uint64_t lim = frac < 1 ? (uint64_t)(frac * 18446744073709551616.0) : UINT64_MAX;
-    size_t i, nv, nc = 0, d;
+    size_t i, nv, nc = 0, na = 0, d, k;
     uint64_t *v, *cand;
     (void)sh; /* its level, where there are vector paths */
     /* (8 more: w->vals is never NULL, even for an empty document, where the
      * caller copies the sketch's no values from it) */
-    if (reserve(w, 2 * n + 8) != SH_OK || table_slots(w, distinct_scratch(n), 0) != SH_OK)
+    if (reserve(w, 2 * n + 8) != SH_OK)
         return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", n);
-    /* the candidates end up in w->vals[0..), where the caller takes the sketch */
+    /* the candidates end up in w->vals[0..), where the caller takes the
+     * sketch; the others go to v */
     cand = w->vals;
     v = w->vals + n;
 #ifdef SK_X86
     if (sh->level >= SH_SIMD_AVX512) {
         nc = permute_below_zmm(p.seed, w->fps, n, lim, v, cand);
-        nv = count_distinct(v, n, lim, NULL, NULL, w->tab);
+        for (i = 0; i < n; i++) {
+            v[na] = v[i];
+            na += v[i] >= lim;
+        }
     } else if (sh->level == SH_SIMD_AVX2) {
         nc = permute_below_ymm(p.seed, w->fps, n, lim, v, cand);
-        nv = count_distinct_bmi2(v, n, lim, NULL, NULL, w->tab);
+        na = n - nc;
     } else
 #endif
     {
-        for (i = 0; i < n; i++) v[i] = sh_permute(p.seed, w->fps[i]);
-        nv = count_distinct(v, n, lim, cand, &nc, w->tab);
+        for (i = 0; i < n; i++) {
+            const uint64_t x = sh_permute(p.seed, w->fps[i]);
+            cand[nc] = x;
+            v[na] = x;
+            nc += x < lim;
+            na += x >= lim;
+        }
     }
+    if (table_slots(w, distinct_scratch(na), 0) != SH_OK)
+        return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", n);
+#ifdef SK_X86
+    if (sh->level == SH_SIMD_AVX2)
+        nv = count_distinct_bmi2(v, na, w->tab);
+    else
+#endif
+        nv = count_distinct(v, na, w->tab);
     d = sorted_distinct(cand, nc);
+    nv += d;
     if (d < p.s && d < nv) {
         /* many repeats: about as many below (1.25 s + 32) / nv of the
-         * range, or failing that, all of them */
+         * range, or failing that, all of them; cand[0..d) has every
+         * distinct value below lim, and room for the others */
         const double frac2 = (1.25 * (double)p.s + 32) / (double)nv;
         const uint64_t lim2 = frac2 < 1 ? (uint64_t)(frac2 * 18446744073709551616.0) : UINT64_MAX;
-        for (i = 0, nc = 0; i < n; i++) {
-            cand[nc] = v[i];
-            nc += v[i] < lim2 || lim2 == UINT64_MAX;
+        for (i = 0, k = d; i < na; i++) {
+            cand[k] = v[i];
+            k += v[i] < lim2 || lim2 == UINT64_MAX;
         }
-        d = sorted_distinct(cand, nc);
+        d = sorted_distinct(cand, k);
         if (d < p.s && d < nv) {
-            memmove(cand, v, n * sizeof *v);
-            d = sorted_distinct(cand, n);
+            /* (lim2 < UINT64_MAX: with all of them d would be nv) */
+            for (i = 0, k = d; i < na; i++) {
+                cand[k] = v[i];
+                k += v[i] >= lim2;
+            }
+            d = sorted_distinct(cand, k);
         }
     }
     w->n_vals = d < p.s ? d : p.s;

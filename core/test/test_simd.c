@@ -555,8 +555,14 @@ static void min_s_counts_colliding_and_repeated_values_exactly(void)
     memset(&w, 0, sizeof w);
     CHECK(make_levels(10, 64, SH_OPTION_B, SH_CANON_DEFAULT_FLAGS));
     for (a = 0; a < sizeof sizes / sizeof *sizes; a++)
-        for (shape = 0; shape < 4; shape++) {
+        for (shape = 0; shape < 6; shape++) {
             const size_t n = sizes[a];
+            /* min_sketch's split between the candidates and the values it
+             * counts (shape 4: values at it, the last ones too, and at the
+             * ends of the range, repeated on both sides; shape 5: all in the
+             * upper half, repeated, so that its fallbacks run) */
+            const double frac = (1.25 * (a % 2 ? 200 : 1000) + 32) / (double)n;
+            const uint64_t lim = frac < 1 ? (uint64_t)(frac * 18446744073709551616.0) : UINT64_MAX;
             sh_sketch_params p;
             sh_sketch *ref = NULL;
             sh_error err;
@@ -567,7 +573,17 @@ static void min_s_counts_colliding_and_repeated_values_exactly(void)
                 case 1: x = (rnd(&s) & 0xff00000000000000ULL) | (rnd(&s) & 0xffff) << 20; break; /* few per bit */
                 case 2: x = i > 0 && rnd(&s) % 3 == 0 ? all[rnd(&s) % i] : (0x1234ULL << 48) | (rnd(&s) >> 40) << 20;
                         break;                                                    /* colliding, repeated */
-                default: x = i % 7 == 0 ? 0 : all[i ? i - 1 : 0] + ((uint64_t)(i % 5 == 0) << 20); break; /* runs, 0 */
+                case 3: x = i % 7 == 0 ? 0 : all[i ? i - 1 : 0] + ((uint64_t)(i % 5 == 0) << 20); break; /* runs, 0 */
+                case 4: {
+                    const uint64_t r = rnd(&s);
+                    x = i + 3 >= n ? lim + i % 3 - 1
+                        : i > 0 && r % 4 == 0 ? all[rnd(&s) % i]
+                        : r % 4 == 1 ? lim + (rnd(&s) % 5) - 2
+                        : r % 4 == 2 ? (r % 8 < 4 ? UINT64_MAX - rnd(&s) % 3 : rnd(&s) % 3)
+                        : rnd(&s);
+                    break;
+                }
+                default: x = i > 0 && rnd(&s) % 2 ? all[rnd(&s) % i] : rnd(&s) | (uint64_t)1 << 63; break;
                 }
                 all[i] = x;
                 fps[i] = unmix(x) ^ shs[1].c.seed;
