@@ -3061,6 +3061,38 @@ sh_status sh_index_sweeps(sh_index *ix, char **names, uint32_t **counts, size_t 
     return SH_OK;
 }
 
+sh_status sh_index_merge(sh_index *ix, uint64_t *postings, uint64_t *fingerprints, sh_error *err)
+{
+    sh_index_adder a;
+    uint64_t fp = 0;
+    int rc, i;
+    static const int tables[3] = { D_URLS, D_RAW, D_CANON };
+    if (postings) *postings = 0;
+    if (fingerprints) *fingerprints = 0;
+    if (ix->readonly) return sh_error_set(err, SH_EINVAL, 0, "%s was opened read-only", ix->path);
+    memset(&a, 0, sizeof a);
+    a.ix = ix;
+    if ((rc = mdb_txn_begin(ix->env, NULL, 0, &a.txn)) != 0) return lmdb_err(err, ix, "begin", rc);
+    rc = merge_table(&a, D_POST, 1);
+    for (i = 0; i < 3 && rc == 0; i++) {
+        MDB_stat md;
+        if ((rc = mdb_stat(a.txn, ix->db[delta_of(tables[i])], &md)) == 0 && (rc = merge_table(&a, tables[i], 1)) == 0)
+            fp += md.ms_entries;
+    }
+    if (rc) {
+        mdb_txn_abort(a.txn);
+        return lmdb_err(err, ix, "merge the delta tables", rc);
+    }
+    if ((rc = mdb_txn_commit(a.txn)) != 0) {
+        sh_status s = lmdb_err(err, ix, "commit", rc);
+        shrink(ix); /* a failed commit is rolled back; its pages may be in the file */
+        return s;
+    }
+    if (postings) *postings = a.st.postings_merged;
+    if (fingerprints) *fingerprints = fp;
+    return SH_OK;
+}
+
 sh_status sh_index_count(sh_index *ix, uint32_t *n, sh_error *err)
 {
     MDB_txn *t;

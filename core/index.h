@@ -191,6 +191,12 @@ sh_status sh_index_sweeps(sh_index *ix, char **names, uint32_t **counts, size_t 
 /* Number of documents. */
 sh_status sh_index_count(sh_index *ix, uint32_t *n, sh_error *err);
 
+/* Merge the delta tables into their tables now, in one write transaction
+ * (core/index.c, "postings and delta": adds merge them at a quarter of their
+ * tables' size; lookups without the postings cache search both until then).
+ * *postings, *fingerprints: the entries moved (either may be NULL). */
+sh_status sh_index_merge(sh_index *ix, uint64_t *postings, uint64_t *fingerprints, sh_error *err);
+
 /* The postings filter of this handle (core/ixfilter.c): start building it,
  * from every key of the postings, in a thread of its own (a few seconds and
  * ~1.6 bytes a posting for a large index: 65 MB for 1M documents of 5 KB;

@@ -149,6 +149,30 @@ describe("index postings and delta", function()
       -- the index check reads delta as it reads the postings
       local out, code = support.run(shingle_cmd .. "index check " .. never)
       assert.are.equal(0, code, out)
+      -- merged on demand (`shingle index merge`): the delta tables empty, the content and hits the same
+      local ro = assert(index.open(never, { readonly = true }))
+      local r, merr = ro:merge()
+      assert.is_nil(r)
+      assert.is_truthy(merr:find("read-only", 1, true), merr)
+      ro:close()
+      local before = support.index_entries(never, "delta")
+      out, code = support.run(shingle_cmd .. "index merge " .. never)
+      assert.are.equal(0, code, out)
+      assert.is_truthy(out:find(("merged %d postings"):format(before), 1, true), out)
+      for _, t in ipairs { "delta", "delta_urls", "delta_raw", "delta_canon" } do
+        assert.are.equal(0, support.index_entries(never, t), t)
+      end
+      n = support.index_dump(never)
+      for _, t in ipairs(support.INDEX_TABLES) do assert.are.equal(a[t], n[t], "table " .. t .. " differs (merged)") end
+      inn = assert(index.open(never, { readonly = true }))
+      for i, o in ipairs(opts) do assert.are.same(want[i], answers(inn, docs, o)) end
+      inn:close()
+      out, code = support.run(shingle_cmd .. "index merge " .. never)
+      assert.are.equal(0, code, out)
+      assert.is_truthy(out:find("merged 0 postings and 0 fingerprint entries", 1, true), out)
+      out, code = support.run(shingle_cmd .. "index merge " .. dir .. "/nothing-here")
+      assert.are.equal(1, code, out)
+      assert.is_truthy(out:find("nothing-here: no index there", 1, true), out)
     end)
   end
 

@@ -492,6 +492,20 @@ static int ix_count(lua_State *L)
     return 1;
 }
 
+/* ix:merge() -> { postings, fingerprints }, or nil, err: the delta tables
+ * merged into their tables now (sh_index_merge) */
+static int ix_merge(lua_State *L)
+{
+    shl_index *u = check_ix(L, 1);
+    uint64_t p, f;
+    sh_error err;
+    if (sh_index_merge(u->ix, &p, &f, &err) != SH_OK) return shl_fail(L, &err);
+    lua_createtable(L, 0, 2);
+    SHL_SETI(L, "postings", p);
+    SHL_SETI(L, "fingerprints", f);
+    return 1;
+}
+
 /* ix:filter_start([cache_bytes]) -> true, or nil, err: build the postings
  * filter, and the postings cache when it fits in cache_bytes, in a thread of
  * their own (sh_index_filter_start) */
@@ -548,7 +562,7 @@ void shl_open_index(lua_State *L)
     static const luaL_Reg ixm[] = {
         { "params", ix_params }, { "begin", ix_begin }, { "similar", ix_similar }, { "doc", ix_doc },
         { "url_docs", ix_url_docs }, { "cluster_docs", ix_cluster_docs }, { "sweep_docs", ix_sweep_docs },
-        { "sweeps", ix_sweeps }, { "count", ix_count }, { "filter_start", ix_filter_start }, { "filter", ix_filter },
+        { "sweeps", ix_sweeps }, { "count", ix_count }, { "merge", ix_merge }, { "filter_start", ix_filter_start }, { "filter", ix_filter },
         { "filter_take", ix_filter_take }, { "filter_use", ix_filter_use },
         { "read_begin", ix_read_begin }, { "read_end", ix_read_end }, { "handle", ix_handle }, { "get", ix_get }, { "close", ix_close }, { NULL, NULL }
     };

@@ -568,4 +568,11 @@ end
 function Index:sweeps() return self.ix:sweeps() end
 function Index:count() return self.ix:count() end
 
+--- Index:merge(): merge the delta tables (the postings and fingerprints of
+-- the adds since the last merge, core/index.c "postings and delta") into
+-- their tables now, in one transaction; adds do it when a delta table holds
+-- a quarter of its table. Returns { postings, fingerprints } (entries moved),
+-- or nil, err (read-only, LMDB).
+function Index:merge() return self.ix:merge() end
+
 return M

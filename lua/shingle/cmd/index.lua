@@ -22,6 +22,10 @@ function M.configure(parser)
   info:argument("db", "The index directory.")
   local check = c:command("check", "Read every record of an index and report damage (in a child process).")
   check:argument("db", "The index directory.")
+  local merge = c:command("merge", "Merge the postings and fingerprints of the adds since the last merge (the delta tables) "
+    .. "into the main tables now; adds do it once they hold a quarter as many, and until then a lookup without the "
+    .. "postings cache searches both.")
+  merge:argument("db", "The index directory.")
 end
 
 -- shingle index check DB: the walk runs in a child process (core/ixcheck.c),
@@ -59,6 +63,17 @@ end
 
 function M.run(a)
   if a.index_command == "check" then return check(a) end
+  if a.index_command == "merge" then
+    local lfs = require "lfs"
+    if lfs.attributes(a.db, "mode") ~= "directory" then return common.fail(1, a.db .. ": no index there") end
+    local ix, err = index.open(a.db)
+    if not ix then return common.fail(1, err) end
+    local r, merr = ix:merge()
+    ix:close()
+    if not r then return common.fail(1, merr) end
+    io.stdout:write(("%s: merged %d postings and %d fingerprint entries\n"):format(a.db, r.postings, r.fingerprints))
+    return 0
+  end
   if a.index_command == "info" then
     local ix, err = index.open(a.db, { readonly = true })
     if not ix then return common.fail(1, err) end
