@@ -43,6 +43,11 @@ static int delta_of(int d)
 {
     return d == D_POST ? D_DELTA : d == D_URLS ? D_DURLS : d == D_RAW ? D_DRAW : d == D_CANON ? D_DCANON : -1;
 }
+
+/* The error of a handle opened read-only on an index without delta tables
+ * (made before them) once a writer has given the index them: the entries it
+ * would miss are there (lmdb_err says to open the index again). */
+#define SH_MDB_STALE MDB_INCOMPATIBLE
 static const char *const dbnames[D_N] = SH_INDEX_TABLE_NAMES;
 /* which tables hold sorted lists of fixed-size doc ids */
 static const int dupsort[D_N] = SH_INDEX_DUPSORT;
@@ -55,6 +60,7 @@ struct sh_index {
     pthread_t pin_owner;       /* the thread that pinned it: other threads read on their own */
     int readonly;
     int has_delta;             /* the delta tables are there (an index made before they were, opened read-only, has none) */
+    MDB_dbi main_dbi;          /* LMDB's table of tables: whether a writer has given the index delta tables since (delta_appeared) */
     char path[1024];
     sh_rabin urlr;
     void *att;                 /* sh_index_attach */
@@ -177,6 +183,8 @@ static sh_status lmdb_err(sh_error *err, const sh_index *ix, const char *what, i
     sh_status code = rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH || rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND
                      ? SH_EFORMAT : rc == ENOMEM ? SH_ENOMEM : SH_EIO;
     const char *hint = rc == MDB_MAP_FULL ? ": the index reached its map size; open it with a larger map_size"
+                     : rc == SH_MDB_STALE && ix && !ix->has_delta
+                     ? ": a newer writer gave the index its delta tables after this handle opened it read-only; open the index again"
                      : code == SH_EFORMAT ? ": the index is corrupt or not a shingle index" : "";
     sh_error_set(err, code, 0, "%s: %s: %s%s", ix ? ix->path : "index", what, mdb_strerror(rc), hint);
     if (err && code == SH_EIO) err->sys_errno = rc;
@@ -287,6 +295,12 @@ sh_status sh_index_open(sh_index **out, const char *path, int readonly, int crea
     }
     ix->has_delta = 1;
     for (i = D_DELTA; i < D_N; i++) if (!ix->db[i]) ix->has_delta = 0;
+    if (!ix->has_delta && (rc = mdb_dbi_open(txn, NULL, 0, &ix->main_dbi)) != 0) {
+        mdb_txn_abort(txn);
+        lmdb_err(err, ix, "open table", rc);
+        sh_index_close(ix);
+        return err ? err->code : SH_EIO;
+    }
     {
         MDB_val k = { 6, (void *)(uintptr_t)"format" }, v;
         rc = mdb_get(txn, ix->db[D_META], &k, &v);
@@ -1067,6 +1081,13 @@ static const query_aids *aids_for(sh_index *ix, MDB_txn *t, query_aids *a)
     return rc == 0 || rc == MDB_NOTFOUND ? a : NULL;
 }
 
+/* Whether snapshot t has delta tables that handle ix, opened without them, cannot read. */
+static int delta_appeared(MDB_txn *t, const sh_index *ix)
+{
+    MDB_val k = { 5, (void *)(uintptr_t)"delta" }, v;
+    return !ix->has_delta && mdb_get(t, ix->main_dbi, &k, &v) == 0;
+}
+
 /* Room in *cand for n + m ids. */
 static int cand_room(uint32_t **cand, size_t *cap, size_t n, size_t m)
 {
@@ -1160,6 +1181,7 @@ static int candidates_of(MDB_txn *t, sh_index *ix, const query_aids *qa, const s
     uint32_t ccnt_here[256], *ccnt = NULL;
     void *scratch = NULL;
     int rc;
+    if (delta_appeared(t, ix)) return SH_MDB_STALE;
     if (f && most > sizeof keep_here) {
         /* keep, and with the cache its answers and the recent filter's */
         scratch = malloc(most * (cache ? 2 + sizeof *cdocs + sizeof *ccnt : 1));
@@ -2965,6 +2987,10 @@ static sh_status list_dups(sh_index *ix, int db, const void *key, size_t klen, u
     *ids = NULL;
     *n = 0;
     if ((rc = rbegin(ix, &t)) != 0) return lmdb_err(err, ix, "begin", rc);
+    if (delta_of(db) >= 0 && delta_appeared(t, ix)) {
+        rend(ix, t);
+        return lmdb_err(err, ix, "read list", SH_MDB_STALE);
+    }
     /* the table's list, and its delta table's when it has one */
     for (tb = 0; tb < (ix->has_delta && delta_of(db) >= 0 ? 2 : 1) && rc == 0; tb++) {
         MDB_cursor *cur;

@@ -220,12 +220,33 @@ describe("index postings and delta", function()
     local ix = assert(index.open(new))
     assert(ix:add_documents(first, { sweep = "s1" }))
     ix:close()
-    -- the same index without the delta table, as an older shingle made it
-    local old = dir .. "/old"
-    assert(os.execute("mkdir -p " .. old))
-    for _, t in ipairs { "meta", "docs", "postings", "urls", "raw", "canon", "cluster", "members", "sweeps", "sweepdocs" } do
-      assert(os.execute(("mdb_dump -s %s '%s' | mdb_load -s %s '%s' 2>/dev/null"):format(t, new, t, old)))
+    -- the same index without the delta tables, as an older shingle made it
+    local function older(path)
+      assert(os.execute("mkdir -p " .. path))
+      for _, t in ipairs { "meta", "docs", "postings", "urls", "raw", "canon", "cluster", "members", "sweeps", "sweepdocs" } do
+        assert(os.execute(("mdb_dump -s %s '%s' | mdb_load -s %s '%s' 2>/dev/null"):format(t, new, t, path)))
+      end
     end
+    local old, old2 = dir .. "/old", dir .. "/old2"
+    older(old)
+    older(old2)
+    -- a handle opened read-only before another process (a newer writer) gives
+    -- the index its delta tables says so instead of missing what is in them
+    local stale = assert(index.open(old2, { readonly = true }))
+    assert.are.equal(1, #assert(stale:similar(first[1].text, { html = false })))
+    support.write_jsonl(dir .. "/one.jsonl", { { url = "http://one.example/", text = first[1].text } })
+    local aout, acode = support.run(shingle_cmd .. "index add -q " .. old2 .. " " .. dir .. "/one.jsonl --sweep later")
+    assert.are.equal(0, acode, aout)
+    assert.is_true(support.index_entries(old2, "delta") > 0)
+    local none, serr = stale:similar(first[1].text, { html = false })
+    assert.is_nil(none)
+    assert.is_truthy(serr:find("open the index again", 1, true), serr)
+    local _, uerr = stale.ix:url_docs("http://one.example/")
+    assert.is_truthy(tostring(uerr):find("open the index again", 1, true), tostring(uerr))
+    stale:close()
+    stale = assert(index.open(old2, { readonly = true }))
+    assert.are.equal(2, #assert(stale:similar(first[1].text, { html = false })))
+    stale:close()
     assert.are.equal(0, support.index_entries(old, "delta"))
     local out = io.popen(("mdb_stat -a '%s' 2>&1"):format(old)):read("a")
     assert.is_nil(out:find("Status of delta", 1, true), "the copy has a delta table")
