@@ -68,15 +68,7 @@ local function build(path, docs, opts)
   return merged
 end
 
-local function wait_ready(ix)
-  for _ = 1, 300 do
-    local f = ix:filter()
-    assert.is_nil(f.error)
-    if f.ready then return f end
-    os.execute("sleep 0.02")
-  end
-  error("the postings filter was not built in 6 s")
-end
+local wait_ready = support.wait_filter
 
 describe("index postings and delta", function()
   local dir, docs, shingle_cmd

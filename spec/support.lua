@@ -114,6 +114,18 @@ function M.index_entries(dir, t)
   return #entries
 end
 
+-- Wait for an index handle's postings filter (Index:filter_start) to be
+-- built: its Index:filter() table; an error if it failed or took over 6 s.
+function M.wait_filter(ix)
+  for _ = 1, 300 do
+    local f = ix:filter()
+    assert(f.error == nil, f.error)
+    if f.ready then return f end
+    os.execute("sleep 0.02")
+  end
+  error("the postings filter was not built in 6 s")
+end
+
 function M.shingle_cmd()
   local v = rawget(_G, "jit") and "luajit" or "lua" .. _VERSION:match("%d+%.%d+")
   return v .. " bin/shingle"
