@@ -144,8 +144,8 @@ struct sh_index_adder {
      * each fingerprint (fph, fps 0 and 1 in fpsmall), and unext[k] chains
      * the documents of one URL fingerprint */
     int dfp;
-    int fp_delta;              /* dfp into an index with fingerprints: appended to the empty delta_* tables, and the
-                                * add's lookups go to the tables first (core/index.c, "postings and delta") */
+    int fp_delta;              /* dfp into an index with fingerprints: they go into the delta_* tables at the commit,
+                                * and the add's lookups go to the tables first (core/index.c, "postings and delta") */
     uint32_t fpbase;           /* the add's first id (dbase moves on with each chunk) */
     uint64_t *fps;
     uint32_t *unext;
@@ -447,7 +447,8 @@ static void choose_dfp(sh_index_adder *a)
     if (a->deferred && !a->dfp) {
         /* the fingerprint tables: into empty ones (a new index) the add's
          * fingerprints are appended at the commit; into an index that has
-         * some, the same into the empty delta tables */
+         * some, they go into the delta tables at the commit, appended when
+         * those are empty, else in one sorted walk of each */
         MDB_stat mu, mr, mc, du, dr, dc;
         size_t in_tables = SIZE_MAX, in_delta = SIZE_MAX;
         int i;
@@ -457,9 +458,9 @@ static void choose_dfp(sh_index_adder *a)
         if (mdb_stat(a->txn, ix->db[D_DURLS], &du) == 0 && mdb_stat(a->txn, ix->db[D_DRAW], &dr) == 0 &&
             mdb_stat(a->txn, ix->db[D_DCANON], &dc) == 0)
             in_delta = du.ms_entries + dr.ms_entries + dc.ms_entries;
-        if (in_delta == 0 && in_tables != SIZE_MAX) {
+        if (in_delta != SIZE_MAX && in_tables != SIZE_MAX) {
             a->dfp = 1;
-            a->fp_delta = in_tables > 0;
+            a->fp_delta = in_tables + in_delta > 0;
             memset(a->fpsmall, 0xff, sizeof a->fpsmall);
         }
         if (a->dfp && !a->fp_delta && a->deferred == DEFER_APPEND) {
@@ -1449,9 +1450,10 @@ static void close_append(sh_index_adder *a)
         if (a->acur[j]) { mdb_cursor_close(a->acur[j]); a->acur[j] = NULL; }
 }
 
-/* Append the add's fingerprint records to the (empty) tables, or with
- * fp_delta to the (empty) delta tables, sorted by fingerprint, each one's
- * documents in the order of ids. */
+/* Put the add's fingerprint records into the tables (empty: a new index),
+ * or with fp_delta into the delta tables, sorted by fingerprint, each one's
+ * documents in the order of ids: appended into an empty table, else in one
+ * sorted walk (the ids are above every earlier one). */
 static sh_status fp_flush(sh_index_adder *a, sh_error *err)
 {
     unsigned char *recs, *aux;
@@ -1468,11 +1470,15 @@ static sh_status fp_flush(sh_index_adder *a, sh_error *err)
             sh_store_be32(recs + 12 * k + 8, a->fpbase + (uint32_t)k);
         }
         sh_radix_sort(recs, aux, n, 12, 8); /* stable: the ids stay ascending */
-        if ((rc = mdb_cursor_open(a->txn, a->ix->db[a->fp_delta ? delta_of(fp_table[t]) : fp_table[t]], &cur)) != 0) break;
+        MDB_dbi db = a->ix->db[a->fp_delta ? delta_of(fp_table[t]) : fp_table[t]];
+        MDB_stat ms;
+        int append;
+        if ((rc = mdb_stat(a->txn, db, &ms)) != 0 || (rc = mdb_cursor_open(a->txn, db, &cur)) != 0) break;
+        append = ms.ms_entries == 0;
         for (k = 0; k < n && rc == 0; k++) {
             MDB_val kk = { 8, recs + 12 * k }, d = { 4, recs + 12 * k + 8 };
             int first = k == 0 || memcmp(recs + 12 * k, recs + 12 * (k - 1), 8) != 0;
-            rc = mdb_cursor_put(cur, &kk, &d, first ? MDB_APPEND : MDB_APPENDDUP);
+            rc = mdb_cursor_put(cur, &kk, &d, !append ? 0 : first ? MDB_APPEND : MDB_APPENDDUP);
         }
         mdb_cursor_close(cur);
     }

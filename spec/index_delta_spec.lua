@@ -106,7 +106,7 @@ describe("index postings and delta", function()
       -- the test means something: the layouts differ
       assert.is_true(support.index_entries(never, "delta") > 1000)
       for _, t in ipairs { "delta_urls", "delta_raw", "delta_canon" } do
-        if held then assert.is_true(support.index_entries(never, t) > 0, t) end
+        if held then assert.is_true(support.index_entries(never, t) >= #rest, t) end
         assert.are.equal(0, support.index_entries(always, t), t)
       end
       assert.are.equal(0, support.index_entries(always, "delta"))
