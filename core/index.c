@@ -1854,6 +1854,49 @@ static void prelook_end(prelook *p)
     free(p->off);
 }
 
+/* Append (key, doc) after everything in the table cursor c is on: the
+ * first of a key with MDB_APPEND, the next ones MDB_APPENDDUP; last holds
+ * the key appended before (*have: whether there was one). */
+static int append_entry(MDB_cursor *c, const unsigned char *key, const unsigned char *doc, unsigned char *last, int *have)
+{
+    MDB_val k = { 8, (void *)(uintptr_t)key }, d = { 4, (void *)(uintptr_t)doc };
+    int same = *have && memcmp(last, key, 8) == 0;
+    memcpy(last, key, 8);
+    *have = 1;
+    return mdb_cursor_put(c, &k, &d, same ? MDB_APPENDDUP : MDB_APPEND);
+}
+
+/* delta's entries, read whole into *out (BE64 value, BE32 doc, in order),
+ * and delta emptied: a batch at least a quarter of delta's size then
+ * rewrites it, the old entries and the batch's merged and appended, instead
+ * of inserting among them (each leaf copied and split). */
+static int delta_take(sh_index_adder *a, unsigned char **out, size_t *n)
+{
+    MDB_cursor *c;
+    MDB_val k, v;
+    MDB_stat ds;
+    size_t m = 0;
+    unsigned char *r;
+    int rc;
+    *out = NULL;
+    *n = 0;
+    if ((rc = mdb_stat(a->txn, a->ix->db[D_DELTA], &ds)) != 0) return rc;
+    if (!(r = (unsigned char *)malloc(12 * ds.ms_entries + 12))) return ENOMEM;
+    if ((rc = mdb_cursor_open(a->txn, a->ix->db[D_DELTA], &c)) != 0) { free(r); return rc; }
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != 8 || v.mv_size != 4 || m == ds.ms_entries) { rc = MDB_CORRUPTED; break; }
+        memcpy(r + 12 * m, k.mv_data, 8);
+        memcpy(r + 12 * m + 8, v.mv_data, 4);
+        m++;
+    }
+    mdb_cursor_close(c);
+    if (rc == MDB_NOTFOUND) rc = mdb_drop(a->txn, a->ix->db[D_DELTA], 0);
+    if (rc) { free(r); return rc; }
+    *out = r;
+    *n = m;
+    return 0;
+}
+
 /* Put the batch's postings recs (m records of value BE64, doc BE32, sorted)
  * through one cursor, and gather in a->pairs every pair (new document <<
  * 32 | earlier document) of a searching new document (searches[id - base])
@@ -1869,8 +1912,9 @@ static int post_batch(sh_index_adder *a, const unsigned char *recs, size_t m, ui
     MDB_stat ps, ds;
     prelook pl;
     uint32_t *old = NULL;
-    size_t old_cap = 0, j0 = 0, n = 0, g = 0;
-    int rc, overflow = 0, into_post = 0, append, pre = 0;
+    unsigned char *drecs = NULL, last[8];
+    size_t old_cap = 0, j0 = 0, n = 0, g = 0, nd = 0, di = 0;
+    int rc, overflow = 0, into_post = 0, append, pre = 0, rewrite = 0, have_last = 0;
     /* the postings go into delta (see "postings and delta"), unless they
      * would grow it past what the commit merges: then delta is merged first
      * (its documents stay older than the postings') and they go into the
@@ -1883,9 +1927,15 @@ static int post_batch(sh_index_adder *a, const unsigned char *recs, size_t m, ui
         ds.ms_entries = 0;
         into_post = 1;
     }
+    if (!into_post && ds.ms_entries && m * 4 >= ds.ms_entries) {
+        /* delta rewritten: its entries merged with the batch's (all later) */
+        if ((rc = delta_take(a, &drecs, &nd)) != 0) return rc;
+        ds.ms_entries = 0;
+        rewrite = 1;
+    }
     append = (into_post ? ps.ms_entries : ds.ms_entries) == 0;
-    if ((rc = mdb_cursor_open(a->txn, a->ix->db[D_POST], &pc)) != 0) return rc;
-    if ((rc = mdb_cursor_open(a->txn, a->ix->db[D_DELTA], &dc)) != 0) { mdb_cursor_close(pc); return rc; }
+    if ((rc = mdb_cursor_open(a->txn, a->ix->db[D_POST], &pc)) != 0) { free(drecs); return rc; }
+    if ((rc = mdb_cursor_open(a->txn, a->ix->db[D_DELTA], &dc)) != 0) { mdb_cursor_close(pc); free(drecs); return rc; }
     to = into_post ? pc : dc;
     /* the postings searched ahead on another core, when they are the
      * committed ones and the batch is large */
@@ -1915,6 +1965,19 @@ static int post_batch(sh_index_adder *a, const unsigned char *recs, size_t m, ui
             rc = post_docs(pc, UINT32_MAX, &old, &old_cap, &no);
         }
         if (take && rc == 0 && (in & 2)) rc = post_docs(dc, UINT32_MAX, &old, &old_cap, &no);
+        if (rewrite && rc == 0) {
+            /* the old delta's entries up to this value go back first; those
+             * of this value are its holders in delta */
+            size_t d0;
+            while (di < nd && memcmp(drecs + 12 * di, recs + 12 * j0, 8) < 0 && rc == 0)
+                rc = append_entry(dc, drecs + 12 * di, drecs + 12 * di + 8, last, &have_last), di++;
+            for (d0 = di; di < nd && memcmp(drecs + 12 * di, recs + 12 * j0, 8) == 0 && rc == 0; di++)
+                rc = append_entry(dc, drecs + 12 * di, drecs + 12 * di + 8, last, &have_last);
+            cnt += di - d0;
+            take = !overflow && (!a->max_df || cnt + (j1 - j0) <= a->max_df);
+            if (take && di > d0 && rc == 0 && (rc = cand_room(&old, &old_cap, no, di - d0)) == 0)
+                for (x = d0; x < di; x++) old[no++] = sh_load_be32(drecs + 12 * x + 8);
+        }
         g++;
         if (rc) break;
         /* pairs: each searching new document with the earlier holders */
@@ -1931,10 +1994,13 @@ static int post_batch(sh_index_adder *a, const unsigned char *recs, size_t m, ui
         /* then the batch's own postings of this value (ids above every earlier one) */
         for (x = j0; x < j1 && rc == 0; x++) {
             MDB_val kk = { 8, (void *)(uintptr_t)(recs + 12 * j0) }, d = { 4, (void *)(uintptr_t)(recs + 12 * x + 8) };
-            rc = mdb_cursor_put(to, &kk, &d, !append ? 0 : x == j0 ? MDB_APPEND : MDB_APPENDDUP);
+            rc = append ? append_entry(to, recs + 12 * j0, recs + 12 * x + 8, last, &have_last) : mdb_cursor_put(to, &kk, &d, 0);
         }
         j0 = j1;
     }
+    /* the rest of the old delta, after the batch's last value */
+    for (; rewrite && rc == 0 && di < nd; di++) rc = append_entry(dc, drecs + 12 * di, drecs + 12 * di + 8, last, &have_last);
+    free(drecs);
     if (pre) prelook_end(&pl);
     if (into_post) a->post_written = 1;
     mdb_cursor_close(pc);
