@@ -85,6 +85,13 @@ struct sh_index {
     sh_ixcache *cache;
     sh_ixfilter *recent;
     uint32_t cache_next;
+    /* a filter of delta's values (built with the filter, from the same
+     * snapshot, and given every later document's values by the queries): a
+     * value it does not hold is not searched in delta. A snapshot before its
+     * build (LMDB transaction dtxn) does not use it: a merge since may have
+     * moved entries it never saw out of delta. */
+    sh_ixfilter *dfilter;
+    size_t dtxn;
     uint64_t cache_found, cache_lmdb; /* values the cache answered, and values looked up in the postings beside it (atomic) */
     char cache_note[256];      /* why there is no cache, when one was asked for */
 };
@@ -355,6 +362,7 @@ void sh_index_close(sh_index *ix)
         if (!ix->aids_shared) {
             sh_ixfilter_free(ix->filter);
             sh_ixcache_free(ix->cache);
+            sh_ixfilter_free(ix->dfilter);
         }
         sh_ixfilter_free(ix->recent);
     }
@@ -781,7 +789,7 @@ static void *filter_build(void *arg)
     MDB_stat ms, md;
     MDB_val pk, pv, dk, dv;
     int rcp, rcd;
-    sh_ixfilter *f = NULL, *recent = NULL;
+    sh_ixfilter *f = NULL, *recent = NULL, *df = NULL;
     sh_ixcache *cache = NULL;
     int64_t next = 0;
     size_t n = 0, nb = 0, nd = 0, dcap = 0;
@@ -791,6 +799,9 @@ static void *filter_build(void *arg)
     if ((rc = mdb_txn_begin(ix->env, NULL, MDB_RDONLY, &t)) != 0 || (rc = mdb_stat(t, ix->db[D_POST], &ms)) != 0) goto fail;
     if (ix->has_delta) {
         if ((rc = mdb_stat(t, ix->db[D_DELTA], &md)) != 0) goto fail;
+        /* delta's values, and room for as many more as delta holds before
+         * a merge (a quarter of the postings) */
+        if (!(df = sh_ixfilter_new(md.ms_entries + ms.ms_entries / 4 + 1))) { rc = ENOMEM; goto fail; }
         ms.ms_entries += md.ms_entries;
     }
     /* sized for the postings (their entries: at least their keys) and a
@@ -855,6 +866,7 @@ static void *filter_build(void *arg)
                 nb = 0;
             }
         }
+        if (!from_p) sh_ixfilter_add(df, x); /* each of its documents' entries with the cache: the same value again changes nothing */
         key = x;
         if (from_p) rcp = mdb_cursor_get(c, &pk, &pv, cache ? MDB_NEXT : MDB_NEXT_NODUP);
         else rcd = mdb_cursor_get(dc, &dk, &dv, cache ? MDB_NEXT : MDB_NEXT_NODUP);
@@ -878,11 +890,13 @@ static void *filter_build(void *arg)
     if (dc) mdb_cursor_close(dc);
     dc = NULL;
     if ((next = docs_end(t, ix, &rc)) < 0) goto fail;
+    ix->dtxn = mdb_txn_id(t);
     mdb_txn_abort(t);
     pthread_mutex_lock(&ix->filter_mu);
     __atomic_store_n(&ix->filter_next, (uint32_t)next, __ATOMIC_RELEASE);
     ix->cache_next = (uint32_t)next;
     ix->recent = recent;
+    ix->dfilter = df;
     __atomic_store_n(&ix->cache, cache, __ATOMIC_RELEASE);
     __atomic_store_n(&ix->filter, f, __ATOMIC_RELEASE); /* last: a query that sees it sees the rest */
     pthread_mutex_unlock(&ix->filter_mu);
@@ -893,6 +907,7 @@ fail:
     if (t) mdb_txn_abort(t);
     sh_ixfilter_free(f);
     sh_ixfilter_free(recent);
+    sh_ixfilter_free(df);
     sh_ixcache_free(cache);
     free(docs);
     snprintf(ix->filter_err, sizeof ix->filter_err, "%s", rc == ENOMEM ? "out of memory" : rc == ECANCELED ? "stopped" : mdb_strerror(rc));
@@ -924,6 +939,8 @@ sh_status sh_index_filter_start(sh_index *ix, size_t cache_max, sh_error *err)
 struct sh_index_aids {
     sh_ixfilter *filter;
     sh_ixcache *cache;
+    sh_ixfilter *dfilter;      /* with dtxn: sh_index's */
+    size_t dtxn;
     uint32_t next;             /* the documents they hold: ids below this */
     char path[1024];
 };
@@ -948,6 +965,9 @@ sh_index_aids *sh_index_aids_take(sh_index *ix, sh_error *err)
     pthread_mutex_lock(&ix->filter_mu);
     a->filter = ix->filter;
     a->cache = ix->cache;
+    a->dfilter = ix->dfilter;
+    a->dtxn = ix->dtxn;
+    ix->dfilter = NULL;
     a->next = ix->cache ? ix->cache_next : ix->filter_next;
     /* the filter may hold documents past the cache's (queries brought it up
      * to date): a user of both starts from the cache's */
@@ -963,6 +983,7 @@ void sh_index_aids_free(sh_index_aids *a)
     if (!a) return;
     sh_ixfilter_free(a->filter);
     sh_ixcache_free(a->cache);
+    sh_ixfilter_free(a->dfilter);
     free(a);
 }
 
@@ -994,6 +1015,8 @@ sh_status sh_index_aids_use(sh_index *ix, sh_index_aids *a, sh_error *err)
     ix->filter_next = a->next;
     ix->cache_next = a->next;
     ix->cache = a->cache;
+    ix->dfilter = a->dfilter;
+    ix->dtxn = a->dtxn;
     __atomic_store_n(&ix->filter, a->filter, __ATOMIC_RELEASE);
     ix->filter_started = 1;
     return SH_OK;
@@ -1036,6 +1059,7 @@ void sh_index_filter_info(sh_index *ix, sh_index_filter_stats *st)
  * and, past the cache's documents, to `recent`. */
 typedef struct {
     const sh_ixfilter *f, *recent;
+    const sh_ixfilter *df;     /* delta's values (NULL: search delta for every value) */
     const sh_ixcache *cache;   /* NULL: none, or t has fewer documents than it holds */
     uint32_t cache_next, end;  /* the cache holds documents below cache_next; t's end below end */
 } query_aids;
@@ -1055,6 +1079,7 @@ static const query_aids *aids_for(sh_index *ix, MDB_txn *t, query_aids *a)
     a->recent = ix->recent;
     a->cache_next = ix->cache_next;
     a->end = (uint32_t)end;
+    a->df = ix->dfilter && mdb_txn_id(t) >= ix->dtxn ? ix->dfilter : NULL;
     if (a->cache && (uint32_t)end < a->cache_next) a->cache = NULL; /* an older snapshot (a pinned one) */
     if ((uint32_t)end <= __atomic_load_n(&ix->filter_next, __ATOMIC_ACQUIRE)) return a;
     if (pthread_mutex_trylock(&ix->filter_mu) != 0) return NULL;
@@ -1074,6 +1099,7 @@ static const query_aids *aids_for(sh_index *ix, MDB_txn *t, query_aids *a)
             memcpy(&x, (const char *)v.mv_data + sizeof d + 8 * (size_t)i, 8); /* as sh_ixdoc_sketch reads them */
             sh_ixfilter_add(f, x);
             if (ix->recent) sh_ixfilter_add(ix->recent, x);
+            if (ix->dfilter) sh_ixfilter_add(ix->dfilter, x);
         }
     }
     mdb_cursor_close(c);
@@ -1177,7 +1203,7 @@ static int candidates_of(MDB_txn *t, sh_index *ix, const query_aids *qa, const s
     const sh_ixfilter *f = qa ? qa->f : NULL;
     const sh_ixcache *cache = qa ? qa->cache : NULL;
     uint64_t warm[64];
-    unsigned char keep_here[256], recent_here[256], *keep = NULL, *recent = NULL;
+    unsigned char keep_here[256], recent_here[256], din_here[256], *keep = NULL, *recent = NULL, *din = NULL;
     const uint32_t *cdocs_here[256], **cdocs = NULL;
     uint32_t ccnt_here[256], *ccnt = NULL;
     void *scratch = NULL;
@@ -1221,6 +1247,17 @@ static int candidates_of(MDB_txn *t, sh_index *ix, const query_aids *qa, const s
             free(scratch);
             return rc;
         }
+        /* the values delta may have (the others are searched in the postings alone) */
+        if (dcur && qa && qa->df) {
+            din = most > sizeof din_here ? (unsigned char *)malloc(most) : din_here;
+            if (!din) {
+                mdb_cursor_close(cur);
+                mdb_cursor_close(dcur);
+                free(scratch);
+                return ENOMEM;
+            }
+            sh_ixfilter_test_many(qa->df, sk->v, most, din);
+        }
         for (i = 0; i < nv && i < sk->n; i++) {
             unsigned char kb[8];
             size_t cnt = 0;
@@ -1252,7 +1289,7 @@ static int candidates_of(MDB_txn *t, sh_index *ix, const query_aids *qa, const s
             }
             looked_up += cache != NULL;
             sh_store_be64(kb, sk->v[i]);
-            if ((rc = post_lookup(cur, dcur, kb, &in, &cnt)) != 0) break;
+            if ((rc = post_lookup(cur, din && !din[i] ? NULL : dcur, kb, &in, &cnt)) != 0) break;
             if (!in) continue;
             if (max_df && cnt > max_df) {
                 skipped++;
@@ -1265,6 +1302,7 @@ static int candidates_of(MDB_txn *t, sh_index *ix, const query_aids *qa, const s
     }
     mdb_cursor_close(cur);
     if (dcur) mdb_cursor_close(dcur);
+    if (din != din_here) free(din);
     free(scratch);
     if (tested) {
         __atomic_fetch_add(&ix->filter_tested, tested, __ATOMIC_RELAXED);

@@ -136,6 +136,13 @@ describe("index postings and delta", function()
       assert.is_table(f.cache)
       for i, o in ipairs(opts) do assert.are.same(want[i], answers(inn, docs, o)) end
       assert.is_true(inn:filter().cache.found > 0)
+      -- and with the filter alone (its filter of delta's values skips the
+      -- values delta does not have)
+      local fo = assert(index.open(never, { readonly = true }))
+      assert.is_true(fo:filter_start())
+      wait_ready(fo)
+      for i, o in ipairs(opts) do assert.are.same(want[i], answers(fo, docs, o)) end
+      fo:close()
       ia:close()
       inn:close()
       -- the index check reads delta as it reads the postings
@@ -167,6 +174,34 @@ describe("index postings and delta", function()
       assert.is_truthy(out:find("nothing-here: no index there", 1, true), out)
     end)
   end
+
+  it("a snapshot older than the filter of delta's values searches delta for every value", function()
+    -- a handle pinned to a snapshot whose delta holds documents; another
+    -- process then merges delta into the postings, and the filter (and its
+    -- filter of delta's values, now empty) is built after that: the pinned
+    -- snapshot must still find the documents in its delta
+    local p = dir .. "/pinned"
+    local ix = assert(index.open(p))
+    assert(ix:add_documents({ docs[1], docs[2], docs[3] }, { sweep = "s" }))
+    local rest = {}
+    for i = 4, #docs do rest[#rest + 1] = docs[i] end
+    assert(ix:add_documents(rest, { sweep = "s", merge = "never" }))
+    ix:close()
+    assert.is_true(support.index_entries(p, "delta") > 1000)
+    local ro = assert(index.open(p, { readonly = true }))
+    local want = answers(ro, docs, { threshold = 0.3, top = 0 })
+    ro:read(function()
+      local out, code = support.run(shingle_cmd .. "index merge " .. p)
+      assert.are.equal(0, code, out)
+      assert.are.equal(0, support.index_entries(p, "delta"))
+      assert.is_true(ro:filter_start())
+      wait_ready(ro)
+      assert.are.same(want, answers(ro, docs, { threshold = 0.3, top = 0 }))
+    end)
+    -- and after the pin, the newer snapshot uses it and answers the same
+    assert.are.same(want, answers(ro, docs, { threshold = 0.3, top = 0 }))
+    ro:close()
+  end)
 
   it("keeps delta at most a quarter of the postings: merged when an add would grow it past that", function()
     local p = dir .. "/policy"
