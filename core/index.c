@@ -1139,10 +1139,19 @@ static int cand_room(uint32_t **cand, size_t *cap, size_t n, size_t m)
  * 1,000,000 wrote 1.9 GB, most of the postings, for 4 million new entries.
  * Into an empty delta they are appended (pages filled, each written once).
  * The commit merges delta into the postings when it has grown past
- * DELTA_MERGE of them (merge_delta), so a lookup costs at most two searches
- * and the copies of the large table's leaves are paid once per that much
- * growth. This is the paper's batch merging of the <shingle, ID> file kept
- * for later, as log-structured indexes do. */
+ * 1/DELTA_MERGE of them (merge_table), so a lookup costs at most two
+ * searches and the copies of the large table's leaves are paid once per that
+ * much growth (`shingle index merge` does it at once). This is the paper's
+ * batch merging of the <shingle, ID> file kept for later, as log-structured
+ * indexes do. A later batch at least a quarter of delta's size rewrites
+ * delta merged with it (delta_take) rather than insert among its entries.
+ *
+ * The fingerprint tables (urls, raw, canon) have delta tables too: a sweep's
+ * 100,000 random inserts into tables of a million keys split and copied
+ * every leaf of the three (134 MB written); a sweep held back to its commit
+ * puts its fingerprints into the delta tables instead (fp_flush), and a
+ * lookup reads both. With the postings filter, a filter of delta's values
+ * (dfilter) spares a query the delta search of values delta does not have. */
 #define DELTA_MERGE 4   /* merge when delta holds more than a quarter as many entries as the postings */
 
 /* Look the value kb (8 bytes) up in the postings (pc, NULL: not there) and
