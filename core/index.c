@@ -1203,6 +1203,18 @@ static int post_docs(MDB_cursor *c, uint32_t below, uint32_t **ids, size_t *cap,
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+/* Append (key, doc) after everything in the table cursor c is on: the
+ * first of a key with MDB_APPEND, the next ones MDB_APPENDDUP; last holds
+ * the key appended before (*have: whether there was one). */
+static int append_entry(MDB_cursor *c, const unsigned char *key, const unsigned char *doc, unsigned char *last, int *have)
+{
+    MDB_val k = { 8, (void *)(uintptr_t)key }, d = { 4, (void *)(uintptr_t)doc };
+    int same = *have && memcmp(last, key, 8) == 0;
+    memcpy(last, key, 8);
+    *have = 1;
+    return mdb_cursor_put(c, &k, &d, same ? MDB_APPENDDUP : MDB_APPEND);
+}
+
 static int candidates_of(MDB_txn *t, sh_index *ix, const query_aids *qa, const sh_sketch *sk, size_t nv, size_t nv_skip,
                          uint32_t below, uint32_t max_df, uint32_t min_shared, uint32_t **cand, size_t *cap, size_t *n_out)
 {
@@ -1519,13 +1531,13 @@ static sh_status fp_flush(sh_index_adder *a, sh_error *err)
         sh_radix_sort(recs, aux, n, 12, 8); /* stable: the ids stay ascending */
         MDB_dbi db = a->ix->db[a->fp_delta ? delta_of(fp_table[t]) : fp_table[t]];
         MDB_stat ms;
-        int append;
+        unsigned char last[8];
+        int append, have_last = 0;
         if ((rc = mdb_stat(a->txn, db, &ms)) != 0 || (rc = mdb_cursor_open(a->txn, db, &cur)) != 0) break;
         append = ms.ms_entries == 0;
         for (k = 0; k < n && rc == 0; k++) {
             MDB_val kk = { 8, recs + 12 * k }, d = { 4, recs + 12 * k + 8 };
-            int first = k == 0 || memcmp(recs + 12 * k, recs + 12 * (k - 1), 8) != 0;
-            rc = mdb_cursor_put(cur, &kk, &d, !append ? 0 : first ? MDB_APPEND : MDB_APPENDDUP);
+            rc = append ? append_entry(cur, recs + 12 * k, recs + 12 * k + 8, last, &have_last) : mdb_cursor_put(cur, &kk, &d, 0);
         }
         mdb_cursor_close(cur);
     }
@@ -1740,16 +1752,18 @@ static int room_for_pairs(sh_index_adder *a, size_t np, size_t n)
  * documents the table has for its key (for the postings, after them: delta's
  * are later ones), appended when the table is empty, then the delta emptied.
  * The sorted walk copies the table's leaves once for all the adds since the
- * last merge (see "postings and delta"). */
-static int merge_table(sh_index_adder *a, int db, int force)
+ * last merge (see "postings and delta"). *moved (may be NULL): the entries
+ * moved. */
+static int merge_table(sh_index_adder *a, int db, int force, uint64_t *moved)
 {
     sh_index *ix = a->ix;
     int ddb = delta_of(db);
     MDB_stat ms, md;
     MDB_cursor *dc = NULL, *pc = NULL;
     MDB_val k, v;
-    unsigned char prev[8];
-    int rc, append, have_prev = 0;
+    unsigned char last[8];
+    int rc, append, have_last = 0;
+    if (moved) *moved = 0;
     if ((rc = mdb_stat(a->txn, ix->db[db], &ms)) != 0 || (rc = mdb_stat(a->txn, ix->db[ddb], &md)) != 0) return rc;
     if (md.ms_entries == 0 || (!force && (a->test & SH_INDEX_MERGE_NEVER))) return 0;
     if (!force && !(a->test & SH_INDEX_MERGE_ALWAYS) && md.ms_entries * DELTA_MERGE <= ms.ms_entries) return 0;
@@ -1757,24 +1771,22 @@ static int merge_table(sh_index_adder *a, int db, int force)
     if ((rc = mdb_cursor_open(a->txn, ix->db[ddb], &dc)) != 0) return rc;
     if ((rc = mdb_cursor_open(a->txn, ix->db[db], &pc)) != 0) { mdb_cursor_close(dc); return rc; }
     for (rc = mdb_cursor_get(dc, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(dc, &k, &v, MDB_NEXT)) {
-        int same = have_prev && k.mv_size == 8 && memcmp(prev, k.mv_data, 8) == 0;
         if (k.mv_size != 8 || v.mv_size != 4) { rc = MDB_CORRUPTED; break; }
-        memcpy(prev, k.mv_data, 8);
-        have_prev = 1;
-        if ((rc = mdb_cursor_put(pc, &k, &v, !append ? 0 : same ? MDB_APPENDDUP : MDB_APPEND)) != 0) break;
+        rc = append ? append_entry(pc, (const unsigned char *)k.mv_data, (const unsigned char *)v.mv_data, last, &have_last)
+                    : mdb_cursor_put(pc, &k, &v, 0);
+        if (rc) break;
     }
     mdb_cursor_close(pc);
     mdb_cursor_close(dc);
     if (rc != MDB_NOTFOUND) return rc;
     if ((rc = mdb_drop(a->txn, ix->db[ddb], 0)) != 0) return rc;
+    if (moved) *moved = md.ms_entries;
     if (db == D_POST) {
         a->st.postings_merged += md.ms_entries;
         a->post_written = 1;
     }
     return 0;
 }
-
-static int merge_delta(sh_index_adder *a, int force) { return merge_table(a, D_POST, force); }
 
 /* ---- the postings searched ahead -------------------------------------------
  * A large batch into delta searches the postings for each of its values and
@@ -1813,10 +1825,9 @@ static void *prelook_run(void *arg)
     if (rc == 0) rc = mdb_cursor_open(t, p->ix->db[D_POST], &c);
     while (rc == 0 && j0 < p->m && !stop) {
         size_t j1 = j0 + 1, cnt = 0;
-        MDB_val k = { 8, (void *)(uintptr_t)(p->recs + 12 * j0) }, v;
+        int in;
         while (j1 < p->m && memcmp(p->recs + 12 * j1, p->recs + 12 * j0, 8) == 0) j1++;
-        if ((rc = mdb_cursor_get(c, &k, &v, MDB_SET_KEY)) == 0) rc = mdb_cursor_count(c, &cnt);
-        else if (rc == MDB_NOTFOUND) rc = 0;
+        rc = post_lookup(c, NULL, p->recs + 12 * j0, &in, &cnt);
         p->cnt[g] = (uint32_t)(cnt > UINT32_MAX ? UINT32_MAX : cnt);
         p->off[g] = UINT32_MAX;
         if (rc == 0 && cnt && (!p->max_df || cnt + (j1 - j0) <= p->max_df)) {
@@ -1901,18 +1912,6 @@ static void prelook_end(prelook *p)
     free(p->off);
 }
 
-/* Append (key, doc) after everything in the table cursor c is on: the
- * first of a key with MDB_APPEND, the next ones MDB_APPENDDUP; last holds
- * the key appended before (*have: whether there was one). */
-static int append_entry(MDB_cursor *c, const unsigned char *key, const unsigned char *doc, unsigned char *last, int *have)
-{
-    MDB_val k = { 8, (void *)(uintptr_t)key }, d = { 4, (void *)(uintptr_t)doc };
-    int same = *have && memcmp(last, key, 8) == 0;
-    memcpy(last, key, 8);
-    *have = 1;
-    return mdb_cursor_put(c, &k, &d, same ? MDB_APPENDDUP : MDB_APPEND);
-}
-
 /* delta's entries, read whole into *out (BE64 value, BE32 doc, in order),
  * and delta emptied: a batch at least a quarter of delta's size then
  * rewrites it, the old entries and the batch's merged and appended, instead
@@ -1969,7 +1968,7 @@ static int post_batch(sh_index_adder *a, const unsigned char *recs, size_t m, ui
      * each goes after the last, since recs are in (value, doc) order. */
     if ((rc = mdb_stat(a->txn, a->ix->db[D_POST], &ps)) != 0 || (rc = mdb_stat(a->txn, a->ix->db[D_DELTA], &ds)) != 0) return rc;
     if (!(a->test & SH_INDEX_MERGE_NEVER) && (ds.ms_entries + m) * DELTA_MERGE > ps.ms_entries) {
-        if ((rc = merge_delta(a, 1)) != 0) return rc;
+        if ((rc = merge_table(a, D_POST, 1, NULL)) != 0) return rc;
         if ((rc = mdb_stat(a->txn, a->ix->db[D_POST], &ps)) != 0) return rc;
         ds.ms_entries = 0;
         into_post = 1;
@@ -2770,8 +2769,8 @@ sh_status sh_index_commit(sh_index_adder *a, sh_index_add_stats *st, sh_error *e
         sh_index_abort(a);
         return s;
     }
-    if ((rc = merge_table(a, D_POST, 0)) != 0 || (rc = merge_table(a, D_URLS, 0)) != 0 || (rc = merge_table(a, D_RAW, 0)) != 0 ||
-        (rc = merge_table(a, D_CANON, 0)) != 0) {
+    if ((rc = merge_table(a, D_POST, 0, NULL)) != 0 || (rc = merge_table(a, D_URLS, 0, NULL)) != 0 ||
+        (rc = merge_table(a, D_RAW, 0, NULL)) != 0 || (rc = merge_table(a, D_CANON, 0, NULL)) != 0) {
         s = lmdb_err(err, ix, "merge the postings", rc);
         sh_index_abort(a);
         return s;
@@ -3209,21 +3208,17 @@ sh_status sh_index_sweeps(sh_index *ix, char **names, uint32_t **counts, size_t 
 sh_status sh_index_merge(sh_index *ix, uint64_t *postings, uint64_t *fingerprints, sh_error *err)
 {
     sh_index_adder a;
-    uint64_t fp = 0;
+    uint64_t fp = 0, moved;
     int rc, i;
-    static const int tables[3] = { D_URLS, D_RAW, D_CANON };
     if (postings) *postings = 0;
     if (fingerprints) *fingerprints = 0;
     if (ix->readonly) return sh_error_set(err, SH_EINVAL, 0, "%s was opened read-only", ix->path);
     memset(&a, 0, sizeof a);
     a.ix = ix;
     if ((rc = mdb_txn_begin(ix->env, NULL, 0, &a.txn)) != 0) return lmdb_err(err, ix, "begin", rc);
-    rc = merge_table(&a, D_POST, 1);
-    for (i = 0; i < 3 && rc == 0; i++) {
-        MDB_stat md;
-        if ((rc = mdb_stat(a.txn, ix->db[delta_of(tables[i])], &md)) == 0 && (rc = merge_table(&a, tables[i], 1)) == 0)
-            fp += md.ms_entries;
-    }
+    rc = merge_table(&a, D_POST, 1, NULL);
+    for (i = 0; i < 3 && rc == 0; i++)
+        if ((rc = merge_table(&a, fp_table[i], 1, &moved)) == 0) fp += moved;
     if (rc) {
         mdb_txn_abort(a.txn);
         return lmdb_err(err, ix, "merge the delta tables", rc);
