@@ -165,7 +165,7 @@ static const struct entity {
  * separates words. The inline ones: a abbr acronym b bdi bdo big cite code
  * data del dfn em font i ins kbd mark nobr q s samp small span strike strong
  * sub sup time tt u var wbr. */
-enum { TAG_OTHER = 0, TAG_INLINE, TAG_SCRIPT, TAG_STYLE };
+enum { TAG_OTHER = 0, TAG_INLINE, TAG_SCRIPT, TAG_STYLE }; /* raw text: >= TAG_SCRIPT */
 #define TAG_HASH(key) ((unsigned)(((key) * 0xce88ee9624189e43ULL) >> 58))
 static const struct tag_slot {
     uint64_t key;        /* the name's bytes, the first in the lowest */
@@ -842,7 +842,7 @@ TAG_END_FN(tag_end_avx2, __attribute__((target("avx2"))), specials_avx2)
 TAG_END_FN(tag_end_avx512, __attribute__((target("avx512f,avx512bw"))), specials_avx512)
 #endif
 
-static size_t tag_end(sh_simd level, const unsigned char *p, size_t j, size_t end)
+CANON_HOT size_t tag_end(sh_simd level, const unsigned char *p, size_t j, size_t end)
 {
     if (j < end && p[j] == '>')
         return j; /* no attributes: most tags */
@@ -884,7 +884,7 @@ static size_t tag_name(const unsigned char *p, size_t j, size_t end, uint64_t *k
  * its end cleared. No branch per byte: the name's length follows the page
  * and would mispredict. */
 __attribute__((target("sse2")))
-static size_t tag_name_sse2(const unsigned char *p, size_t j, size_t end, uint64_t *key, size_t *len)
+CANON_HOT size_t tag_name_sse2(const unsigned char *p, size_t j, size_t end, uint64_t *key, size_t *len)
 {
     const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + j));
     const __m128i sep = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x20)), v),
@@ -943,11 +943,40 @@ static size_t skip_raw_text(const unsigned char *p, size_t from, size_t end, con
  * scanners alike. */
 enum { MK_TEXT, MK_KEEPS, MK_ENDS, MK_CDATA };
 
-static int markup(sh_simd level, const unsigned char *p, size_t i, size_t end, size_t *next, size_t *cdata_end)
+/* The tag at p[i] == '<' whose p[i + 1] is '/' or a letter: MK_KEEPS or
+ * MK_ENDS, and *next. Inlined into the block scanners (canon_blocks.h), which
+ * meet most tags here, without markup()'s other cases. The inline kind is
+ * looked up without a branch on the hit: inline and other tags alternate in
+ * a page. */
+CANON_HOT int markup_tag(sh_simd level, const unsigned char *p, size_t i, size_t end, size_t *next)
 {
     size_t j = i + 1, k;
     uint64_t key;
-    int closing = 0, kind = TAG_OTHER;
+    int closing = 0, kind;
+    const struct tag_slot *slot;
+
+    if (p[j] == '/') {
+        closing = 1;
+        j++;
+    }
+#if CANON_BLOCKS
+    if (level >= SH_SIMD_SSE2 && end - j >= 16)
+        j = tag_name_sse2(p, j, end, &key, &k);
+    else
+#endif
+        j = tag_name(p, j, end, &key, &k);
+    slot = &tag_slots[TAG_HASH(key)];
+    kind = (int)(slot->kind & (unsigned)-(int)((slot->key == key) & (k - 1 < 8)));
+    j = tag_end(level, p, j, end);
+    *next = j < end ? j + 1 : end;
+    if (kind >= TAG_SCRIPT && !closing && *next < end)
+        *next = skip_raw_text(p, *next, end, kind == TAG_SCRIPT ? "script" : "style");
+    return kind == TAG_INLINE ? MK_KEEPS : MK_ENDS;
+}
+
+static int markup(sh_simd level, const unsigned char *p, size_t i, size_t end, size_t *next, size_t *cdata_end)
+{
+    size_t j = i + 1;
 
     *next = i;
     if (j >= end)
@@ -973,27 +1002,9 @@ static int markup(sh_simd level, const unsigned char *p, size_t i, size_t end, s
         *next = e < end ? e + 2 : end;
         return MK_KEEPS;
     }
-    if (p[j] == '/') {
-        closing = 1;
-        j++;
-    } else if (!is_alpha(p[j])) {
+    if (p[j] != '/' && !is_alpha(p[j]))
         return MK_TEXT;
-    }
-#if CANON_BLOCKS
-    if (level >= SH_SIMD_SSE2 && end - j >= 16)
-        j = tag_name_sse2(p, j, end, &key, &k);
-    else
-#endif
-        j = tag_name(p, j, end, &key, &k);
-    if (k > 0 && k <= 8 && tag_slots[TAG_HASH(key)].key == key)
-        kind = tag_slots[TAG_HASH(key)].kind;
-    j = tag_end(level, p, j, end);
-    *next = j < end ? j + 1 : end;
-    if (kind == TAG_INLINE)
-        return MK_KEEPS;
-    if (kind != TAG_OTHER && !closing && *next < end)
-        *next = skip_raw_text(p, *next, end, kind == TAG_SCRIPT ? "script" : "style");
-    return MK_ENDS;
+    return markup_tag(level, p, i, end, next);
 }
 
 static sh_status scan(canon *c, size_t i, size_t end, int html);
@@ -1173,6 +1184,37 @@ static int stop_kind(canon *c, size_t k, size_t end, size_t *next)
     return STOP_OTHER;
 }
 
+/* Whether p[k, end) starts with a CJK unified ideograph of U+4E00..U+9FA5
+ * (bytes E4 B8 80 .. E9 BE A5): letters (category Lo) of a script written
+ * without spaces in every Unicode version, so K_IDEO without asking
+ * utf8proc (test_simd checks every one against the portable level). */
+CANON_HOT int cjk_at(const unsigned char *p, size_t k, size_t end)
+{
+    unsigned cp;
+    if (end - k < 3 || p[k] - 0xE4u > 5u || (p[k + 1] & 0xC0) != 0x80 || (p[k + 2] & 0xC0) != 0x80)
+        return 0;
+    cp = ((p[k] & 0x0Fu) << 12) | ((p[k + 1] & 0x3Fu) << 6) | (p[k + 2] & 0x3Fu);
+    return cp - 0x4E00u <= 0x9FA5u - 0x4E00u;
+}
+
+/* stop_kind for a byte >= 0x80 at p[k] that starts one of those
+ * ideographs followed by what cannot be a combining mark (ASCII, or another
+ * of them): STOP_IDEO, or STOP_OTHER where stop_kind says so; -1 where
+ * only stop_kind can tell. */
+CANON_HOT int ideo_fast(canon *c, size_t k, size_t end, size_t *next)
+{
+    const unsigned char *p = c->p;
+    const size_t n = k + 3;
+    if ((c->flags & SH_CANON_FOLD) || !cjk_at(p, k, end))
+        return -1;
+    *next = n;
+    if (n == end)
+        return end == c->len ? STOP_IDEO : STOP_OTHER; /* in CDATA, what follows "]]>" may continue it */
+    if (p[n] < 0x80)
+        return (c->flags & SH_CANON_HTML) && (p[n] == '<' || p[n] == '&') ? STOP_OTHER : STOP_IDEO;
+    return cjk_at(p, n, end) ? STOP_IDEO : -1;
+}
+
 /* 1 if what follows markup that keeps a word going, at p[j], ends the word
  * (canon_blocks.h): an ASCII separator or punctuation, or markup that ends
  * words or is text ('<' as text is punctuation), after any more markup that
@@ -1222,18 +1264,21 @@ static const unsigned char head_masks[17][16] = {
     _mm_maskz_loadu_epi8((__mmask16)_bzhi_u32(0xffffu, (unsigned)(len)), (const void *)(q)))
 
 #define BLOCKS_FN blocks_sse2
+#define BLOCKS_LEVEL SH_SIMD_SSE2
 #define BLOCKS_TARGET __attribute__((target("sse2")))
 #define BLOCKS_CLASSIFY classify_sse2
 #define BLOCKS_HEAD HEAD_SSE2
 #include "canon_blocks.h"
 
 #define BLOCKS_FN blocks_avx2
+#define BLOCKS_LEVEL SH_SIMD_AVX2
 #define BLOCKS_TARGET __attribute__((target("avx2,bmi,bmi2")))
 #define BLOCKS_CLASSIFY classify_avx2
 #define BLOCKS_HEAD HEAD_SSE2
 #include "canon_blocks.h"
 
 #define BLOCKS_FN blocks_avx512
+#define BLOCKS_LEVEL SH_SIMD_AVX512
 #define BLOCKS_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,bmi,bmi2")))
 #define BLOCKS_CLASSIFY classify_avx512
 #define BLOCKS_HEAD HEAD_AVX512

@@ -4,6 +4,7 @@
  *   BLOCKS_TARGET    its target attribute (the instruction set)
  *   BLOCKS_CLASSIFY  classify64 for that instruction set (see canon.c)
  *   BLOCKS_HEAD      head16 for that instruction set (see canon.c)
+ *   BLOCKS_LEVEL     the sh_simd level it runs at (the tag path's)
  * Not a header of its own: it sees canon.c's statics. */
 
 /* Plain ASCII words from position *pos, no word in progress (the byte before
@@ -15,9 +16,12 @@
  * sh_canon_tokenize), so a token records where it is and nothing is copied
  * per word.
  *
- * A byte the masks cannot decide is looked at (stop_kind): a separator
- * beyond ASCII, markup, or an entity for a separator ends the words before
- * it and is skipped, and the scan goes on in the same block after it; any
+ * A byte the masks cannot decide is looked at (stop_kind; a tag, and a
+ * CJK ideograph of the common range followed by ASCII or another, without
+ * a call: markup_tag and ideo_fast): a separator beyond ASCII, markup, or
+ * an entity for a separator ends the words before it and is skipped (its
+ * bytes taken out of the word mask; the block's words are taken once its
+ * last such byte is passed), and the scan goes on in the same block after it; any
  * other (a letter beyond ASCII, an entity for one, an inline tag right after
  * a word, which the word may continue past, invalid UTF-8, CDATA) stops the
  * scanner there, or at the start of the word that runs into it. A block only
@@ -99,8 +103,13 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
                 break;
             }
             x = (unsigned)__builtin_ctzll(X);
-            adj = x > seg && ((A >> (x - 1)) & 1);
-            kind = stop_kind(c, i + x, end, &next);
+            adj = x > 0 && ((A >> (x - 1)) & 1); /* no byte of markup passed is in A */
+            if (html && p[i + x] == '<' && end - (i + x) > 1 && (p[i + x + 1] == '/' || is_alpha(p[i + x + 1])))
+                /* a tag (most bytes this scanner leaves in a page): markup's
+                 * tag path inlined */
+                kind = markup_tag(BLOCKS_LEVEL, p, i + x, end, &next) == MK_KEEPS ? STOP_KEEPS : STOP_ENDS;
+            else if (p[i + x] < 0xE4 || (kind = ideo_fast(c, i + x, end, &next)) < 0)
+                kind = stop_kind(c, i + x, end, &next);
             /* markup that does not end a word (an inline tag, a comment)
              * right after one, followed by an ASCII separator or
              * punctuation, or by more such markup and then one of those, or
@@ -117,13 +126,18 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
                 i += lim;
                 goto out;
             }
-            /* the byte ends every word before it */
-            BLOCK_WORDS(((uint64_t)1 << x) - 1);
+            /* the byte ends every word before it. The words before it are
+             * taken here only before an ideograph (its token comes after
+             * them) or when the scan leaves the block; else the bytes it
+             * covers leave A (so that they end the words on either side)
+             * and the words are taken with the block's others: one pass
+             * over the words of a block, not one per tag */
             if (kind == STOP_IDEO) {
                 /* a token of its own, its bytes as they are: the block's
                  * image has them (bytes >= 0x80 unchanged), unless it
                  * reaches past the block (copied then) */
                 const size_t a = i + x, len = next - a;
+                BLOCK_WORDS(((uint64_t)1 << x) - 1);
                 if (next > i + 64)
                     memcpy(img + a, p + a, len);
                 tok->src_off = tok->off = a;
@@ -131,15 +145,23 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
                 BLOCKS_HEAD(hd, img + a, len);
                 tok++;
                 hd += SH_TOKEN_HEAD;
+                nt = (size_t)(tok - o->tok);
+                if (next - i >= 64 || next >= end) {
+                    i = next;
+                    break;
+                }
+                seg = (unsigned)(next - i);
+                A &= ~(uint64_t)0 << seg;
+            } else {
+                if (next - i >= 64 || next >= end) {
+                    BLOCK_WORDS(((uint64_t)1 << x) - 1);
+                    nt = (size_t)(tok - o->tok);
+                    i = next;
+                    break;
+                }
+                seg = (unsigned)(next - i);
+                A &= ~((((uint64_t)1 << seg) - 1) & (~(uint64_t)0 << x));
             }
-            nt = (size_t)(tok - o->tok);
-            if (next - i >= 64 || next >= end) {
-                i = next;
-                break;
-            }
-            seg = (unsigned)(next - i);
-            A &= ~(uint64_t)0 << seg;
-            L &= ~(uint64_t)0 << seg;
             X &= ~(uint64_t)0 << seg;
         }
     }
@@ -155,3 +177,4 @@ out:
 #undef BLOCKS_TARGET
 #undef BLOCKS_CLASSIFY
 #undef BLOCKS_HEAD
+#undef BLOCKS_LEVEL

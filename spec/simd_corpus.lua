@@ -63,6 +63,27 @@ function M.inputs()
       out[#out + 1] = pre .. (at % 2 == 1 and " " or "z") .. m .. (at % 3 ~= 0 and "tail word" or " tail")
     end
   end
+  -- CJK ideographs at and around the ends of the range the block scanners
+  -- take without utf8proc (U+4E00..U+9FA5, core/canon.c's cjk_at), followed
+  -- by what ends them, continues them or leaves them to the general scanner
+  local after = { "", " ", "a", "\xcc\x81", "<b>", "&amp;", "\xe3\x81\x82", "\xc3\xa9", "\xe4\xb8", ".", "\x80" }
+  local function utf8(cp)
+    return string.char(0xE0 + math.floor(cp / 4096), 0x80 + math.floor(cp / 64) % 64, 0x80 + cp % 64) -- (LuaJIT: no bit operators)
+  end
+  for k, cp in ipairs({ 0x4DFF, 0x4E00, 0x4E01, 0x7684, 0x9FA4, 0x9FA5, 0x9FA6, 0x9FFF }) do
+    for j, a in ipairs(after) do
+      local pre = ("w "):rep(40):sub(1, 55 + (k + j) % 12)
+      out[#out + 1] = pre .. utf8(cp) .. a .. utf8(0x6771) .. " end"
+      out[#out + 1] = pre .. utf8(cp) .. a
+    end
+  end
+  -- several tags and words in one block (the block scanner takes the words
+  -- after all its tags)
+  for pad = 0, 66, 3 do
+    local pre = ("cc "):rep(30):sub(1, pad)
+    out[#out + 1] = pre .. "ab<p>cd<b>ef</b> gh<br>ij<i>kl</i>mn</p>op<span class=\"n\">q</span>.r"
+    out[#out + 1] = pre .. "a<script>x<y</script>b<style>p{}</style>c</script>d<b>\xe4\xb8\x80</b>\xe9\xbe\xa5<p>e"
+  end
   -- random mixtures of the pieces
   local r = rng(2026)
   for _ = 1, 1500 do

@@ -346,6 +346,109 @@ static void a_long_page_tokenizes_alike(void)
     CHECK_EQ_U64(differ_everywhere(buf, n, 1), 0);
 }
 
+/* The UTF-8 bytes of code point cp at d; returns their count. */
+static size_t put_utf8(char *d, unsigned cp)
+{
+    if (cp < 0x80) { d[0] = (char)cp; return 1; }
+    if (cp < 0x800) { d[0] = (char)(0xC0 | (cp >> 6)); d[1] = (char)(0x80 | (cp & 0x3F)); return 2; }
+    if (cp < 0x10000) {
+        d[0] = (char)(0xE0 | (cp >> 12)); d[1] = (char)(0x80 | ((cp >> 6) & 0x3F)); d[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    d[0] = (char)(0xF0 | (cp >> 18)); d[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    d[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); d[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* The block scanners take CJK ideographs of U+4E00..U+9FA5 without utf8proc
+ * (canon.c, cjk_at and ideo_fast): every code point of that range and of
+ * 256 on either side, each followed by what may end it, continue it or
+ * leave it to the general scanner (another ideograph, ASCII, a combining
+ * mark, markup, an entity, a letter beyond ASCII, an ideograph outside the
+ * range, truncated and invalid sequences, the end of the buffer); checked
+ * against the portable level, which asks utf8proc for each. */
+static void cjk_ideographs_of_the_fast_range_tokenize_alike(void)
+{
+    static const char *const after[] = {
+        "", " ", "a", "Z9", "\xcc\x81", "<b>", "</i>x", "<p>", "&amp;", "&#x301;", "\xe3\x81\x82", "\xc3\xa9",
+        "\xe4\xb8", "\xe4\x41\x80", "\xe9\xbe\xa6", "\xe4\xb7\xbf", "\xef\xbc\x8c", "\xc2\xa0", ".", "\x80",
+    };
+    static char buf[8192];
+    long bad = 0;
+    unsigned cp = 0x4E00 - 256, k = 0;
+    size_t n = 0, lead = 0;
+    for (; cp <= 0x9FA5 + 256; cp++, k++) {
+        const char *a = after[(k * 7 + (k >> 5)) % (sizeof after / sizeof *after)];
+        n += put_utf8(buf + n, cp);
+        if (k % 3 == 0) { memcpy(buf + n, a, strlen(a)); n += strlen(a); }
+        if (n > sizeof buf - 64) {
+            bad += differ_everywhere(buf, n, 0);
+            /* the next buffer starts at another offset of the block */
+            lead = (lead + 5) % 67;
+            memset(buf, 'q', lead);
+            if (lead) buf[lead - 1] = ' ';
+            n = lead;
+        }
+    }
+    bad += differ_everywhere(buf, n, 1);
+    /* one ideograph at every offset around the block boundary, with each
+     * follower, the buffer ending right after it or later; and in CDATA */
+    for (k = 0; k < sizeof after / sizeof *after; k++) {
+        size_t off, cut;
+        for (off = 50; off <= 70; off++) {
+            size_t i, m = 0;
+            for (i = 0; i < off; i++) buf[m++] = (char)(i % 5 == 4 ? ' ' : 'w');
+            m += put_utf8(buf + m, off % 2 ? 0x4E00 : 0x9FA5);
+            memcpy(buf + m, after[k], strlen(after[k]));
+            m += strlen(after[k]);
+            memcpy(buf + m, "\xe6\x9d\xb1 end", 7);
+            m += 7;
+            for (cut = off + 1; cut <= m; cut++) bad += differ_everywhere(buf, cut, cut == m);
+        }
+        n = 0;
+        memcpy(buf, "x <![CDATA[\xe6\x9d\xb1]]>", 18);
+        n = 18;
+        memcpy(buf + n, after[k], strlen(after[k]));
+        n += strlen(after[k]);
+        bad += differ_everywhere(buf, n, 1);
+    }
+    CHECK_EQ_U64(bad, 0);
+}
+
+/* Several tags and words in one block, so that the block scanner takes
+ * the words after all its tags (the bytes of a tag taken out of the word
+ * mask): words touching tags on either side, inline and other tags,
+ * attributes, script and style with and without their ends, closing tags
+ * of raw text, at every offset of the block. */
+static void tags_and_words_sharing_blocks_tokenize_alike(void)
+{
+    static const char *const lines[] = {
+        "ab<p>cd<b>ef</b> gh<br>ij<i>kl</i>mn</p>op",
+        "<li><a href=\"x.html\">Link</a>, <code>fn</code>(x)</li><li>1<sup>2</sup>3</li>",
+        "w<span class=\"n\">foo</span>.<span class='k'>bar</span>=<em>baz</em>q",
+        "a<script>x<y</script>b<style>p{}</style>c</script>d</style>e<SCRIPT>z</SCRIPT >f",
+        "one<div\nid=x>two</div\t>three<x-y>four</x-y>five<abcdefghi>six</abcdefgh>seven",
+        "1<b>2</b>3 4<p>5</p>6 <i>7</i> 8<wbr>9<img src=a.png>0",
+        "<b>\xe6\x9d\xb1</b>\xe4\xb8\x80<p>\xe9\xbe\xa5<i>x</i>\xc3\xa9<u>y</u>",
+        "t<script>",
+        "t<style>u",
+    };
+    static char buf[400];
+    long bad = 0;
+    size_t li, pad;
+    for (li = 0; li < sizeof lines / sizeof *lines; li++)
+        for (pad = 0; pad <= 70; pad++) {
+            size_t n = 0, i, l = strlen(lines[li]);
+            for (i = 0; i < pad; i++) buf[n++] = (char)(i % 4 == 3 ? ' ' : 'c');
+            memcpy(buf + n, lines[li], l);
+            n += l;
+            bad += differ_everywhere(buf, n, pad % 5 == 0);
+            memcpy(buf + n, lines[(li + 1) % (sizeof lines / sizeof *lines)], 8);
+            bad += differ_everywhere(buf, n + 8, 0);
+        }
+    CHECK_EQ_U64(bad, 0);
+}
+
 /* ---- token ids, windows, sketches ------------------------------------------ */
 
 static sh_shingler shs[SH_SIMD_LEVELS];
@@ -681,6 +784,8 @@ int main(void)
     RUN(words_followed_by_inline_markup_tokenize_alike);
     RUN(random_mixtures_tokenize_alike);
     RUN(a_long_page_tokenizes_alike);
+    RUN(cjk_ideographs_of_the_fast_range_tokenize_alike);
+    RUN(tags_and_words_sharing_blocks_tokenize_alike);
     RUN(ids_and_windows_agree_at_every_level);
     RUN(sketches_agree_at_every_level_and_with_the_definition);
     RUN(min_s_counts_colliding_and_repeated_values_exactly);
