@@ -1215,6 +1215,40 @@ CANON_HOT int ideo_fast(canon *c, size_t k, size_t end, size_t *next)
     return cjk_at(p, n, end) ? STOP_IDEO : -1;
 }
 
+/* stop_kind for the '&' at p[k] (HTML) of the commonest character
+ * references, which stand for ASCII punctuation: &lt; &gt; &amp; &quot;
+ * and &#NN; (two decimal digits and ';') of a byte that is no letter or
+ * digit. STOP_SEP and *next, as html_entity and classify give them; -1 for
+ * any other (stop_kind's then). */
+CANON_HOT int entity_fast(const unsigned char *p, size_t k, size_t end, size_t *next)
+{
+    uint64_t w;
+    unsigned v;
+    if (end - k < 8)
+        return -1;
+    w = sh_load_le64(p + k);
+    if ((w & 0xFFFFFFFFu) == 0x3B746C26u || (w & 0xFFFFFFFFu) == 0x3B746726u) { /* "&lt;", "&gt;" */
+        *next = k + 4;
+        return STOP_SEP;
+    }
+    if ((w & UINT64_C(0xFFFFFFFFFF)) == UINT64_C(0x3B706D6126)) { /* "&amp;" */
+        *next = k + 5;
+        return STOP_SEP;
+    }
+    if ((w & UINT64_C(0xFFFFFFFFFFFF)) == UINT64_C(0x3B746F757126)) { /* "&quot;" */
+        *next = k + 6;
+        return STOP_SEP;
+    }
+    if ((w & 0xFFFFu) == 0x2326u && p[k + 2] - (unsigned)'0' < 10 && p[k + 3] - (unsigned)'0' < 10 && p[k + 4] == ';') {
+        v = (p[k + 2] - (unsigned)'0') * 10 + (p[k + 3] - (unsigned)'0'); /* "&#NN;" */
+        if (byte_class[v] > C_L) { /* v 0 is U+FFFD, a symbol: a separator too */
+            *next = k + 5;
+            return STOP_SEP;
+        }
+    }
+    return -1;
+}
+
 /* 1 if what follows markup that keeps a word going, at p[j], ends the word
  * (canon_blocks.h): an ASCII separator or punctuation, or markup that ends
  * words or is text ('<' as text is punctuation), after any more markup that

@@ -16,9 +16,10 @@
  * sh_canon_tokenize), so a token records where it is and nothing is copied
  * per word.
  *
- * A byte the masks cannot decide is looked at (stop_kind; a tag, and a
- * CJK ideograph of the common range followed by ASCII or another, without
- * a call: markup_tag and ideo_fast): a separator beyond ASCII, markup, or
+ * A byte the masks cannot decide is looked at (stop_kind; a tag, the
+ * commonest character references and a CJK ideograph of the common range
+ * followed by ASCII or another, without a call: markup_tag, entity_fast,
+ * ideo_fast): a separator beyond ASCII, markup, or
  * an entity for a separator ends the words before it and is skipped (its
  * bytes taken out of the word mask; the block's words are taken once its
  * last such byte is passed), and the scan goes on in the same block after it; any
@@ -108,7 +109,8 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
                 /* a tag (most bytes this scanner leaves in a page): markup's
                  * tag path inlined */
                 kind = markup_tag(BLOCKS_LEVEL, p, i + x, end, &next) == MK_KEEPS ? STOP_KEEPS : STOP_ENDS;
-            else if (p[i + x] < 0xE4 || (kind = ideo_fast(c, i + x, end, &next)) < 0)
+            else if (p[i + x] == '&' ? (kind = entity_fast(p, i + x, end, &next)) < 0
+                     : (p[i + x] < 0xE4 || (kind = ideo_fast(c, i + x, end, &next)) < 0))
                 kind = stop_kind(c, i + x, end, &next);
             /* markup that does not end a word (an inline tag, a comment)
              * right after one, followed by an ASCII separator or

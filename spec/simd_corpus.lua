@@ -83,6 +83,8 @@ function M.inputs()
     local pre = ("cc "):rep(30):sub(1, pad)
     out[#out + 1] = pre .. "ab<p>cd<b>ef</b> gh<br>ij<i>kl</i>mn</p>op<span class=\"n\">q</span>.r"
     out[#out + 1] = pre .. "a<script>x<y</script>b<style>p{}</style>c</script>d<b>\xe4\xb8\x80</b>\xe9\xbe\xa5<p>e"
+    -- and the character references read without html_entity (entity_fast)
+    out[#out + 1] = pre .. "a&lt;b&gt;c &amp;d&quot;e&#39;f&#52;g&#65;h&#00;i&#123;j&quot k&LT;l&#9x;m&lt"
   end
   -- random mixtures of the pieces
   local r = rng(2026)

@@ -449,6 +449,47 @@ static void tags_and_words_sharing_blocks_tokenize_alike(void)
     CHECK_EQ_U64(bad, 0);
 }
 
+/* The references the block scanners read without html_entity (canon.c,
+ * entity_fast): &lt; &gt; &amp; &quot; and every &#NN; from &#00; to
+ * &#99; (letters and digits among them, which it leaves), next to near
+ * misses (no ';', other case, longer names, three digits, hex), touching
+ * words on both sides, across the block boundary and at the end of the
+ * buffer (fewer than 8 bytes left). */
+static void common_character_references_tokenize_alike(void)
+{
+    static const char *const refs[] = {
+        "&lt;", "&gt;", "&amp;", "&quot;", "&LT;", "&Gt;", "&lt", "&gt", "&amp", "&quot", "&lta;", "&ampx;", "&quo;",
+        "&quott;", "&#;", "&#6;", "&#060;", "&#x3c;", "&#X3C;", "&#100;", "&#1", "&#12", "&#123", "&#9x;",
+    };
+    static char buf[256];
+    long bad = 0;
+    size_t r, off, cut;
+    char num[8];
+    int v;
+    for (r = 0; r < sizeof refs / sizeof *refs + 200; r++) {
+        const char *ref;
+        size_t l;
+        if (r < sizeof refs / sizeof *refs) {
+            ref = refs[r];
+        } else {
+            v = (int)(r - sizeof refs / sizeof *refs);
+            snprintf(num, sizeof num, v < 100 ? "&#%02d;" : "&#%02d", v % 100);
+            ref = num;
+        }
+        l = strlen(ref);
+        for (off = 54; off <= 66; off++) {
+            size_t n = 0, i;
+            for (i = 0; i < off; i++) buf[n++] = (char)(i % 5 == 4 ? ' ' : 'h');
+            memcpy(buf + n, ref, l);
+            n += l;
+            memcpy(buf + n, "x9 <b>t</b>&amp;u", 17);
+            n += 17;
+            for (cut = off + 1; cut <= n; cut++) bad += differ_everywhere(buf, cut, cut == n && off % 4 == 0);
+        }
+    }
+    CHECK_EQ_U64(bad, 0);
+}
+
 /* ---- token ids, windows, sketches ------------------------------------------ */
 
 static sh_shingler shs[SH_SIMD_LEVELS];
@@ -786,6 +827,7 @@ int main(void)
     RUN(a_long_page_tokenizes_alike);
     RUN(cjk_ideographs_of_the_fast_range_tokenize_alike);
     RUN(tags_and_words_sharing_blocks_tokenize_alike);
+    RUN(common_character_references_tokenize_alike);
     RUN(ids_and_windows_agree_at_every_level);
     RUN(sketches_agree_at_every_level_and_with_the_definition);
     RUN(min_s_counts_colliding_and_repeated_values_exactly);
