@@ -760,6 +760,77 @@ static void min_s_counts_colliding_and_repeated_values_exactly(void)
     sh_work_free(&w);
 }
 
+/* MIN_s up to 16,384 shingles puts the values in order in a table whose slot
+ * is a value's top bits (core/sketch.c, ordered_min), and gives up for the
+ * split and sort above past a probe budget: every level agrees with the
+ * definition on sizes around the table's bounds and the limit, every s
+ * against the set (1, 200, the distinct count and one more), and values that
+ * are all equal (0 too), all distinct, repeated, in short runs inserted
+ * largest first (each insert moves the run up), at the top of the range
+ * (runs past the table's end), or crowding one slot (the budget runs out). */
+static void min_s_in_order_table_agrees_with_definition(void)
+{
+    static const size_t sizes[] = { 1, 2, 3, 7, 8, 9, 63, 64, 65, 199, 200, 201, 511, 512, 513, 2047, 2048, 2049,
+                                    4095, 4096, 4097, 16383, 16384, 16385 };
+    static uint64_t all[16385], fps[16385];
+    uint64_t st = 1313;
+    long bad = 0;
+    size_t a, i, nd;
+    int shape, lv, si;
+    sh_work w;
+    memset(&w, 0, sizeof w);
+    CHECK(make_levels(10, 64, SH_OPTION_B, SH_CANON_DEFAULT_FLAGS));
+    for (a = 0; a < sizeof sizes / sizeof *sizes; a++)
+        for (shape = 0; shape < 8; shape++) {
+            const size_t n = sizes[a];
+            sh_error err;
+            uint64_t base = 0;
+            for (i = 0; i < n; i++) {
+                uint64_t x;
+                switch (shape) {
+                case 0: x = rnd(&st); break;                                   /* distinct */
+                case 1: x = 0x0123456789abcdefULL; break;                      /* all equal */
+                case 2: x = 0; break;                                          /* all 0 */
+                case 3: x = i > 0 && rnd(&st) % 2 ? all[rnd(&st) % i] : rnd(&st); break; /* repeated */
+                case 4:                                                         /* runs of 1-5, largest first, repeats */
+                    if (i % 5 == 0) base = rnd(&st);
+                    x = i > 0 && rnd(&st) % 7 == 0 ? all[rnd(&st) % i] : base + (4 - i % 5) * (rnd(&st) % 3);
+                    break;
+                case 5: x = i % 3 == 0 && i < 240 ? UINT64_MAX - rnd(&st) % 1000 : rnd(&st); break; /* a run past the end */
+                case 6: x = rnd(&st) % (n + 1); break;                         /* the bottom, 0 among them, one slot */
+                default: x = (0x7777ULL << 48) | (rnd(&st) >> 48); break;     /* one slot: the budget runs out */
+                }
+                all[i] = x;
+                fps[i] = unmix(x) ^ shs[1].c.seed;
+            }
+            CHECK(sh_work_reserve_ids(&w, n + 9) == SH_OK);
+            for (i = 0; i < n + 9; i++) w.ids[i] = i;
+            w.n_ids = n + 9;
+            CHECK(sh_shingle_ids(&shs[SH_SIMD_PORTABLE], &w, &err) == SH_OK && w.n_fps == n);
+            memcpy(w.fps, fps, n * sizeof *fps);
+            qsort(all, n, 8, cmp_u64);
+            for (i = 0, nd = 0; i < n; i++) if (!nd || all[i] != all[nd - 1]) all[nd++] = all[i];
+            for (si = 0; si < 4; si++) {
+                sh_sketch_params p;
+                memset(&p, 0, sizeof p);
+                p.kind = SH_SKETCH_MIN;
+                p.s = si == 0 ? 1 : si == 1 ? 200 : (uint32_t)nd + (uint32_t)(si - 2);
+                for (lv = SH_SIMD_PORTABLE; lv <= (int)best; lv++) {
+                    sh_sketch *got;
+                    if (sh_sketch_build(&shs[lv], &w, &p, 0, n, &got, &err) != SH_OK) { bad++; continue; }
+                    if (got->n_shingles != nd || got->n != (nd < p.s ? nd : p.s) || memcmp(got->v, all, got->n * 8) != 0) {
+                        if (bad < 5) fprintf(stderr, "MIN_%u of %zu values (shape %d) at level %s: %llu distinct, want %zu\n",
+                                          p.s, n, shape, sh_simd_name((sh_simd)lv), (unsigned long long)got->n_shingles, nd);
+                        bad++;
+                    }
+                    free(got);
+                }
+            }
+        }
+    CHECK_EQ_U64(bad, 0);
+    sh_work_free(&w);
+}
+
 /* ---- set intersections (intersect.c) ----------------------------------------- */
 
 static size_t intersect_by_definition(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)
@@ -831,6 +902,7 @@ int main(void)
     RUN(ids_and_windows_agree_at_every_level);
     RUN(sketches_agree_at_every_level_and_with_the_definition);
     RUN(min_s_counts_colliding_and_repeated_values_exactly);
+    RUN(min_s_in_order_table_agrees_with_definition);
     RUN(intersections_agree_at_every_level);
     return TEST_END();
 }
