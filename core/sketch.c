@@ -656,7 +656,7 @@ static size_t sorted_distinct(uint64_t *v, size_t n)
  * candidates and the distinct count of the others: text documents under
  * 8 KB, 23-25 -> 20-21 cycles a shingle; 8-400 KB, 15.5-16.5 -> 13.8
  * (docs/benchmarks.md). */
-#define ORDERED_MAX ((size_t)16384) /* below 65,535: the indices are 16 bits */
+#define ORDERED_MAX ((size_t)32768) /* below 65,535: the indices are 16 bits */
 
 /* b: 2^b >= 8 n (at least 64) */
 static unsigned ordered_bits(size_t n)
