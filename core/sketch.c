@@ -653,9 +653,8 @@ static size_t sorted_distinct(uint64_t *v, size_t n)
  * the stages before the sketch leave little of it in the caches. Most values
  * find their slot free (a slot is taken with a chance under 1/8), so the one
  * branch is mostly predicted. This replaces the split, the sort of the
- * candidates and the distinct count of the others: text documents under
- * 8 KB, 23-25 -> 20-21 cycles a shingle; 8-400 KB, 15.5-16.5 -> 13.8
- * (docs/benchmarks.md). */
+ * candidates and the distinct count of the others (docs/benchmarks.md,
+ * "The selection alone"). */
 #define ORDERED_MAX ((size_t)32768) /* below 65,535: the indices are 16 bits */
 
 /* b: 2^b >= 8 n (at least 64) */
