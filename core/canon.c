@@ -894,6 +894,11 @@ CANON_HOT size_t tag_name_sse2(const unsigned char *p, size_t j, size_t end, uin
     const __m128i upper = _mm_and_si128(_mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8('A')), v),
                                         _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8('Z')), v));
     const uint64_t low = (uint64_t)_mm_cvtsi128_si64(_mm_or_si128(v, _mm_and_si128(upper, _mm_set1_epi8(0x20))));
+    /* the first 8 bytes' stop bytes as 0xff: the lowest set bit is bit 8k
+     * of the name's end k (< 8), so one less is the key's mask (all ones
+     * when the name has 8 bytes or more): the key without waiting for the
+     * movemask and its count, which the kind lookup would */
+    const uint64_t s8 = (uint64_t)_mm_cvtsi128_si64(stop);
     const unsigned m = (unsigned)_mm_movemask_epi8(stop);
     size_t k;
     if (m == 0) { /* 16 bytes or more: too long for any key */
@@ -905,7 +910,7 @@ CANON_HOT size_t tag_name_sse2(const unsigned char *p, size_t j, size_t end, uin
         return k2;
     }
     k = (size_t)__builtin_ctz(m);
-    *key = k >= 8 ? low : low & ((UINT64_C(1) << (8 * k)) - 1);
+    *key = low & ((s8 & (0 - s8)) - 1);
     *len = k;
     return j + k;
 }

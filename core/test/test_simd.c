@@ -195,6 +195,7 @@ static void tag_names_of_every_length_and_ending_tokenize_alike(void)
         "b", "B", "i", "br", "Br", "p", "em", "EM", "span", "SPAN", "sPaN", "div", "script", "SCRIPT", "style",
         "Style", "strong", "acronym", "ACRONYM", "strike", "h1", "H6", "x-y", "a1b2", "abcdefgh", "abcdefghi",
         "ABCDEFGHIJKLMNO", "abcdefghijklmnop", "abcdefghijklmnopq", "abcdefghijklmnopqr", "sp\xc3\xa9n", "q@r", "Z[", "z`",
+        "spanx", "Bx", "acronyms", "ACRONYMX", "scripts", "stylE2", "emb", "a-",
     };
     static const char ends[] = { '>', '/', ' ', '\t', '\n', '\x7f', '\x00', '\x1f', '=', 'x', '"', '\x80', '!' };
     static char buf[128];
