@@ -880,8 +880,9 @@ static size_t tag_name(const unsigned char *p, size_t j, size_t end, uint64_t *k
 #if CANON_BLOCKS
 /* tag_name 16 bytes at a time where 16 are there: the name ends at the first
  * '>', '/' or separator (bytes up to 0x20, and 0x7f: byte_class's C_S), and
- * its key is its first 8 bytes with ASCII letters lowercased, the bytes past
- * its end cleared. No branch per byte: the name's length follows the page
+ * its key is its first 8 bytes each with 0x20 set (letters lowercased;
+ * other bytes may change, but the key still equals a table name's exactly
+ * when tag_name's does), the bytes past its end cleared. No branch per byte: the name's length follows the page
  * and would mispredict. */
 __attribute__((target("sse2")))
 CANON_HOT size_t tag_name_sse2(const unsigned char *p, size_t j, size_t end, uint64_t *key, size_t *len)
@@ -891,9 +892,10 @@ CANON_HOT size_t tag_name_sse2(const unsigned char *p, size_t j, size_t end, uin
                                      _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)));
     const __m128i stop = _mm_or_si128(sep, _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('>')),
                                                         _mm_cmpeq_epi8(v, _mm_set1_epi8('/'))));
-    const __m128i upper = _mm_and_si128(_mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8('A')), v),
-                                        _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8('Z')), v));
-    const uint64_t low = (uint64_t)_mm_cvtsi128_si64(_mm_or_si128(v, _mm_and_si128(upper, _mm_set1_epi8(0x20))));
+    /* every byte with 0x20 set: a byte so set is an ASCII lowercase letter
+     * if and only if it was a letter of either case, so the key is a table
+     * name's (lowercase letters) exactly when the name lowercased is */
+    const uint64_t low = (uint64_t)_mm_cvtsi128_si64(v) | UINT64_C(0x2020202020202020);
     /* the first 8 bytes' stop bytes as 0xff: the lowest set bit is bit 8k
      * of the name's end k (< 8), so one less is the key's mask (all ones
      * when the name has 8 bytes or more): the key without waiting for the
