@@ -461,13 +461,20 @@ YT static size_t permute_below_ymm(uint64_t seed, const uint64_t *fps, size_t n,
     return k;
 }
 
-/* sh_permute(seed, fps[i]) for i < n into v, four at a time. */
+/* sh_permute(seed, fps[i]) for i < n into v, six at a time: four in a
+ * vector register and two on the integer units, whose multiplier the
+ * vector loop leaves idle (AVX2 has no 64-bit multiply: y_mul takes three
+ * products of 32 bits). */
 YT static void permute_ymm(uint64_t seed, const uint64_t *fps, size_t n, uint64_t *v)
 {
     const __m256i sd = _mm256_set1_epi64x((long long)seed);
     size_t i;
-    for (i = 0; i + 4 <= n; i += 4)
+    for (i = 0; i + 6 <= n; i += 6) {
+        const uint64_t a = sh_permute(seed, fps[i + 4]), b = sh_permute(seed, fps[i + 5]);
         _mm256_storeu_si256((__m256i *)(void *)&v[i], y_permute(_mm256_loadu_si256((const __m256i *)(const void *)&fps[i]), sd));
+        v[i + 4] = a;
+        v[i + 5] = b;
+    }
     for (; i < n; i++) v[i] = sh_permute(seed, fps[i]);
 }
 
@@ -481,9 +488,12 @@ YT static size_t permute_keep_mod_ymm(uint64_t seed, const uint64_t *fps, size_t
     const __m256i vlow = _mm256_set1_epi64x((long long)low), vlim = _mm256_xor_si256(_mm256_set1_epi64x((long long)lim), sign);
     const __m256i ilo = _mm256_set1_epi64x((long long)(inv & 0xffffffffULL)), ihi = _mm256_set1_epi64x((long long)(inv >> 32));
     size_t i, k = 0;
-    for (i = 0; i + 4 <= n; i += 4) {
+    /* six at a time, as permute_ymm: values i .. i + 3 in the vector
+     * register, i + 4 and i + 5 on the integer units, kept in order */
+    for (i = 0; i + 6 <= n; i += 6) {
         /* sh_permute: sh_mix(x ^ seed) */
         const __m256i x = y_permute(_mm256_loadu_si256((const __m256i *)(const void *)&fps[i]), sd);
+        const uint64_t a = sh_permute(seed, fps[i + 4]), b = sh_permute(seed, fps[i + 5]);
         __m256i keep;
         unsigned m;
         /* (x & low) == 0 and x * inv <= lim (unsigned: both sides' sign bits flipped) */
@@ -493,6 +503,10 @@ YT static size_t permute_keep_mod_ymm(uint64_t seed, const uint64_t *fps, size_t
         _mm256_storeu_si256((__m256i *)(void *)&v[k], _mm256_permutevar8x32_epi32(
             x, _mm256_loadu_si256((const __m256i *)(const void *)y_compress[m])));
         k += (size_t)__builtin_popcount(m);
+        v[k] = a;
+        k += ((a & low) == 0) & (a * inv <= lim);
+        v[k] = b;
+        k += ((b & low) == 0) & (b * inv <= lim);
     }
     for (; i < n; i++) {
         uint64_t x = sh_permute(seed, fps[i]);
