@@ -14,11 +14,5 @@ source bench/lib/common.sh
 CORPUS=${1:-/tmp/shingle-corpus}
 [ $# -gt 0 ] && shift
 
-SHINGLE_ONLY_54=1 bash scripts/setup.sh
-[ -d "$CORPUS/text" ] && [ -d "$CORPUS/html" ] || bash bench/corpus.sh "$CORPUS"
-
-mkdir -p build/bench
-cc -std=c99 -O2 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Icore \
-   bench/select_bench.c $SHINGLE_CORE_LINK \
-   -o build/bench/select_bench
+bench_kernel select_bench "$CORPUS"
 build/bench/select_bench "$@" "$CORPUS"

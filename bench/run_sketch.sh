@@ -13,11 +13,5 @@ source bench/lib/common.sh
 CORPUS=${1:-/tmp/shingle-corpus}
 [ $# -gt 0 ] && shift
 
-SHINGLE_ONLY_54=1 bash scripts/setup.sh
-[ -d "$CORPUS/text" ] && [ -d "$CORPUS/html" ] || bash bench/corpus.sh "$CORPUS"
-
-mkdir -p build/bench
-cc -std=c99 -O2 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Icore \
-   bench/sketch_bench.c $SHINGLE_CORE_LINK \
-   -o build/bench/sketch_bench
+bench_kernel sketch_bench "$CORPUS"
 build/bench/sketch_bench "$@" "$CORPUS"

@@ -44,7 +44,7 @@
 #include "shingler.h"
 #include "sketch.h"
 
-#define DEFAULT_SEED 0x5348494E474CULL /* lua/shingle/options.lua, "SHINGL" */
+#include "lib/kernel.h"
 
 typedef struct corpus {
     char name[16];
@@ -85,8 +85,6 @@ static double now(void) { return clock_secs(CLOCK_MONOTONIC); }
  * processes) together: other load on the machine leaves it almost unchanged,
  * so bytes / cpu is the rate per core even when the machine is shared. */
 static double last_cpu;
-
-static double cpu_now(void) { return clock_secs(CLOCK_PROCESS_CPUTIME_ID); }
 
 static double children_cpu(void)
 {
@@ -355,42 +353,6 @@ static void machine(void)
     printf("cc:      %s\n", __VERSION__);
 #endif
     load_average("at start");
-}
-
-/* The clock in GHz: a dependent chain of additions runs one a cycle. 0
- * where there is no way to write one (then no cycles are printed). */
-static double clock_ghz(void)
-{
-#if defined(__GNUC__) && defined(__x86_64__)
-    double best = 0;
-    int r;
-    for (r = 0; r < 5; r++) {
-        unsigned long x = 0, i, n = 200000000UL;
-        double c0 = cpu_now(), t;
-        for (i = 0; i < n; i++) __asm__ volatile("add $1, %0" : "+r"(x));
-        t = cpu_now() - c0;
-        if (t > 0 && n / t / 1e9 > best) best = n / t / 1e9;
-    }
-    return best;
-#else
-    return 0;
-#endif
-}
-
-static void make_shingler(sh_shingler *sh, int html, sh_simd level)
-{
-    sh_shingler_config cfg;
-    sh_error err;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.w = 10;
-    cfg.k = 64;
-    cfg.seed = DEFAULT_SEED;
-    cfg.tokens = SH_TOKENS_RABIN;
-    cfg.option = SH_OPTION_B;
-    cfg.canon.flags = SH_CANON_DEFAULT_FLAGS | (html ? SH_CANON_HTML : 0);
-    cfg.canon.invalid = SH_UTF8_ERROR;
-    cfg.simd = level;
-    if (sh_shingler_init(sh, &cfg, &err) != SH_OK) die(err.msg);
 }
 
 int main(int argc, char **argv)

@@ -681,6 +681,19 @@ static void levels_are_capped_and_checked(void)
     CHECK(strcmp(sh_simd_name(SH_SIMD_SSE2), "sse2") == 0 && sh_simd_name((sh_simd)7) == NULL);
 }
 
+/* A work whose n shingles' fingerprints are fps[0..n): n shingles of
+ * width 10 from n + 9 ids make room for them, then they are put there. */
+static void work_of_fps(sh_work *w, const uint64_t *fps, size_t n)
+{
+    sh_error err;
+    size_t i;
+    CHECK(sh_work_reserve_ids(w, n + 9) == SH_OK);
+    for (i = 0; i < n + 9; i++) w->ids[i] = i;
+    w->n_ids = n + 9;
+    CHECK(sh_shingle_ids(&shs[SH_SIMD_PORTABLE], w, &err) == SH_OK && w->n_fps == n);
+    memcpy(w->fps, fps, n * sizeof *fps);
+}
+
 /* MIN_s's distinct count on lists built to stress it: mixed values that
  * share their top bits (every one a suspect of the bitmap, most not equal
  * to their bit's first value), repeated in runs and at random, at sizes
@@ -733,12 +746,7 @@ static void min_s_counts_colliding_and_repeated_values_exactly(void)
                 all[i] = x;
                 fps[i] = unmix(x) ^ shs[1].c.seed;
             }
-            /* n shingles of width 10 from n + 9 ids make room for fps */
-            CHECK(sh_work_reserve_ids(&w, n + 9) == SH_OK);
-            for (i = 0; i < n + 9; i++) w.ids[i] = i;
-            w.n_ids = n + 9;
-            CHECK(sh_shingle_ids(&shs[SH_SIMD_PORTABLE], &w, &err) == SH_OK && w.n_fps == n);
-            memcpy(w.fps, fps, n * sizeof *fps);
+            work_of_fps(&w, fps, n);
             memset(&p, 0, sizeof p);
             p.kind = SH_SKETCH_MIN;
             p.s = a % 2 ? 200 : 1000;
@@ -804,11 +812,7 @@ static void min_s_in_order_table_agrees_with_definition(void)
                 all[i] = x;
                 fps[i] = unmix(x) ^ shs[1].c.seed;
             }
-            CHECK(sh_work_reserve_ids(&w, n + 9) == SH_OK);
-            for (i = 0; i < n + 9; i++) w.ids[i] = i;
-            w.n_ids = n + 9;
-            CHECK(sh_shingle_ids(&shs[SH_SIMD_PORTABLE], &w, &err) == SH_OK && w.n_fps == n);
-            memcpy(w.fps, fps, n * sizeof *fps);
+            work_of_fps(&w, fps, n);
             qsort(all, n, 8, cmp_u64);
             for (i = 0, nd = 0; i < n; i++) if (!nd || all[i] != all[nd - 1]) all[nd++] = all[i];
             for (si = n > 5000 ? 1 : 0; si < 4; si += n > 5000 ? 2 : 1) { /* (large: s 200 and one past the set) */
