@@ -59,6 +59,8 @@ static sh_status table(sh_work *w, size_t n, int counts)
     return SH_OK;
 }
 
+static void permute_all(sh_simd level, uint64_t seed, const uint64_t *fps, size_t n, uint64_t *v);
+
 /* Distinct values of pi(fp) (option B or features), or of pi(label(fp, j))
  * for the j-th occurrence of fp (option A), into w->vals. */
 static sh_status distinct(const sh_shingler *sh, sh_work *w, int option_a, uint64_t seed)
@@ -78,7 +80,7 @@ static sh_status distinct(const sh_shingler *sh, sh_work *w, int option_a, uint6
          * can be prefetched: once a document has some ten thousand shingles
          * the table outgrows the caches and each probe would wait on memory.
          * vals is then compacted in place (nv <= i), in first-seen order. */
-        for (i = 0; i < n; i++) vals[i] = sh_permute(seed, fps[i]);
+        permute_all(sh->level, seed, fps, n, vals);
         for (i = 0; i < n; i++) {
             uint64_t v = vals[i];
             size_t h;
@@ -655,6 +657,21 @@ static size_t sorted_distinct(uint64_t *v, size_t n)
     return d;
 }
 
+/* sh_permute(seed, fps[i]) for i < n into v, by the loop of the level
+ * (AVX-512 machines take the AVX2 one). */
+static void permute_all(sh_simd level, uint64_t seed, const uint64_t *fps, size_t n, uint64_t *v)
+{
+    size_t i;
+#ifdef SK_X86
+    if (level >= SH_SIMD_AVX2) {
+        permute_ymm(seed, fps, n, v);
+        return;
+    }
+#endif
+    (void)level;
+    for (i = 0; i < n; i++) v[i] = sh_permute(seed, fps[i]);
+}
+
 /* ---- MIN_s of a short document: an order-preserving table ----------------
  * Up to ORDERED_MAX values, each value x goes to slot x >> (64 - b) of a
  * table of 2^b >= 8 n slots (plus n past the end, where the last runs may
@@ -795,12 +812,7 @@ static sh_status min_sketch(const sh_shingler *sh, sh_sketch_params p, sh_work *
     cand = w->vals;
     v = w->vals + n;
     if (n <= ORDERED_MAX) {
-#ifdef SK_X86
-        if (sh->level >= SH_SIMD_AVX2) /* (AVX-512 machines too: the AVX2 loop) */
-            permute_ymm(p.seed, w->fps, n, v);
-        else
-#endif
-            for (i = 0; i < n; i++) v[i] = sh_permute(p.seed, w->fps[i]);
+        permute_all(sh->level, p.seed, w->fps, n, v);
         if (table_slots(w, ordered_scratch(n), 0) != SH_OK)
             return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", n);
 #ifdef SK_X86
