@@ -85,37 +85,47 @@ static int insertion_bounded(uint64_t *v, size_t n, size_t budget)
 }
 
 /* Up to 65,536 values: two counting passes (least significant digit
- * first) on the 16 bits below the highest bit any of them has, then
+ * first) on the 2 D bits below the highest bit any of them has, then
  * insertion sort, which on the result (in order but for values that share
- * those 16 bits, a handful for uniform keys) is linear. Taking the bits
+ * those bits, a handful for uniform keys) is linear. Taking the bits
  * below the highest one in use spreads keys drawn from a part of the range
  * (the candidates of a MIN_s sketch lie below a small fraction of it) over
  * all the buckets. Keys that are not spread out (many sharing those bits)
  * would make the insertion sort quadratic: it stops after 8 moves per value
- * on average and the quicksort finishes. tmp holds n values. */
-static void small(uint64_t *v, size_t n, uint64_t *tmp)
+ * on average and the quicksort finishes. tmp holds n values. D is 8 bits
+ * (256 buckets a pass), or 4 for up to 64 values, which 256 buckets in all
+ * spread as well, and whose counts cost 16 buckets to clear and sum a pass,
+ * not 256 (a MOD_m sketch of a short text sorts a few dozen values). */
+static inline __attribute__((always_inline)) void radix2(uint64_t *v, size_t n, uint64_t *tmp, const unsigned D)
 {
+    const unsigned B = 1u << D, mask = B - 1;
     uint64_t any = 0;
     uint32_t lo[257], hi[257];
     unsigned shift, top;
     size_t i;
     for (i = 0; i < n; i++) any |= v[i];
     for (top = 1; top < 64 && (any >> top) != 0; top++) {}
-    shift = top > 16 ? top - 16 : 0;
-    memset(lo, 0, sizeof lo);
-    memset(hi, 0, sizeof hi);
+    shift = top > 2 * D ? top - 2 * D : 0;
+    memset(lo, 0, (B + 1) * sizeof *lo);
+    memset(hi, 0, (B + 1) * sizeof *hi);
     for (i = 0; i < n; i++) {
         const unsigned d = (unsigned)(v[i] >> shift);
-        lo[(d & 255) + 1]++;
-        hi[((d >> 8) & 255) + 1]++;
+        lo[(d & mask) + 1]++;
+        hi[((d >> D) & mask) + 1]++;
     }
-    for (i = 1; i <= 256; i++) {
+    for (i = 1; i <= B; i++) {
         lo[i] += lo[i - 1];
         hi[i] += hi[i - 1];
     }
-    for (i = 0; i < n; i++) tmp[lo[(v[i] >> shift) & 255]++] = v[i];
-    for (i = 0; i < n; i++) v[hi[(tmp[i] >> (shift + 8)) & 255]++] = tmp[i];
+    for (i = 0; i < n; i++) tmp[lo[(v[i] >> shift) & mask]++] = v[i];
+    for (i = 0; i < n; i++) v[hi[(tmp[i] >> (shift + D)) & mask]++] = tmp[i];
     if (!insertion_bounded(v, n, 8 * n)) quick(v, n);
+}
+
+static void small(uint64_t *v, size_t n, uint64_t *tmp)
+{
+    if (n <= 64) radix2(v, n, tmp, 4);
+    else radix2(v, n, tmp, 8);
 }
 
 void sh_sort_u64(uint64_t *v, size_t n)

@@ -15,7 +15,7 @@ static int cmp(const void *a, const void *b)
 
 static void sorts_like_qsort_on_every_shape(void)
 {
-    static const size_t sizes[] = { 0, 1, 2, 3, 31, 32, 33, 47, 48, 100, 1000, 1024, 1025, 5000, 30000, 65535, 65536, 200000 };
+    static const size_t sizes[] = { 0, 1, 2, 3, 31, 32, 33, 47, 48, 63, 64, 65, 100, 1000, 1024, 1025, 5000, 30000, 65535, 65536, 200000 };
     uint64_t st = 3, differ = 0;
     size_t si;
     int shape;
