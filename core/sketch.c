@@ -708,19 +708,17 @@ static size_t ordered_scratch(size_t n)
     return ordered_slots(n) / 4;
 }
 
-/* The s smallest of the n values v[0..n), distinct and ascending, to
- * out[0..) (not overlapping v); returns how many (min(s, distinct)), *nd
- * gets the number of distinct values. Values that crowd a few slots (not
- * the mixed values of any ordinary document) would make the probes
+/* Puts the n values v[0..n) in the table (ordered_scratch(n) words of
+ * scratch) and returns how many are distinct. Values that crowd a few slots
+ * (not the mixed values of any ordinary document) would make the probes
  * quadratic: past 2 n + 64 steps of them it gives up and returns SIZE_MAX
- * (the caller then takes another way). scratch: ordered_scratch(n) words. */
-static inline __attribute__((always_inline)) size_t ordered_min_body(const uint64_t *v, size_t n, size_t s,
-                                                                      uint64_t *out, uint64_t *scratch, size_t *nd)
+ * (the caller then takes another way). */
+static inline __attribute__((always_inline)) size_t ordered_insert(const uint64_t *v, size_t n, uint64_t *scratch)
 {
     const unsigned b = ordered_bits(n), sh = 64 - b;
     const size_t slots = ordered_slots(n);
     uint16_t *slot = (uint16_t *)scratch;
-    size_t i, k = 0, d = 0, j, budget = 2 * n + 64;
+    size_t i, d = 0, j, budget = 2 * n + 64;
     memset(slot, 0, slots * sizeof *slot);
     for (i = 0; i < n; i++) {
         const uint64_t x = v[i];
@@ -745,11 +743,16 @@ static inline __attribute__((always_inline)) size_t ordered_min_body(const uint6
         slot[j] = cur;
         d++;
     }
-    *nd = d;
-    /* the first s occupied slots: a mask of 64 slots, four at a time (the
-     * top bit of each nonzero 16-bit slot, gathered by one product), then
-     * its bits */
-    if (s > d) s = d;
+    return d;
+}
+
+/* The values of the first s occupied slots (there are at least s) to
+ * out[0..s): a mask of 64 slots, four at a time (the top bit of each nonzero
+ * 16-bit slot, gathered by one product), then its bits. */
+static void ordered_first(const uint64_t *v, const uint64_t *scratch, size_t s, uint64_t *out)
+{
+    const uint16_t *slot = (const uint16_t *)scratch;
+    size_t j, k = 0;
     for (j = 0; k < s; j += 64) {
         uint64_t m = 0;
         unsigned q;
@@ -764,20 +767,58 @@ static inline __attribute__((always_inline)) size_t ordered_min_body(const uint6
             m &= m - 1;
         }
     }
+}
+
+/* The s smallest of the n values v[0..n), distinct and ascending, to
+ * out[0..) (not overlapping v); returns how many (min(s, distinct)), or
+ * SIZE_MAX should ordered_insert give up; *nd gets the number of distinct
+ * values. scratch: ordered_scratch(n) words. */
+static size_t ordered_min(const uint64_t *v, size_t n, size_t s, uint64_t *out, uint64_t *scratch, size_t *nd)
+{
+    const size_t d = ordered_insert(v, n, scratch);
+    if (d == SIZE_MAX) return SIZE_MAX;
+    *nd = d;
+    if (s > d) s = d;
+    ordered_first(v, scratch, s, out);
     return s;
 }
 
-static size_t ordered_min(const uint64_t *v, size_t n, size_t s, uint64_t *out, uint64_t *scratch, size_t *nd)
+#ifdef SK_X86
+/* ordered_first on AVX2 machines: 32 slots compared with zero at a time,
+ * whose byte mask has both bits of an occupied slot set (not 4 slots a step
+ * by a product: the extraction was a quarter of the time of a short
+ * document's MIN_s, docs/benchmarks.md). */
+__attribute__((target("avx2,bmi,bmi2")))
+static inline void ordered_first_avx2(const uint64_t *v, const uint64_t *scratch, size_t s, uint64_t *out)
 {
-    return ordered_min_body(v, n, s, out, scratch, nd);
+    const uint16_t *slot = (const uint16_t *)scratch;
+    const __m256i zero = _mm256_setzero_si256();
+    size_t j, k = 0;
+    for (j = 0; k < s; j += 32) {
+        const uint32_t lo = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi16(
+            _mm256_loadu_si256((const __m256i *)(const void *)(slot + j)), zero));
+        const uint32_t hi = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi16(
+            _mm256_loadu_si256((const __m256i *)(const void *)(slot + j + 16)), zero));
+        /* bit 2i: slot j + i is occupied */
+        uint64_t m = ~((uint64_t)hi << 32 | lo) & 0x5555555555555555ULL;
+        while (m && k < s) {
+            out[k++] = v[slot[j + ((size_t)__builtin_ctzll(m) >> 1)] - 1];
+            m &= m - 1;
+        }
+    }
 }
 
-#ifdef SK_X86
-/* The same compiled for AVX2 machines (BMI2 shifts, as count_distinct_bmi2). */
+/* ordered_min for AVX2 machines (BMI2 shifts, as count_distinct_bmi2, and
+ * ordered_first_avx2). */
 __attribute__((target("avx2,bmi,bmi2")))
 static size_t ordered_min_bmi2(const uint64_t *v, size_t n, size_t s, uint64_t *out, uint64_t *scratch, size_t *nd)
 {
-    return ordered_min_body(v, n, s, out, scratch, nd);
+    const size_t d = ordered_insert(v, n, scratch);
+    if (d == SIZE_MAX) return SIZE_MAX;
+    *nd = d;
+    if (s > d) s = d;
+    ordered_first_avx2(v, scratch, s, out);
+    return s;
 }
 #endif
 
