@@ -1130,6 +1130,41 @@ CANON_HOT void classify_avx512(const unsigned char *q, unsigned char *d, int htm
     *X = (uint64_t)x;
 }
 
+/* range64: for the 64 bytes at q, bit k set if lo <= q[k] < lo + n
+ * (1 <= n <= 128, unsigned, as classify64's tests): the masks the block
+ * scanner reads UTF-8 sequences from (canon_blocks.h, BLOCKS_IDEOS). */
+__attribute__((target("sse2")))
+CANON_HOT uint64_t range_sse2(const unsigned char *q, unsigned lo, unsigned n)
+{
+    /* (b - lo) ^ 0x80 = b - (lo ^ 0x80): signed "< n - 128" is unsigned "b - lo < n" */
+    const __m128i bias = _mm_set1_epi8((char)(lo ^ 0x80)), lim = _mm_set1_epi8((char)((int)n - 128));
+    uint64_t m = 0;
+    unsigned w;
+    for (w = 0; w < 4; w++) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(q + 16 * w));
+        m |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(_mm_sub_epi8(v, bias), lim)) << (16 * w);
+    }
+    return m;
+}
+
+__attribute__((target("avx2,bmi,bmi2")))
+CANON_HOT uint64_t range_avx2(const unsigned char *q, unsigned lo, unsigned n)
+{
+    const __m256i bias = _mm256_set1_epi8((char)(lo ^ 0x80)), lim = _mm256_set1_epi8((char)((int)n - 128));
+    const __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)q);
+    const __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(q + 32));
+    return (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(lim, _mm256_sub_epi8(v0, bias)))
+         | (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(lim, _mm256_sub_epi8(v1, bias))) << 32;
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,bmi,bmi2")))
+CANON_HOT uint64_t range_avx512(const unsigned char *q, unsigned lo, unsigned n)
+{
+    return (uint64_t)_mm512_cmplt_epu8_mask(_mm512_sub_epi8(_mm512_loadu_si512((const void *)q),
+                                                            _mm512_set1_epi8((char)lo)),
+                                            _mm512_set1_epi8((char)n));
+}
+
 /* What the block scanner can do with the byte at p[k] that its masks could
  * not decide (canon_blocks.h); what the general scanner would do with it
  * decides:
@@ -1308,6 +1343,7 @@ static const unsigned char head_masks[17][16] = {
 #define BLOCKS_LEVEL SH_SIMD_SSE2
 #define BLOCKS_TARGET __attribute__((target("sse2")))
 #define BLOCKS_CLASSIFY classify_sse2
+#define BLOCKS_RANGE range_sse2
 #define BLOCKS_HEAD HEAD_SSE2
 #include "canon_blocks.h"
 
@@ -1315,6 +1351,7 @@ static const unsigned char head_masks[17][16] = {
 #define BLOCKS_LEVEL SH_SIMD_AVX2
 #define BLOCKS_TARGET __attribute__((target("avx2,bmi,bmi2")))
 #define BLOCKS_CLASSIFY classify_avx2
+#define BLOCKS_RANGE range_avx2
 #define BLOCKS_HEAD HEAD_SSE2
 #include "canon_blocks.h"
 
@@ -1322,6 +1359,7 @@ static const unsigned char head_masks[17][16] = {
 #define BLOCKS_LEVEL SH_SIMD_AVX512
 #define BLOCKS_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,bmi,bmi2")))
 #define BLOCKS_CLASSIFY classify_avx512
+#define BLOCKS_RANGE range_avx512
 #define BLOCKS_HEAD HEAD_AVX512
 #include "canon_blocks.h"
 #endif

@@ -4,6 +4,7 @@
  *   BLOCKS_TARGET    its target attribute (the instruction set)
  *   BLOCKS_CLASSIFY  classify64 for that instruction set (see canon.c)
  *   BLOCKS_HEAD      head16 for that instruction set (see canon.c)
+ *   BLOCKS_RANGE     range64 for that instruction set (see canon.c)
  *   BLOCKS_LEVEL     the sh_simd level it runs at (the tag path's)
  * Not a header of its own: it sees canon.c's statics. */
 
@@ -16,10 +17,13 @@
  * sh_canon_tokenize), so a token records where it is and nothing is copied
  * per word.
  *
- * A byte the masks cannot decide is looked at (stop_kind; a tag, the
- * commonest character references and a CJK ideograph of the common range
- * followed by ASCII or another, without a call: markup_tag, entity_fast,
- * ideo_fast): a separator beyond ASCII, markup, or
+ * The CJK ideographs of the common range (cjk_at) followed by what cannot
+ * be a combining mark are found for the whole block by masks (ideos below)
+ * and are tokens of their own in the same pass as the words. A byte the
+ * masks cannot decide is looked at (stop_kind; a tag, the commonest
+ * character references and a CJK ideograph of the common range followed by
+ * ASCII or another, without a call: markup_tag, entity_fast, ideo_fast): a
+ * separator beyond ASCII, markup, or
  * an entity for a separator ends the words before it and is skipped (its
  * bytes taken out of the word mask; the block's words are taken once its
  * last such byte is passed), and the scan goes on in the same block after it; any
@@ -38,14 +42,19 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
     unsigned char *img = (unsigned char *)o->text;
     const int lower = c->low == ascii_lower;
     const int keep_numbers = (c->flags & SH_CANON_NUMBERS) != 0;
+    /* ideographs by masks: not folded (a folded one is no STOP_IDEO), and
+     * not in CDATA (html 0 in an HTML document), where '<' and '&' after
+     * one leave it to stop_kind although the masks decide them */
+    const int ideos = !(c->flags & SH_CANON_FOLD) && html == ((c->flags & SH_CANON_HTML) != 0);
     size_t i = *pos, nt = o->n;
     sh_status st = SH_OK;
     sh_token *tok;
     unsigned char *hd;
 
-/* Tokens for the words of the block that start and end in the bits of live. */
+/* Tokens for the words and ideographs (I: their first bytes) of the block
+ * that start and end in the bits of live (an ideograph is all in or all out). */
 #define BLOCK_WORDS(live) do { \
-    uint64_t S_ = A & ~(A << 1) & (live), E_ = A & ~(A >> 1) & (live); \
+    uint64_t S_ = ((A & ~(A << 1)) | I) & (live), E_ = ((A & ~(A >> 1)) | I << 2) & (live); \
     while (S_) { \
         const unsigned a_ = (unsigned)__builtin_ctzll(S_), e_ = (unsigned)__builtin_ctzll(E_) + 1; \
         S_ &= S_ - 1; \
@@ -64,9 +73,11 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
     ? 64 - (unsigned)__builtin_clzll(~A & (((uint64_t)1 << (b)) - 1)) : 0)
 
     while (i < end) {
-        uint64_t A, L, X;
+        uint64_t A, L, X, I = 0;
         unsigned seg = 0; /* the block's bytes below seg are done */
         const size_t avail = end - i;
+        const unsigned char *q = p + i; /* the block, or its copy followed by separators */
+        unsigned char tail[64];
         if (o->cap - nt < 64) { /* a block holds at most 32 words and 64 ideographs */
             o->n = nt;
             if ((st = token_grow(c)) != SH_OK)
@@ -76,14 +87,35 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
         tok = o->tok + nt;
         hd = o->head + nt * SH_TOKEN_HEAD;
         if (avail >= 64) {
-            BLOCKS_CLASSIFY(p + i, img + i, html, lower, &A, &L, &X);
+            BLOCKS_CLASSIFY(q, img + i, html, lower, &A, &L, &X);
         } else {
             /* the last bytes, followed by separators */
-            unsigned char q[64], d[64];
-            memcpy(q, p + i, avail);
-            memset(q + avail, ' ', 64 - avail);
+            unsigned char d[64];
+            memcpy(tail, p + i, avail);
+            memset(tail + avail, ' ', 64 - avail);
+            q = tail;
             BLOCKS_CLASSIFY(q, d, html, lower, &A, &L, &X);
             memcpy(img + i, d, avail);
+        }
+        if (X && ideos && (!html || BLOCKS_RANGE(q, 0x80, 128))) {
+            /* I: the ideographs U+4E00..U+9FA5 (as cjk_at: E4 B8 80 ..
+             * E9 BE A5) whose follower is in the block and cannot be a
+             * combining mark (as ideo_fast and stop_kind decide): an ASCII
+             * byte the masks decide, another of them, U+FF00..U+FF7F
+             * (EF BC/BD xx) or U+3000..U+3029 (E3 80 80..A9), none of them
+             * a mark in any Unicode version. They leave X: each is a token
+             * of its own, between the words around it */
+            const uint64_t cont = BLOCKS_RANGE(q, 0x80, 64), e4 = BLOCKS_RANGE(q, 0xE4, 1), e9 = BLOCKS_RANGE(q, 0xE9, 1);
+            const uint64_t in = BLOCKS_RANGE(q, 0xE4, 6) & (cont >> 1) & (cont >> 2)
+                & ~(e4 & ~(BLOCKS_RANGE(q, 0xB8, 8) >> 1))
+                & ~(e9 & ~((BLOCKS_RANGE(q, 0x80, 0x3E) >> 1) | (BLOCKS_RANGE(q, 0xBE, 1) >> 1 & BLOCKS_RANGE(q, 0x80, 0x26) >> 2)));
+            const uint64_t decided = ~X & (avail >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << avail) - 1);
+            const uint64_t ok = decided | in
+                | (BLOCKS_RANGE(q, 0xEF, 1) & BLOCKS_RANGE(q, 0xBC, 2) >> 1 & cont >> 2)
+                | (BLOCKS_RANGE(q, 0xE3, 1) & BLOCKS_RANGE(q, 0x80, 1) >> 1 & BLOCKS_RANGE(q, 0x80, 0x2A) >> 2);
+            I = in & ok >> 3;
+            X &= ~(I | I << 1 | I << 2);
+            L |= I; /* no number */
         }
         for (;;) {
             unsigned x, lim;
@@ -154,6 +186,7 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
                 }
                 seg = (unsigned)(next - i);
                 A &= ~(uint64_t)0 << seg;
+                I &= ~(uint64_t)0 << seg;
             } else {
                 if (next - i >= 64 || next >= end) {
                     BLOCK_WORDS(((uint64_t)1 << x) - 1);
@@ -163,6 +196,7 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
                 }
                 seg = (unsigned)(next - i);
                 A &= ~((((uint64_t)1 << seg) - 1) & (~(uint64_t)0 << x));
+                I &= ~((((uint64_t)1 << seg) - 1) & (~(uint64_t)0 << x)); /* in a tag's attributes */
             }
             X &= ~(uint64_t)0 << seg;
         }
@@ -179,4 +213,5 @@ out:
 #undef BLOCKS_TARGET
 #undef BLOCKS_CLASSIFY
 #undef BLOCKS_HEAD
+#undef BLOCKS_RANGE
 #undef BLOCKS_LEVEL
