@@ -1322,20 +1322,16 @@ static int keeps_then_ends(canon *c, size_t j, size_t end)
 }
 
 /* head16: the head of a token of len bytes at q (16 bytes readable) to d:
- * its first 16 bytes, zero-padded. */
-static const unsigned char head_masks[17][16] = {
-#define HM(k) { (k) > 0 ? 255 : 0, (k) > 1 ? 255 : 0, (k) > 2 ? 255 : 0, (k) > 3 ? 255 : 0, \
-                (k) > 4 ? 255 : 0, (k) > 5 ? 255 : 0, (k) > 6 ? 255 : 0, (k) > 7 ? 255 : 0, \
-                (k) > 8 ? 255 : 0, (k) > 9 ? 255 : 0, (k) > 10 ? 255 : 0, (k) > 11 ? 255 : 0, \
-                (k) > 12 ? 255 : 0, (k) > 13 ? 255 : 0, (k) > 14 ? 255 : 0, (k) > 15 ? 255 : 0 }
-    HM(0), HM(1), HM(2), HM(3), HM(4), HM(5), HM(6), HM(7), HM(8),
-    HM(9), HM(10), HM(11), HM(12), HM(13), HM(14), HM(15), HM(16)
-#undef HM
-};
+ * its first 16 bytes, zero-padded. The block scanner's tokens have 1 to
+ * 64 bytes: the mask is the 16 bytes at head_window + 64 - len, with no
+ * clamp of the length to 16. */
+#define FF8 255, 255, 255, 255, 255, 255, 255, 255
+static const unsigned char head_window[64 + 16] = { FF8, FF8, FF8, FF8, FF8, FF8, FF8, FF8 }; /* then zeros */
+#undef FF8
 
 #define HEAD_SSE2(d, q, len) _mm_storeu_si128((__m128i *)(void *)(d), \
     _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(q)), \
-                  _mm_loadu_si128((const __m128i *)(const void *)head_masks[(len) < 16 ? (len) : 16])))
+                  _mm_loadu_si128((const __m128i *)(const void *)(head_window + 64 - (len)))))
 #define HEAD_AVX512(d, q, len) _mm_storeu_si128((__m128i *)(void *)(d), \
     _mm_maskz_loadu_epi8((__mmask16)_bzhi_u32(0xffffu, (unsigned)(len)), (const void *)(q)))
 
