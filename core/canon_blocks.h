@@ -42,10 +42,12 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
     unsigned char *img = (unsigned char *)o->text;
     const int lower = c->low == ascii_lower;
     const int keep_numbers = (c->flags & SH_CANON_NUMBERS) != 0;
-    /* ideographs by masks: not folded (a folded one is no STOP_IDEO), and
-     * not in CDATA (html 0 in an HTML document), where '<' and '&' after
-     * one leave it to stop_kind although the masks decide them */
-    const int ideos = !(c->flags & SH_CANON_FOLD) && html == ((c->flags & SH_CANON_HTML) != 0);
+    /* ideographs by masks: not folded, as ideo_fast (folding leaves those
+     * ideographs as they are, so this only keeps to its rule). In CDATA
+     * (html 0 in an HTML document) the masks decide '<' and '&' where
+     * ideo_fast leaves an ideograph before them to stop_kind: it ends
+     * there either way, as they are punctuation there */
+    const int ideos = !(c->flags & SH_CANON_FOLD);
     size_t i = *pos, nt = o->n;
     sh_status st = SH_OK;
     sh_token *tok;

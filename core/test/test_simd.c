@@ -416,6 +416,55 @@ static void cjk_ideographs_of_the_fast_range_tokenize_alike(void)
     CHECK_EQ_U64(bad, 0);
 }
 
+/* The block scanners find those ideographs for a whole block by masks
+ * (canon_blocks.h): each is a token of its own where what follows it is in
+ * the block and cannot be a combining mark, and is left to stop_kind
+ * otherwise. Ideographs with followers at the edges of those rules
+ * (U+3029 and the mark U+302A, U+3000, U+FF00, U+FF7F and U+FF80, the
+ * variation selector U+FE00, a mark of two bytes, truncated and invalid
+ * sequences, kana, '<', '&', words, ideographs in and out of the range,
+ * sequences of the range cut short before ASCII), at
+ * every offset of the block, so that an ideograph and its follower fall on
+ * either side of the 64-byte boundary and of the end of the buffer; in
+ * text, in HTML, in a tag's attribute and in CDATA (followed by a mark
+ * after it, which continues an ideograph that ends it). */
+static void ideographs_found_by_masks_tokenize_alike(void)
+{
+    static const char *const after[] = {
+        "\xe3\x80\xa9", "\xe3\x80\xaa", "\xe3\x80\xaf", "\xe3\x80\x80", "\xe3\x80\x82", "\xef\xbc\x80",
+        "\xef\xbc\x8c", "\xef\xbd\xbf", "\xef\xbe\x80", "\xef\xb8\x80", "\xcc\x81", "\xe3\x80", "\xef\xbc",
+        "\xe3\x80" "a", "\xef\xbc" "a", "\xe3\x81\x82", "<b>", "&amp;", "a1", " ", "\xe4\xb8\x80", "\xe9\xbe\xa5",
+        "\xe9\xbe\xa6", "\xe4\xb7\xbf", "\xe4\xb8" "a b", "\xe9\xbe" "a ", "\xe6" "ab", "\xe5" "a\x80 ",
+        "\xe3\x82\x99", "\xea\x93\x90" "\xea\x93\x91 ",
+    };
+    static const char *const frame[][2] = {
+        { "", "" }, { "x", "y" }, { "<p title=\"", "\">x</p>" }, { "<![CDATA[", "]]>y" }, { "<![CDATA[", "]]>\xcc\x81" },
+    };
+    static char buf[512];
+    long bad = 0;
+    size_t k, f, off;
+    for (k = 0; k < sizeof after / sizeof *after; k++)
+        for (f = 0; f < sizeof frame / sizeof *frame; f++)
+            for (off = 0; off <= 70; off++) {
+                size_t n = 0, i, cut;
+#define PUT(str) do { memcpy(buf + n, (str), strlen(str)); n += strlen(str); } while (0)
+                for (i = 0; i < off; i++) buf[n++] = (char)(i % 5 == 4 ? ' ' : 'w');
+                PUT(frame[f][0]);
+                PUT("\xe4\xb8\x80\xe6\x9d\xb1"); /* two, the first followed by the second */
+                cut = n;
+                PUT(after[k]);
+                PUT("\xe9\xbe\xa5");
+                PUT(after[k]);
+                PUT("\xe6\x9d\xb1"); /* and one right before the frame's end */
+                PUT(frame[f][1]);
+#undef PUT
+                bad += differ_everywhere(buf, n, off % 9 == 0);
+                bad += differ_everywhere(buf, n - strlen(frame[f][1]), 0); /* the buffer ends after the follower */
+                bad += differ_everywhere(buf, cut, 0);                      /* after an ideograph */
+            }
+    CHECK_EQ_U64(bad, 0);
+}
+
 /* Several tags and words in one block, so that the block scanner takes
  * the words after all its tags (the bytes of a tag taken out of the word
  * mask): words touching tags on either side, inline and other tags,
@@ -902,6 +951,7 @@ int main(void)
     RUN(random_mixtures_tokenize_alike);
     RUN(a_long_page_tokenizes_alike);
     RUN(cjk_ideographs_of_the_fast_range_tokenize_alike);
+    RUN(ideographs_found_by_masks_tokenize_alike);
     RUN(tags_and_words_sharing_blocks_tokenize_alike);
     RUN(common_character_references_tokenize_alike);
     RUN(ids_and_windows_agree_at_every_level);
