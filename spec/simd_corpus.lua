@@ -66,7 +66,10 @@ function M.inputs()
   -- CJK ideographs at and around the ends of the range the block scanners
   -- take without utf8proc (U+4E00..U+9FA5, core/canon.c's cjk_at), followed
   -- by what ends them, continues them or leaves them to the general scanner
-  local after = { "", " ", "a", "\xcc\x81", "<b>", "&amp;", "\xe3\x81\x82", "\xc3\xa9", "\xe4\xb8", ".", "\x80" }
+  -- (and, for the masks that find them a block at a time, canon_blocks.h:
+  -- followers at the edges of their rules, and CDATA)
+  local after = { "", " ", "a", "\xcc\x81", "<b>", "&amp;", "\xe3\x81\x82", "\xc3\xa9", "\xe4\xb8", ".", "\x80",
+    "\xe3\x80\xa9", "\xe3\x80\xaa", "\xef\xbc\x8c", "\xef\xbd\xbf", "\xef\xbe\x80", "\xef\xb8\x80", "<![CDATA[x]]>" }
   local function utf8(cp)
     return string.char(0xE0 + math.floor(cp / 4096), 0x80 + math.floor(cp / 64) % 64, 0x80 + cp % 64) -- (LuaJIT: no bit operators)
   end
@@ -75,6 +78,7 @@ function M.inputs()
       local pre = ("w "):rep(40):sub(1, 55 + (k + j) % 12)
       out[#out + 1] = pre .. utf8(cp) .. a .. utf8(0x6771) .. " end"
       out[#out + 1] = pre .. utf8(cp) .. a
+      out[#out + 1] = pre .. "<![CDATA[" .. utf8(cp) .. a .. utf8(cp) .. "]]>\xcc\x81 " .. utf8(cp) .. a .. "y"
     end
   end
   -- several tags and words in one block (the block scanner takes the words
