@@ -54,11 +54,14 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
     unsigned char *hd;
 
 /* Tokens for the words and ideographs (I: their first bytes) of the block
- * that start and end in the bits of live (an ideograph is all in or all out). */
+ * that start and end in the bits of live (an ideograph is all in or all out).
+ * E_ marks the byte after each one (a live token never ends at bit 63: a
+ * word there goes on in the next block), so its end is a count of zeros
+ * without an addition. */
 #define BLOCK_WORDS(live) do { \
-    uint64_t S_ = ((A & ~(A << 1)) | I) & (live), E_ = ((A & ~(A >> 1)) | I << 2) & (live); \
+    uint64_t S_ = ((A & ~(A << 1)) | I) & (live), E_ = (((A & ~(A >> 1)) | I << 2) & (live)) << 1; \
     while (S_) { \
-        const unsigned a_ = (unsigned)__builtin_ctzll(S_), e_ = (unsigned)__builtin_ctzll(E_) + 1; \
+        const unsigned a_ = (unsigned)__builtin_ctzll(S_), e_ = (unsigned)__builtin_ctzll(E_); \
         S_ &= S_ - 1; \
         E_ &= E_ - 1; \
         if (!keep_numbers && ((L >> a_) & (((uint64_t)2 << (e_ - a_ - 1)) - 1)) == 0) \
