@@ -1132,7 +1132,7 @@ CANON_HOT void classify_avx512(const unsigned char *q, unsigned char *d, int htm
 
 /* range64: for the 64 bytes at q, bit k set if lo <= q[k] < lo + n
  * (1 <= n <= 128, unsigned, as classify64's tests): the masks the block
- * scanner reads UTF-8 sequences from (canon_blocks.h, BLOCKS_IDEOS). */
+ * scanner reads UTF-8 sequences from (canon_blocks.h: the ideographs, I). */
 __attribute__((target("sse2")))
 CANON_HOT uint64_t range_sse2(const unsigned char *q, unsigned lo, unsigned n)
 {

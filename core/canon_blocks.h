@@ -18,7 +18,7 @@
  * per word.
  *
  * The CJK ideographs of the common range (cjk_at) followed by what cannot
- * be a combining mark are found for the whole block by masks (ideos below)
+ * be a combining mark are found for the whole block by masks (I below)
  * and are tokens of their own in the same pass as the words. A byte the
  * masks cannot decide is looked at (stop_kind; a tag, the commonest
  * character references and a CJK ideograph of the common range followed by
@@ -56,8 +56,8 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
 /* Tokens for the words and ideographs (I: their first bytes) of the block
  * that start and end in the bits of live (an ideograph is all in or all out).
  * E_ marks the byte after each one (a live token never ends at bit 63: a
- * word there goes on in the next block), so its end is a count of zeros
- * without an addition. */
+ * word there goes on in the next block, an ideograph in I has its follower
+ * in the block), so its end is a count of zeros without an addition. */
 #define BLOCK_WORDS(live) do { \
     uint64_t S_ = ((A & ~(A << 1)) | I) & (live), E_ = (((A & ~(A >> 1)) | I << 2) & (live)) << 1; \
     while (S_) { \
