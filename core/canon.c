@@ -948,7 +948,7 @@ static size_t skip_raw_text(const unsigned char *p, size_t from, size_t end, con
  *   MK_CDATA  <![CDATA[...]]>: its contents [i + 9, *cdata_end) are text
  * The one place markup is parsed, for the general scanner and the block
  * scanners alike. */
-enum { MK_TEXT, MK_KEEPS, MK_ENDS, MK_CDATA };
+enum { MK_TEXT, MK_KEEPS, MK_ENDS, MK_CDATA }; /* MK_ENDS = MK_KEEPS + 1: tag_in_block */
 
 /* The tag at p[i] == '<' whose p[i + 1] is '/' or a letter: MK_KEEPS or
  * MK_ENDS, and *next. Inlined into the block scanners (canon_blocks.h), which
@@ -980,6 +980,119 @@ CANON_HOT int markup_tag(sh_simd level, const unsigned char *p, size_t i, size_t
         *next = skip_raw_text(p, *next, end, kind == TAG_SCRIPT ? "script" : "style");
     return kind == TAG_INLINE ? MK_KEEPS : MK_ENDS;
 }
+
+#if CANON_BLOCKS
+/* What the block scanner knows of a 64-byte block's tags, from masks (bit k
+ * for the block's byte k), so that most tags take no scan of their own: a
+ * page's tags are most of its bytes (two thirds of the benchmark corpus's),
+ * and their lengths, closing slashes and attributes follow the page, so a
+ * scan per tag mispredicts. */
+typedef struct tag_masks {
+    uint64_t gt;    /* '>' */
+    uint64_t par;   /* the parity of the '"'s at or before each byte */
+    uint64_t bad0;  /* the quotes tag_end_bytes would read otherwise, by */
+    uint64_t bad1;  /* the parity at the tag's '<' (see tag_masks_quotes) */
+} tag_masks;
+
+/* The quote parts of the masks from those of '"', '\'' and '=' and the
+ * '"'s' prefix XOR. With the '"'s counted from a tag's '<', its quoted
+ * values are the odd stretches; when every '"' that opens one follows '='
+ * right away and no '\'' stands outside one, they are what tag_end_bytes
+ * reads (a quote opens a value right after '='; it reads to the next quote
+ * of its kind). bad<s> marks, for the parity s at the '<', the quotes that
+ * break this: an opening '"' not right after '=', a '\'' outside a value. */
+CANON_HOT void tag_masks_quotes(tag_masks *m, uint64_t dq, uint64_t sq, uint64_t eq, uint64_t par)
+{
+    const uint64_t after_eq = eq << 1;
+    m->par = par;
+    m->bad0 = (dq & par & ~after_eq) | (sq & ~par);
+    m->bad1 = (dq & ~par & ~after_eq) | (sq & par);
+}
+
+__attribute__((target("sse2")))
+CANON_HOT void tag_masks_sse2(const unsigned char *q, tag_masks *m)
+{
+    uint64_t gt = 0, dq = 0, sq = 0, eq = 0, par;
+    unsigned w;
+    for (w = 0; w < 4; w++) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(q + 16 * w));
+        gt |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('>'))) << (16 * w);
+        dq |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"'))) << (16 * w);
+        sq |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\''))) << (16 * w);
+        eq |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('='))) << (16 * w);
+    }
+    m->gt = gt;
+    /* the prefix XOR without a carry-less multiply (not in SSE2) */
+    par = dq ^ (dq << 1);
+    par ^= par << 2;
+    par ^= par << 4;
+    par ^= par << 8;
+    par ^= par << 16;
+    par ^= par << 32;
+    tag_masks_quotes(m, dq, sq, eq, par);
+}
+
+/* Also the AVX-512 level's (it has these instructions): one copy. */
+__attribute__((target("avx2,pclmul")))
+CANON_HOT void tag_masks_avx2(const unsigned char *q, tag_masks *m)
+{
+    uint64_t gt = 0, dq = 0, sq = 0, eq = 0;
+    unsigned w;
+    for (w = 0; w < 2; w++) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(q + 32 * w));
+        gt |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('>'))) << (32 * w);
+        dq |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('"'))) << (32 * w);
+        sq |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('\''))) << (32 * w);
+        eq |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('='))) << (32 * w);
+    }
+    m->gt = gt;
+    /* the prefix XOR: dq times all ones, carry-less */
+    tag_masks_quotes(m, dq, sq, eq,
+                     (uint64_t)_mm_cvtsi128_si64(_mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)dq),
+                                                                      _mm_set1_epi8((char)0xff), 0)));
+}
+
+/* markup_tag for the tag at p[i + x] == '<' (p[i + x + 1] '/' or a letter)
+ * from its block's masks m and word mask A (its bytes from x on as
+ * classified), when its '>' is in the block, its name ends at the first
+ * byte that is no ASCII letter or digit and its quotes are what
+ * tag_end_bytes reads (tag_masks_quotes): the same kind (MK_KEEPS or
+ * MK_ENDS) and *next; -1 for markup_tag to find them (a tag that leaves the
+ * block, other names or quotes, script and style, a name within 8 bytes of
+ * the end). The '>' comes from the masks alone, so the scan's next byte
+ * does not wait for the name and its kind. */
+CANON_HOT int tag_in_block(const tag_masks *m, uint64_t A, const unsigned char *p, size_t i, unsigned x,
+                           size_t end, size_t *next)
+{
+    /* all ones if the '"'s before the '<' are odd in number: the parity from
+     * the '<' on is then par's complement */
+    const uint64_t odd = 0 - ((m->par >> x) & 1);
+    const uint64_t gts = m->gt & ~(m->par ^ odd) & (~(uint64_t)0 << x);
+    unsigned g, start, stop, len;
+    uint64_t key;
+    const struct tag_slot *slot;
+    int kind;
+    if (!gts)
+        return -1;
+    g = (unsigned)__builtin_ctzll(gts);
+    start = x + 1 + (p[i + x + 1] == '/'); /* <= g: a '>' right after "</" is past it */
+    /* the name's end if that byte is one of tag_name_end's (so no quote
+     * is in the name); the '>' at g at the latest */
+    stop = (unsigned)__builtin_ctzll(~A & (~(uint64_t)0 << start));
+    if ((((m->bad0 & ~odd) | (m->bad1 & odd)) & (((uint64_t)1 << g) - 1) & (~(uint64_t)1 << x))
+        | !tag_name_end(p[i + stop]) | (end - (i + start) < 8))
+        return -1;
+    len = stop - start;
+    key = (sh_load_le64(p + i + start) | UINT64_C(0x2020202020202020))
+        & (len >= 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * len)) - 1); /* as tag_name_sse2's */
+    slot = &tag_slots[TAG_HASH(key)];
+    kind = (int)(slot->kind & (unsigned)-(int)((slot->key == key) & (len - 1 < 8)));
+    if (kind >= TAG_SCRIPT && p[i + x + 1] != '/')
+        return -1; /* raw text follows: markup_tag skips it */
+    *next = i + g + 1;
+    return MK_ENDS - (kind == TAG_INLINE);
+}
+#endif
 
 static int markup(sh_simd level, const unsigned char *p, size_t i, size_t end, size_t *next, size_t *cdata_end)
 {
@@ -1340,22 +1453,25 @@ static const unsigned char head_window[64 + 16] = { FF8, FF8, FF8, FF8, FF8, FF8
 #define BLOCKS_TARGET __attribute__((target("sse2")))
 #define BLOCKS_CLASSIFY classify_sse2
 #define BLOCKS_RANGE range_sse2
+#define BLOCKS_TAGS tag_masks_sse2
 #define BLOCKS_HEAD HEAD_SSE2
 #include "canon_blocks.h"
 
 #define BLOCKS_FN blocks_avx2
 #define BLOCKS_LEVEL SH_SIMD_AVX2
-#define BLOCKS_TARGET __attribute__((target("avx2,bmi,bmi2")))
+#define BLOCKS_TARGET __attribute__((target("avx2,bmi,bmi2,pclmul")))
 #define BLOCKS_CLASSIFY classify_avx2
 #define BLOCKS_RANGE range_avx2
+#define BLOCKS_TAGS tag_masks_avx2
 #define BLOCKS_HEAD HEAD_SSE2
 #include "canon_blocks.h"
 
 #define BLOCKS_FN blocks_avx512
 #define BLOCKS_LEVEL SH_SIMD_AVX512
-#define BLOCKS_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,bmi,bmi2")))
+#define BLOCKS_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,bmi,bmi2,pclmul")))
 #define BLOCKS_CLASSIFY classify_avx512
 #define BLOCKS_RANGE range_avx512
+#define BLOCKS_TAGS tag_masks_avx2
 #define BLOCKS_HEAD HEAD_AVX512
 #include "canon_blocks.h"
 #endif

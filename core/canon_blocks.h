@@ -5,6 +5,7 @@
  *   BLOCKS_CLASSIFY  classify64 for that instruction set (see canon.c)
  *   BLOCKS_HEAD      head16 for that instruction set (see canon.c)
  *   BLOCKS_RANGE     range64 for that instruction set (see canon.c)
+ *   BLOCKS_TAGS      tag_masks for that instruction set (see canon.c)
  *   BLOCKS_LEVEL     the sh_simd level it runs at (the tag path's)
  * Not a header of its own: it sees canon.c's statics. */
 
@@ -77,6 +78,9 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
 #define RUN_START(b) (((~A & (((uint64_t)1 << (b)) - 1)) != 0) \
     ? 64 - (unsigned)__builtin_clzll(~A & (((uint64_t)1 << (b)) - 1)) : 0)
 
+    tag_masks tm; /* html only */
+
+    memset(&tm, 0, sizeof tm);
     while (i < end) {
         uint64_t A, L, X, I = 0;
         unsigned seg = 0; /* the block's bytes below seg are done */
@@ -93,6 +97,8 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
         hd = o->head + nt * SH_TOKEN_HEAD;
         if (avail >= 64) {
             BLOCKS_CLASSIFY(q, img + i, html, lower, &A, &L, &X);
+            if (html)
+                BLOCKS_TAGS(q, &tm);
         } else {
             /* the last bytes, followed by separators */
             unsigned char d[64];
@@ -100,6 +106,8 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
             memset(tail + avail, ' ', 64 - avail);
             q = tail;
             BLOCKS_CLASSIFY(q, d, html, lower, &A, &L, &X);
+            if (html)
+                BLOCKS_TAGS(q, &tm);
             memcpy(img + i, d, avail);
         }
         if (X && ideos && (!html || BLOCKS_RANGE(q, 0x80, 128))) {
@@ -142,11 +150,25 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
             }
             x = (unsigned)__builtin_ctzll(X);
             adj = x > 0 && ((A >> (x - 1)) & 1); /* no byte of markup passed is in A */
-            if (html && p[i + x] == '<' && end - (i + x) > 1 && (p[i + x + 1] == '/' || is_alpha(p[i + x + 1])))
-                /* a tag (most bytes this scanner leaves in a page): markup's
-                 * tag path inlined */
-                kind = markup_tag(BLOCKS_LEVEL, p, i + x, end, &next) == MK_KEEPS ? STOP_KEEPS : STOP_ENDS;
-            else if (p[i + x] == '&' ? (kind = entity_fast(p, i + x, end, &next)) < 0
+            if (html && p[i + x] == '<' && end - (i + x) > 1 && (p[i + x + 1] == '/' || is_alpha(p[i + x + 1]))) {
+                /* a tag (most bytes this scanner leaves in a page): from the
+                 * block's masks, else markup's tag path inlined */
+                int mk = tag_in_block(&tm, A, p, i, x, end, &next);
+                if (mk + !adj >= MK_ENDS) {
+                    /* one that ends the words before it, or follows no
+                     * word: its bytes leave the masks as below, without
+                     * the branches on its kind (one test: the next tag
+                     * does not wait for this one's name) */
+                    const uint64_t cover = ((uint64_t)2 << (next - 1 - i)) - ((uint64_t)1 << x);
+                    A &= ~cover;
+                    X &= ~cover;
+                    I &= ~cover; /* ideographs in its attributes */
+                    continue;
+                }
+                if (mk < 0)
+                    mk = markup_tag(BLOCKS_LEVEL, p, i + x, end, &next);
+                kind = mk == MK_KEEPS ? STOP_KEEPS : STOP_ENDS;
+            } else if (p[i + x] == '&' ? (kind = entity_fast(p, i + x, end, &next)) < 0
                      : (p[i + x] < 0xE4 || (kind = ideo_fast(c, i + x, end, &next)) < 0))
                 kind = stop_kind(c, i + x, end, &next);
             /* markup that does not end a word (an inline tag, a comment)
@@ -219,4 +241,5 @@ out:
 #undef BLOCKS_CLASSIFY
 #undef BLOCKS_HEAD
 #undef BLOCKS_RANGE
+#undef BLOCKS_TAGS
 #undef BLOCKS_LEVEL

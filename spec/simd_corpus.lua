@@ -31,6 +31,9 @@ local pieces = {
   "<style>p{}</STYLE >", "<script", "</script>", "<span>", "</span>", "<acronym>", "<strike>", "<abcdefghij>",
   "< p>", "<1>", "<=>", "&amp;", "&nbsp;", "&eacute;", "&Eacute;", "&#65;", "&#x39;", "&#x1F600;", "&#0;",
   "&#xD800;", "&copy2020", "&amplifier", "&mdash;", "&lt;", "&gt", "&bogus;", "&#", "&#x", "&;",
+  -- tags the block scanner finds from its masks, or leaves to the tag path
+  "<a b=\"c>d\">", "<a b=c\"d>e\">", "<a\"b>", "<a b=\">\">", "<a b='\"' c=\"'\">", "<span-x>", "</>",
+  "<a b=\"x\"y=\"z\">", "<SPAN class=\"k\">", "<a b=\"c>",
 }
 
 --- The inputs: a list of strings.

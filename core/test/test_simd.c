@@ -255,6 +255,52 @@ static void words_followed_by_inline_markup_tokenize_alike(void)
     CHECK_EQ_U64(bad, 0);
 }
 
+/* Tags that the block scanners find from a block's masks ('>', quotes, '=')
+ * or leave to the tag path: quoted values with '>' and the other quote in
+ * them, quotes not after '=', in names, unterminated, '"' and '\'' in the
+ * text before the tag (so that the block's count of '"' is odd at its '<'),
+ * names ended by other bytes than a tag's name ends at, names one byte off
+ * the table's, script and style; at every offset around the 64-byte block
+ * boundary (starting, ending and straddling it), after a word or not,
+ * followed by a word, a separator or an inline tag, and with the buffer
+ * ending inside the tag, at its '>' and right after it. */
+static void tags_found_by_block_masks_tokenize_alike(void)
+{
+    static const char *const tags[] = {
+        "<a href=\"x\">", "<a href=\"x>y\">", "<a title=\"it's\">", "<a b='c>d'>", "<a b=\"c\" d='e>f'>",
+        "<a b=c\"d>e\">", "<a b = \"c>d\">", "<a\"b>", "<a=\"x>y\">", "<a b=\"c>", "<a b=\"\" c=\"d\">",
+        "<p x=\">\"y>", "<a href=\"#\">", "</a>", "</ a>", "</>", "<a/>", "<br/>", "<SPAN>", "<Span class=\"x\">",
+        "<span-x>", "<spanx>", "<spa>", "<scrip>", "<script>x</script>", "</script>", "<style a=\"b>c\">p</style>",
+        "<a\tb=\"c\">", "<a\x7f>", "<a\x01>", "<a\xc3\xa9>", "<a&b>", "<a<b>", "<a b=\"x\"y=\"z\">",
+        "<a b=\"x\"\"y\">", "<a b=\">\">", "<a b=\"'\">", "<a b='\"'>", "<a b=\"a\" '>' c>", "<ab\"cd>",
+        "<a b=&quot;>", "<abbr title=\"x\">", "<acronym>", "<acronyms>", "<b>", "<B>", "<i >", "<i/>",
+        "<em\n>", "<q=>", "<s b=>", "<u b=\"=\">", "<kbd b==\"c>d\">", "<div class=\"a\" id=\"b\" data-x=\"c\">",
+    };
+    static const char *const before[] = { "w", " ", "x\"y ", "it's ", "\"", "=", "\"w" };
+    static const char *const after[] = { "word more", " tail", "<b>x</b> y" };
+    static char buf[256];
+    long bad = 0;
+    size_t ti, bi, ai, pad, i;
+    for (ti = 0; ti < sizeof tags / sizeof *tags; ti++)
+        for (bi = 0; bi < sizeof before / sizeof *before; bi++)
+            for (pad = 0; pad <= 72; pad++) {
+                size_t n = 0, lt = strlen(tags[ti]), lb = strlen(before[bi]), t0;
+                ai = (pad + bi) % (sizeof after / sizeof *after);
+                for (i = 0; i < pad; i++) buf[n++] = (char)(i % 7 == 6 ? ' ' : 'a' + (int)(i % 5));
+                memcpy(buf + n, before[bi], lb);
+                n += lb;
+                t0 = n;
+                memcpy(buf + n, tags[ti], lt);
+                n += lt;
+                memcpy(buf + n, after[ai], strlen(after[ai]));
+                n += strlen(after[ai]);
+                bad += differ_everywhere(buf, n, pad % 9 == 0);
+                if (pad % 4 == 0)
+                    for (i = t0 + 1; i <= t0 + lt + 1; i++) bad += differ_everywhere(buf, i, 0);
+            }
+    CHECK_EQ_U64(bad, 0);
+}
+
 /* Pieces that the block scanners treat specially, to straddle boundaries. */
 static const char *const pieces[] = {
     "a", "Q", "7", "2024", "abcdefghij", "ABCDEFGHIJKLMNOPQRSTU", "x9y8",
@@ -948,6 +994,7 @@ int main(void)
     RUN(markup_straddling_block_boundaries_tokenizes_alike);
     RUN(tag_names_of_every_length_and_ending_tokenize_alike);
     RUN(words_followed_by_inline_markup_tokenize_alike);
+    RUN(tags_found_by_block_masks_tokenize_alike);
     RUN(random_mixtures_tokenize_alike);
     RUN(a_long_page_tokenizes_alike);
     RUN(cjk_ideographs_of_the_fast_range_tokenize_alike);
