@@ -1060,9 +1060,20 @@ CANON_HOT void tag_masks_avx2(const unsigned char *q, tag_masks *m)
  * MK_ENDS) and *next; -1 for markup_tag to find them (a tag that leaves the
  * block, other names or quotes, script and style, a name within 8 bytes of
  * the end). The '>' comes from the masks alone, so the scan's next byte
- * does not wait for the name and its kind. */
+ * does not wait for the name and its kind.
+ *
+ * adj: a word runs up to the '<'; X: the block's bytes the masks leave
+ * undecided (the '<'s, '&'s and bytes >= 0x80 in HTML). Where the kind
+ * cannot change what the scanner does, it is not looked up and MK_ENDS is
+ * returned for an inline tag too: after no word (the scanner only skips the
+ * tag), or after a word when the byte after the '>' is in the block and an
+ * ASCII separator or punctuation (in neither A nor X): an inline tag ends
+ * the word there as well (keeps_then_ends). Only a name starting with 's'
+ * may open raw text (script, style), so those are looked up still. The
+ * lookup (a hash, a table load, a compare) is most of the cost of a tag
+ * found here, and most tags follow no word. */
 CANON_HOT int tag_in_block(const tag_masks *m, uint64_t A, const unsigned char *p, size_t i, unsigned x,
-                           size_t end, size_t *next)
+                           size_t end, int adj, uint64_t X, size_t *next)
 {
     /* all ones if the '"'s before the '<' are odd in number: the parity from
      * the '<' on is then par's complement */
@@ -1082,6 +1093,12 @@ CANON_HOT int tag_in_block(const tag_masks *m, uint64_t A, const unsigned char *
     if ((((m->bad0 & ~odd) | (m->bad1 & odd)) & (((uint64_t)1 << g) - 1) & (~(uint64_t)1 << x))
         | !tag_name_end(p[i + stop]) | (end - (i + start) < 8))
         return -1;
+    /* the byte after the '>' in the buffer (padding is not) and the block */
+    if ((!adj || (g < 63 && i + g + 1 < end && !(((A | X) >> (g + 1)) & 1)))
+        && (p[i + x + 1] == '/' || (p[i + start] | 0x20) != 's')) {
+        *next = i + g + 1;
+        return MK_ENDS;
+    }
     len = stop - start;
     key = (sh_load_le64(p + i + start) | UINT64_C(0x2020202020202020))
         & (len >= 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * len)) - 1); /* as tag_name_sse2's */

@@ -153,10 +153,13 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
             if (html && p[i + x] == '<' && end - (i + x) > 1 && (p[i + x + 1] == '/' || is_alpha(p[i + x + 1]))) {
                 /* a tag (most bytes this scanner leaves in a page): from the
                  * block's masks, else markup's tag path inlined */
-                int mk = tag_in_block(&tm, A, p, i, x, end, &next);
+                int mk = tag_in_block(&tm, A, p, i, x, end, adj, X, &next);
                 if (mk + !adj >= MK_ENDS) {
-                    /* one that ends the words before it, or follows no
-                     * word: its bytes leave the masks as below, without
+                    /* one that ends the words before it, follows no
+                     * word, or (inline) is followed by a separator or
+                     * punctuation in the block (tag_in_block answers
+                     * MK_ENDS for those two without the kind): its bytes
+                     * leave the masks as below, without
                      * the branches on its kind (one test: the next tag
                      * does not wait for this one's name) */
                     const uint64_t cover = ((uint64_t)2 << (next - 1 - i)) - ((uint64_t)1 << x);

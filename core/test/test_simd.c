@@ -301,6 +301,49 @@ static void tags_found_by_block_masks_tokenize_alike(void)
     CHECK_EQ_U64(bad, 0);
 }
 
+/* Tags after a word and after none, at every offset of the block boundary:
+ * after none, or after a word and a separator in the block, the scanner
+ * takes a tag without its kind unless it may open raw text (a name starting
+ * with 's'), so names starting with 's' in either case, nested inline tags,
+ * comments, and what follows them (a word going on, separators, punctuation,
+ * tags of either kind, references, non-ASCII, the end) are mixed here. The
+ * text starts with a separator, so a tag whose '>' ends a block is not
+ * taken as followed by one (the block's first byte). */
+static void inline_tags_after_words_tokenize_alike(void)
+{
+    static const char *const tags[] = {
+        "<b>", "</b>", "<i>", "<span class=\"x\">", "</span>", "<s>", "</s>", "<S>", "<sup>", "</sub>",
+        "<small>", "<strong>", "<samp>", "<select>", "<script>x<y</script>", "<SCRIPT>a</SCRIPT>",
+        "<Style>p{}</style>", "<stylex>", "<scripts>", "</script>", "<p>", "</p>", "<br>", "<a href=\"x\">",
+        "</a>", "<b><i>", "</i></b>", "<!-- c -->", "<b><!-- c --></b>", "<b><i><u><em><b><i><u><em><b>",
+    };
+    static const char *const before[] = { "w", " ", ".", "w ", "w<i>", "w</b>", "7", "\xc3\xa9" };
+    static const char *const after[] = {
+        "", "x", " x", ",y", "<p>z", "</li> z", "<b>y</b>", "</i>-", "&amp;q", "\xc3\xa9", "<", "<s>t",
+    };
+    static char buf[256];
+    long bad = 0;
+    size_t ti, bi, ai, pad, i;
+    for (ti = 0; ti < sizeof tags / sizeof *tags; ti++)
+        for (bi = 0; bi < sizeof before / sizeof *before; bi++)
+            for (ai = 0; ai < sizeof after / sizeof *after; ai++)
+                for (pad = 0; pad <= 72; pad++) {
+                    size_t n = 0, lt = strlen(tags[ti]), lb = strlen(before[bi]), la = strlen(after[ai]), t0;
+                    for (i = 0; i < pad; i++) buf[n++] = (char)(i % 7 == 0 ? ' ' : 'a' + (int)(i % 5));
+                    memcpy(buf + n, before[bi], lb);
+                    n += lb;
+                    t0 = n;
+                    memcpy(buf + n, tags[ti], lt);
+                    n += lt;
+                    memcpy(buf + n, after[ai], la);
+                    n += la;
+                    bad += differ_everywhere(buf, n, 0);
+                    if (ai == 0 && pad % 4 == 0)
+                        for (i = t0 + 1; i < t0 + lt; i++) bad += differ_everywhere(buf, i, 0);
+                }
+    CHECK_EQ_U64(bad, 0);
+}
+
 /* Pieces that the block scanners treat specially, to straddle boundaries. */
 static const char *const pieces[] = {
     "a", "Q", "7", "2024", "abcdefghij", "ABCDEFGHIJKLMNOPQRSTU", "x9y8",
@@ -995,6 +1038,7 @@ int main(void)
     RUN(tag_names_of_every_length_and_ending_tokenize_alike);
     RUN(words_followed_by_inline_markup_tokenize_alike);
     RUN(tags_found_by_block_masks_tokenize_alike);
+    RUN(inline_tags_after_words_tokenize_alike);
     RUN(random_mixtures_tokenize_alike);
     RUN(a_long_page_tokenizes_alike);
     RUN(cjk_ideographs_of_the_fast_range_tokenize_alike);
