@@ -317,9 +317,11 @@ static void inline_tags_after_words_tokenize_alike(void)
         "<Style>p{}</style>", "<stylex>", "<scripts>", "</script>", "<p>", "</p>", "<br>", "<a href=\"x\">",
         "</a>", "<b><i>", "</i></b>", "<!-- c -->", "<b><!-- c --></b>", "<b><i><u><em><b><i><u><em><b>",
     };
-    static const char *const before[] = { "w", " ", ".", "w ", "w<i>", "w</b>", "7", "\xc3\xa9" };
+    static const char *const before[] = { "w", " ", ".", "w ", "w<i>", "w</b>", "7", "\xc3\xa9", "\xe6\x9d\xb1" };
     static const char *const after[] = {
         "", "x", " x", ",y", "<p>z", "</li> z", "<b>y</b>", "</i>-", "&amp;q", "\xc3\xa9", "<", "<s>t",
+        /* ideographs of the range the masks take (kern9t): not in A, not in X */
+        "\xe6\x9d\xb1", "\xe4\xb8\x80x", "\xe9\xbe\xa5 ",
     };
     static char buf[256];
     long bad = 0;
