@@ -1066,9 +1066,11 @@ CANON_HOT void tag_masks_avx2(const unsigned char *q, tag_masks *m)
  * undecided (the '<'s, '&'s and bytes >= 0x80 in HTML). Where the kind
  * cannot change what the scanner does, it is not looked up and MK_ENDS is
  * returned for an inline tag too: after no word (the scanner only skips the
- * tag), or after a word when the byte after the '>' is in the block and an
- * ASCII separator or punctuation (in neither A nor X): an inline tag ends
- * the word there as well (keeps_then_ends). Only a name starting with 's'
+ * tag), or after a word when the byte after the '>' is in the block and in
+ * neither A nor X: an ASCII separator or punctuation, or the first byte of
+ * a CJK ideograph that the block's masks made a token of its own (I, in
+ * canon_blocks.h): an inline tag ends the word there as well
+ * (keeps_then_ends; test_simd's inline_tags_after_words_tokenize_alike). Only a name starting with 's'
  * may open raw text (script, style), so those are looked up still. The
  * lookup (a hash, a table load, a compare) is most of the cost of a tag
  * found here, and most tags follow no word. */
