@@ -217,7 +217,7 @@ static inline __m128i xm_step(__m128i f, __m128i in, __m128i out, __m128i c, __m
  * is bound by the latency of its multiplies, four keep the unit busy. The
  * chains are four named registers, not an array indexed in a loop, which the
  * compiler kept in memory: a store and a reload on each chain's every step
- * (0.38 -> 0.34 ns a byte on the text set, docs/benchmarks.md). */
+ * (0.38 -> 0.35 ns a byte on the text set, docs/benchmarks.md). */
 #define XM_LOAD(x) _mm_loadl_epi64((const __m128i *)(const void *)(x))
 #define XM_STORE(x, v) _mm_storel_epi64((__m128i *)(void *)(x), (v))
 __attribute__((target("pclmul,sse2"))) static inline __attribute__((always_inline))
