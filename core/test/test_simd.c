@@ -722,6 +722,17 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Builds a sketch at level lv after filling the work's scratch (values and
+ * tables) with garbage: a level that leaves a value unwritten must not pass
+ * by finding the one the level before it put there. */
+static sh_status build_clobbered(int lv, sh_work *w, const sh_sketch_params *p, int features, uint64_t n_tokens,
+                                 sh_sketch **out, sh_error *err)
+{
+    if (w->vals) memset(w->vals, 0xa5, w->cap_vals * sizeof *w->vals);
+    if (w->tab) memset(w->tab, 0x5a, w->tab_cap * sizeof *w->tab);
+    return sh_sketch_build(&shs[lv], w, p, features, n_tokens, out, err);
+}
+
 /* MIN_s and MOD_m from shingle lists with and without repeats (the
  * repeats send MIN_s down its fallback), some with a shingle whose mixed
  * value is 0, agree at every level, and MIN_s equals the slow obvious
@@ -781,7 +792,7 @@ static void sketches_agree_at_every_level_and_with_the_definition(void)
                 m = sh_mod_for(p.m, p.floor, n);
                 for (i = 0; i < nd; i++) if (all[i] % m == 0) all[want++] = all[i];
                 for (lv = SH_SIMD_PORTABLE; lv <= (int)best; lv++) {
-                    if (sh_sketch_build(&shs[lv], &w, &p, 1, n, &fs, &err) != SH_OK) { bad++; continue; }
+                    if (build_clobbered(lv, &w, &p, 1, n, &fs, &err) != SH_OK) { bad++; continue; }
                     if (fs->n_shingles != n || fs->n != want || fs->p.m != m || memcmp(fs->v, all, want * 8) != 0) {
                         if (!bad) fprintf(stderr, "MOD of %zu features differs from its definition at level %s\n", n,
                                           sh_simd_name((sh_simd)lv));
@@ -791,7 +802,7 @@ static void sketches_agree_at_every_level_and_with_the_definition(void)
                 }
             }
             for (lv = SH_SIMD_SSE2; lv <= (int)best; lv++) {
-                if (sh_sketch_build(&shs[lv], &w, &p, 0, n, &got, &err) != SH_OK) { bad++; continue; }
+                if (build_clobbered(lv, &w, &p, 0, n, &got, &err) != SH_OK) { bad++; continue; }
                 if (got->n != ref->n || got->n_shingles != ref->n_shingles || got->p.m != ref->p.m ||
                     memcmp(got->v, ref->v, ref->n * 8) != 0) {
                     if (!bad) fprintf(stderr, "%s sketch differs at level %s (%zu shingles)\n", kind ? "MOD" : "MIN",
@@ -894,7 +905,7 @@ static void min_s_counts_colliding_and_repeated_values_exactly(void)
             for (i = 0, nd = 0; i < n; i++) if (!nd || all[i] != all[nd - 1]) all[nd++] = all[i];
             for (lv = SH_SIMD_PORTABLE; lv <= (int)best; lv++) {
                 sh_sketch *got;
-                if (sh_sketch_build(&shs[lv], &w, &p, 0, n, &got, &err) != SH_OK) { bad++; continue; }
+                if (build_clobbered(lv, &w, &p, 0, n, &got, &err) != SH_OK) { bad++; continue; }
                 if (got->n_shingles != nd || got->n != (nd < p.s ? nd : p.s) || memcmp(got->v, all, got->n * 8) != 0) {
                     if (!bad) fprintf(stderr, "MIN_%u of %zu values (shape %d) at level %s: %llu distinct, want %zu\n",
                                       p.s, n, shape, sh_simd_name((sh_simd)lv), (unsigned long long)got->n_shingles, nd);
@@ -962,7 +973,7 @@ static void min_s_in_order_table_agrees_with_definition(void)
                 p.s = si == 0 ? 1 : si == 1 ? 200 : (uint32_t)nd + (uint32_t)(si - 2);
                 for (lv = SH_SIMD_PORTABLE; lv <= (int)best; lv++) {
                     sh_sketch *got;
-                    if (sh_sketch_build(&shs[lv], &w, &p, 0, n, &got, &err) != SH_OK) { bad++; continue; }
+                    if (build_clobbered(lv, &w, &p, 0, n, &got, &err) != SH_OK) { bad++; continue; }
                     if (got->n_shingles != nd || got->n != (nd < p.s ? nd : p.s) || memcmp(got->v, all, got->n * 8) != 0) {
                         if (bad < 5) fprintf(stderr, "MIN_%u of %zu values (shape %d) at level %s: %llu distinct, want %zu\n",
                                           p.s, n, shape, sh_simd_name((sh_simd)lv), (unsigned long long)got->n_shingles, nd);
