@@ -702,10 +702,11 @@ static size_t ordered_slots(size_t n)
     return (((size_t)1 << ordered_bits(n)) + n + 1 + 63) & ~(size_t)63;
 }
 
-/* Words of scratch ordered_min needs for n values. */
+/* Words of scratch ordered_min needs for n values: the table, then room for
+ * the positions of up to n + 32 occupied slots (ordered_first_avx2). */
 static size_t ordered_scratch(size_t n)
 {
-    return ordered_slots(n) / 4;
+    return ordered_slots(n) / 4 + (n + 32 + 1) / 2;
 }
 
 /* Puts the n values v[0..n) in the table (ordered_scratch(n) words of
@@ -727,6 +728,18 @@ static inline __attribute__((always_inline)) size_t ordered_insert(const uint64_
         e = slot[j];
         if (e == 0) {
             slot[j] = cur;
+            d++;
+            continue;
+        }
+        /* one value in slot j and none after it (most collisions): the
+         * two in order by moves chosen without a branch, as the one on
+         * which is smaller was mispredicted half the time */
+        if (slot[j + 1] == 0) {
+            const uint64_t y = v[e - 1];
+            const int lt = x < y;
+            if (x == y) continue;
+            slot[j] = lt ? cur : e;
+            slot[j + 1] = lt ? e : cur;
             d++;
             continue;
         }
@@ -787,11 +800,18 @@ static size_t ordered_min(const uint64_t *v, size_t n, size_t s, uint64_t *out, 
 /* ordered_first on AVX2 machines: 32 slots compared with zero at a time,
  * whose byte mask has both bits of an occupied slot set (not 4 slots a step
  * by a product: the extraction was a quarter of the time of a short
- * document's MIN_s, docs/benchmarks.md). */
+ * document's MIN_s, docs/benchmarks.md). The occupied slots' positions are
+ * written eight a group whether or not the group has eight (a table of 8 n
+ * slots or more has two to four in 32), and a loop finishes the rare group
+ * of more: a loop over the bits, whose exit depends on their number, was
+ * mispredicted about once a group, and was half of the whole extraction.
+ * The values are then read in a loop of its own. */
 __attribute__((target("avx2,bmi,bmi2")))
-static inline void ordered_first_avx2(const uint64_t *v, const uint64_t *scratch, size_t s, uint64_t *out)
+static inline void ordered_first_avx2(const uint64_t *v, uint64_t *scratch, size_t slots, size_t s,
+                                      uint64_t *out)
 {
     const uint16_t *slot = (const uint16_t *)scratch;
+    uint32_t *pos = (uint32_t *)(void *)(scratch + slots / 4);
     const __m256i zero = _mm256_setzero_si256();
     size_t j, k = 0;
     for (j = 0; k < s; j += 32) {
@@ -801,11 +821,21 @@ static inline void ordered_first_avx2(const uint64_t *v, const uint64_t *scratch
             _mm256_loadu_si256((const __m256i *)(const void *)(slot + j + 16)), zero));
         /* bit 2i: slot j + i is occupied */
         uint64_t m = ~((uint64_t)hi << 32 | lo) & 0x5555555555555555ULL;
-        while (m && k < s) {
-            out[k++] = v[slot[j + ((size_t)__builtin_ctzll(m) >> 1)] - 1];
-            m &= m - 1;
-        }
+        const size_t c = (size_t)__builtin_popcountll(m);
+        uint32_t *p = pos + k, q = (uint32_t)j;
+        /* (a bit past the last is 64: position j + 32, never read) */
+        p[0] = q + (uint32_t)(_tzcnt_u64(m) >> 1); m = _blsr_u64(m);
+        p[1] = q + (uint32_t)(_tzcnt_u64(m) >> 1); m = _blsr_u64(m);
+        p[2] = q + (uint32_t)(_tzcnt_u64(m) >> 1); m = _blsr_u64(m);
+        p[3] = q + (uint32_t)(_tzcnt_u64(m) >> 1); m = _blsr_u64(m);
+        p[4] = q + (uint32_t)(_tzcnt_u64(m) >> 1); m = _blsr_u64(m);
+        p[5] = q + (uint32_t)(_tzcnt_u64(m) >> 1); m = _blsr_u64(m);
+        p[6] = q + (uint32_t)(_tzcnt_u64(m) >> 1); m = _blsr_u64(m);
+        p[7] = q + (uint32_t)(_tzcnt_u64(m) >> 1); m = _blsr_u64(m);
+        for (p += 8; m; m = _blsr_u64(m)) *p++ = q + (uint32_t)(_tzcnt_u64(m) >> 1);
+        k += c;
     }
+    for (k = 0; k < s; k++) out[k] = v[slot[pos[k]] - 1];
 }
 
 /* ordered_min for AVX2 machines (BMI2 shifts, as count_distinct_bmi2, and
@@ -817,7 +847,7 @@ static size_t ordered_min_bmi2(const uint64_t *v, size_t n, size_t s, uint64_t *
     if (d == SIZE_MAX) return SIZE_MAX;
     *nd = d;
     if (s > d) s = d;
-    ordered_first_avx2(v, scratch, s, out);
+    ordered_first_avx2(v, scratch, ordered_slots(n), s, out);
     return s;
 }
 #endif
