@@ -545,14 +545,17 @@ static size_t hash_distinct(const uint64_t *l, size_t nl, uint64_t *tab)
     return nd;
 }
 
-/* count_distinct's bits: 2^b >= 32 n (at least 64); for up to FIRST_MAX
- * values 2^b >= 8 n, from 4,097 on 4 n (first[] is then past the L1 cache
- * anyway, and a smaller bitmap stays in it). */
+/* count_distinct's bits: 2^b >= 8 n (at least 64), from 4,097 to FIRST_MAX
+ * values 4 n (first[] is then past the L1 cache anyway, and a smaller bitmap
+ * stays in it). Above FIRST_MAX, 8 n, not 32 n: a document of 200,000
+ * shingles then has a bitmap of 256 KB, in the L2 cache, not of 1 MB, and
+ * the twice as many suspects cost less than the misses did (text over 400
+ * KB: 28 -> 23 cycles a shingle, docs/benchmarks.md). */
 #define FIRST_MAX ((size_t)65535)
 static unsigned distinct_bits(size_t n)
 {
     unsigned b = 6;
-    const size_t per = n <= 4096 ? 8 : n <= FIRST_MAX ? 4 : 32;
+    const size_t per = n <= 4096 || n > FIRST_MAX ? 8 : 4;
     while (b < 63 && ((size_t)1 << b) < per * n) b++;
     return b;
 }
@@ -576,7 +579,7 @@ static size_t distinct_scratch(size_t n)
  * their bit are distinct, a suspect equal to its bit's first value is a
  * repeat, and the other suspects (about n / 16 or n / 8 of them) are made distinct
  * by hashing, none of them being equal to a first value.
- * Above (2^b >= 32 n: first[] would outgrow the caches), every repeat is a
+ * Above (2^b >= 8 n: first[] would outgrow the caches), every repeat is a
  * suspect, so the distinct count is n less the repeats among the values
  * whose bit some suspect has, found by a second pass over v and made
  * distinct by hashing.
