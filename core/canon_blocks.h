@@ -168,6 +168,34 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
                     I &= ~cover; /* ideographs in its attributes */
                     continue;
                 }
+                if (mk == MK_KEEPS) {
+                    /* an inline tag right after a word, not followed by a
+                     * separator: mostly by more tags ("w</a></li>"). The
+                     * tags that follow it in the block are read from the
+                     * masks as keeps_then_ends would read them: one that
+                     * ends words, or an inline one followed by a separator
+                     * or punctuation (tag_in_block's MK_ENDS with adj set),
+                     * ends the word, and the tags up to it leave the masks
+                     * at once; another inline one: the next; anything else
+                     * (text, a comment, a tag leaving the block, 7 hops,
+                     * keeps_then_ends's 8 with the follower's) is
+                     * keeps_then_ends's, as before */
+                    size_t at = next, past;
+                    int hops, then = MK_KEEPS;
+                    for (hops = 0; hops < 7 && then == MK_KEEPS; hops++, at = past) {
+                        const unsigned y = (unsigned)(at - i);
+                        if (!(at + 1 < end && y < 64 && p[at] == '<' && (p[at + 1] == '/' || is_alpha(p[at + 1]))))
+                            break;
+                        then = tag_in_block(&tm, A, p, i, y, end, 1, X, &past);
+                    }
+                    if (then == MK_ENDS) {
+                        const uint64_t cover = ((uint64_t)2 << (past - 1 - i)) - ((uint64_t)1 << x);
+                        A &= ~cover;
+                        X &= ~cover;
+                        I &= ~cover;
+                        continue;
+                    }
+                }
                 if (mk < 0)
                     mk = markup_tag(BLOCKS_LEVEL, p, i + x, end, &next);
                 kind = mk == MK_KEEPS ? STOP_KEEPS : STOP_ENDS;

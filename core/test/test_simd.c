@@ -316,6 +316,15 @@ static void inline_tags_after_words_tokenize_alike(void)
         "<small>", "<strong>", "<samp>", "<select>", "<script>x<y</script>", "<SCRIPT>a</SCRIPT>",
         "<Style>p{}</style>", "<stylex>", "<scripts>", "</script>", "<p>", "</p>", "<br>", "<a href=\"x\">",
         "</a>", "<b><i>", "</i></b>", "<!-- c -->", "<b><!-- c --></b>", "<b><i><u><em><b><i><u><em><b>",
+        /* chains whose later tags the scanner reads from the block's masks
+         * (canon_blocks.h): tags that end words or not, quotes with '>' in
+         * values, s-names, a comment in the chain, 7 and 8 tags after the
+         * first (its hop limit and keeps_then_ends's), ideographs in
+         * attributes (the block's I mask) */
+        "</b></li>", "</a><a href=\"x>y\">", "<b><a title='q>r'>", "<i><x y=z\"w>", "</b><script>x</script>",
+        "<b><style>p{}</style>", "<b><s>", "<b><sup>", "</i><select>", "<b><!-- c --><p>", "<b><i><u><em><b><i><u><em>",
+        "<b><i><u><em><b><i><u><em></p>", "<b><i><u><em><b><i><u></p>", "<span class=\"a\"><b></span></td>",
+        "<b><a title=\"\xe6\x9d\xb1 x\">", "</i><p title=\"\xe4\xb8\x80\">",
     };
     static const char *const before[] = { "w", " ", ".", "w ", "w<i>", "w</b>", "7", "\xc3\xa9", "\xe6\x9d\xb1" };
     static const char *const after[] = {
