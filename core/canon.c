@@ -1070,10 +1070,12 @@ CANON_HOT void tag_masks_avx2(const unsigned char *q, tag_masks *m)
  * neither A nor X: an ASCII separator or punctuation, or the first byte of
  * a CJK ideograph that the block's masks made a token of its own (I, in
  * canon_blocks.h): an inline tag ends the word there as well
- * (keeps_then_ends; test_simd's inline_tags_after_words_tokenize_alike). Only a name starting with 's'
- * may open raw text (script, style), so those are looked up still. The
- * lookup (a hash, a table load, a compare) is most of the cost of a tag
- * found here, and most tags follow no word. */
+ * (keeps_then_ends; test_simd's inline_tags_after_words_tokenize_alike). Only an
+ * opening script or style tag opens raw text: its key is compared with
+ * theirs (no branch on the name's first byte: <span>, <strong> and <sup>
+ * are common) and markup_tag skips the raw text (-1). The lookup (a hash,
+ * a table load, a compare) is most of the cost of a tag found here, and
+ * most tags follow no word. */
 CANON_HOT int tag_in_block(const tag_masks *m, uint64_t A, const unsigned char *p, size_t i, unsigned x,
                            size_t end, int adj, uint64_t X, size_t *next)
 {
@@ -1095,15 +1097,16 @@ CANON_HOT int tag_in_block(const tag_masks *m, uint64_t A, const unsigned char *
     if ((((m->bad0 & ~odd) | (m->bad1 & odd)) & (((uint64_t)1 << g) - 1) & (~(uint64_t)1 << x))
         | !tag_name_end(p[i + stop]) | (end - (i + start) < 8))
         return -1;
-    /* the byte after the '>' in the buffer (padding is not) and the block */
-    if ((!adj || (g < 63 && i + g + 1 < end && !(((A | X) >> (g + 1)) & 1)))
-        && (p[i + x + 1] == '/' || (p[i + start] | 0x20) != 's')) {
-        *next = i + g + 1;
-        return MK_ENDS;
-    }
     len = stop - start;
     key = (sh_load_le64(p + i + start) | UINT64_C(0x2020202020202020))
         & (len >= 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * len)) - 1); /* as tag_name_sse2's */
+    /* the byte after the '>' in the buffer (padding is not) and the block */
+    if (!adj || (g < 63 && i + g + 1 < end && !(((A | X) >> (g + 1)) & 1))) {
+        if (p[i + x + 1] != '/' && ((key == UINT64_C(0x747069726373)) | (key == UINT64_C(0x656c797473))))
+            return -1; /* <script>, <style>: raw text follows (their table keys) */
+        *next = i + g + 1;
+        return MK_ENDS;
+    }
     slot = &tag_slots[TAG_HASH(key)];
     kind = (int)(slot->kind & (unsigned)-(int)((slot->key == key) & (len - 1 < 8)));
     if (kind >= TAG_SCRIPT && p[i + x + 1] != '/')

@@ -303,8 +303,9 @@ static void tags_found_by_block_masks_tokenize_alike(void)
 
 /* Tags after a word and after none, at every offset of the block boundary:
  * after none, or after a word and a separator in the block, the scanner
- * takes a tag without its kind unless it may open raw text (a name starting
- * with 's'), so names starting with 's' in either case, nested inline tags,
+ * takes a tag without its kind unless it opens raw text (<script>, <style>,
+ * told by their keys), so names starting with 's' (near those) in either
+ * case, nested inline tags,
  * comments, and what follows them (a word going on, separators, punctuation,
  * tags of either kind, references, non-ASCII, the end) are mixed here. The
  * text starts with a separator, so a tag whose '>' ends a block is not
