@@ -20,7 +20,7 @@ describe("shingle.new()", function()
 
   it("errors on an unknown option, naming it and the known ones", function()
     assert.has_error(function() shingle.new{ width = 3 } end,
-      "unknown option 'width'; known options are: floor, fold, html, idpoly, invalid, k, lowercase, m, numbers, option, poly, punctuation, s, seed, simd, sketch, tokens, w")
+      "unknown option 'width'; known options are: floor, fold, html, idpoly, invalid, k, lowercase, m, numbers, option, poly, punctuation, s, seed, simd, sketch, threads, tokens, w")
   end)
 
   it("errors on out-of-range and mistyped options, saying what works", function()
@@ -30,6 +30,21 @@ describe("shingle.new()", function()
       "option 'sketch' is minhash; use one of: class, full, min, minmod, mod")
     assert.has_error(function() shingle.new{ html = "yes" } end, "option 'html' must be true or false, got yes")
     assert.has_error(function() shingle.new(5) end, "shingle.new expects a table of options, got number")
+  end)
+
+  it("takes threads = 1 or 2 (a large plain text on one thread or two: the same sketches)", function()
+    local words = {}
+    for i = 1, 40000 do words[i] = ("w%d"):format((i * 7919) % 5003) end
+    local text = table.concat(words, " ") -- over 128 KB: split over two threads when allowed
+    assert.is_true(#text > 128 * 1024)
+    for _, kind in ipairs{ "min", "mod", "full" } do
+      local one = shingle.new{ sketch = kind, threads = 1 }:sketch(text)
+      local two = shingle.new{ sketch = kind, threads = 2 }:sketch(text)
+      assert.are.equal(one:params().shingles, two:params().shingles)
+      assert.are.same(one:values(), two:values())
+    end
+    assert.has_error(function() shingle.new{ threads = 3 } end, "option 'threads' is 3; use a whole number from 1 to 2")
+    assert.has_error(function() shingle.new{ threads = 0 } end, "option 'threads' is 0; use a whole number from 1 to 2")
   end)
 
   it("errors on a reducible polynomial", function()

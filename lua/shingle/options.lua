@@ -30,6 +30,8 @@ M.defaults = {
   invalid = "latin1",   -- invalid UTF-8: error | skip | latin1
   simd = "auto",        -- instruction set of the hot loops: auto | portable | sse2 | avx2 | avx512
                         -- (the same sketches at every level; auto: the best there is)
+  threads = 2,          -- 1 or 2: a plain text of 128 KB or more is shingled on two threads
+                        -- (the same shingles); 1 keeps every call on the caller's thread
 }
 
 -- options that have no default: the rule set (shingle.rules) replaces the
@@ -45,7 +47,8 @@ local enums = {
   simd = { auto = true, portable = true, sse2 = true, avx2 = true, avx512 = true },
 }
 local bools = { html = true, lowercase = true, numbers = true, punctuation = true, fold = true }
-local ranges = { w = { 1, 1024 }, k = { 16, 64 }, s = { 1, 1000000 }, m = { 1, 2 ^ 32 }, floor = { 0, 1000 } }
+local ranges = { w = { 1, 1024 }, k = { 16, 64 }, s = { 1, 1000000 }, m = { 1, 2 ^ 32 }, floor = { 0, 1000 },
+  threads = { 1, 2 } }
 
 local keys = require("shingle.util").sorted_keys
 
