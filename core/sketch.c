@@ -785,20 +785,6 @@ static void ordered_first(const uint64_t *v, const uint64_t *scratch, size_t s, 
     }
 }
 
-/* The s smallest of the n values v[0..n), distinct and ascending, to
- * out[0..) (not overlapping v); returns how many (min(s, distinct)), or
- * SIZE_MAX should ordered_insert give up; *nd gets the number of distinct
- * values. scratch: ordered_scratch(n) words. */
-static size_t ordered_min(const uint64_t *v, size_t n, size_t s, uint64_t *out, uint64_t *scratch, size_t *nd)
-{
-    const size_t d = ordered_insert(v, n, scratch);
-    if (d == SIZE_MAX) return SIZE_MAX;
-    *nd = d;
-    if (s > d) s = d;
-    ordered_first(v, scratch, s, out);
-    return s;
-}
-
 #ifdef SK_X86
 /* ordered_first on AVX2 machines: 32 slots compared with zero at a time,
  * whose byte mask has both bits of an occupied slot set (not 4 slots a step
@@ -841,19 +827,46 @@ static inline void ordered_first_avx2(const uint64_t *v, uint64_t *scratch, size
     for (k = 0; k < s; k++) out[k] = v[slot[pos[k]] - 1];
 }
 
-/* ordered_min for AVX2 machines (BMI2 shifts, as count_distinct_bmi2, and
- * ordered_first_avx2). */
-__attribute__((target("avx2,bmi,bmi2")))
-static size_t ordered_min_bmi2(const uint64_t *v, size_t n, size_t s, uint64_t *out, uint64_t *scratch, size_t *nd)
+#endif
+
+/* The s smallest of the n values v[0..n), distinct and ascending, to
+ * out[0..) (not overlapping v); returns how many (min(s, distinct)), or
+ * SIZE_MAX should ordered_insert give up; *nd gets the number of distinct
+ * values. scratch: ordered_scratch(n) words. avx2: ordered_first_avx2's
+ * extraction, not ordered_first's (a constant where this is inlined). */
+static inline __attribute__((always_inline)) size_t ordered_min_body(const uint64_t *v, size_t n, size_t s,
+                                                                     uint64_t *out, uint64_t *scratch, size_t *nd,
+                                                                     int avx2)
 {
     const size_t d = ordered_insert(v, n, scratch);
     if (d == SIZE_MAX) return SIZE_MAX;
     *nd = d;
     if (s > d) s = d;
-    ordered_first_avx2(v, scratch, ordered_slots(n), s, out);
+#ifdef SK_X86
+    if (avx2) {
+        ordered_first_avx2(v, scratch, ordered_slots(n), s, out);
+        return s;
+    }
+#endif
+    (void)avx2;
+    ordered_first(v, scratch, s, out);
     return s;
 }
+
+#ifdef SK_X86
+/* ordered_min for AVX2 machines (BMI2 shifts, as count_distinct_bmi2, and
+ * ordered_first_avx2). */
+__attribute__((target("avx2,bmi,bmi2")))
+static size_t ordered_min_bmi2(const uint64_t *v, size_t n, size_t s, uint64_t *out, uint64_t *scratch, size_t *nd)
+{
+    return ordered_min_body(v, n, s, out, scratch, nd, 1);
+}
 #endif
+
+static size_t ordered_min(const uint64_t *v, size_t n, size_t s, uint64_t *out, uint64_t *scratch, size_t *nd)
+{
+    return ordered_min_body(v, n, s, out, scratch, nd, 0);
+}
 
 /* MIN_s of a text or feature set under option B, the default. Up to
  * ORDERED_MAX shingles (most documents), the values are mixed in one pass
