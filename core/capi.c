@@ -250,11 +250,13 @@ int shingle_shingler_new(const char *options, shingle_shingler **out, char **err
     c.seed = DEFAULT_SEED;
     c.tokens = SH_TOKENS_RABIN;
     c.option = SH_OPTION_B;
-    c.canon.invalid = SH_UTF8_ERROR;
-    sp.kind = SH_SKETCH_MIN;
+    /* the defaults of shingle.new (lua/shingle/options.lua), as shingle.h
+     * promises; spec/ffi_spec.lua compares the sketches of "" with its */
+    c.canon.invalid = SH_UTF8_LATIN1;
+    sp.kind = SH_SKETCH_MOD;
     sp.s = 200;
     sp.m = 25;
-    sp.floor = 20; /* the defaults of shingle.new (lua/shingle/options.lua); ffi_spec and capi_spec compare */
+    sp.floor = 20;
     while (*p) {
         char key[32], val[64];
         if ((rc = next_option(&p, key, sizeof key, val, sizeof val, errmsg)) < 0) break;

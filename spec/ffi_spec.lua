@@ -78,6 +78,18 @@ describe("shingle.ffi", function()
     assert.is_true(compared >= #configs * (#corpus - 1))
   end)
 
+  it("takes shingle.new's defaults in the C API for options it is not given", function()
+    -- (the C API's own defaults, not ffi.options's: "" reaches shingle_shingler_new as it is)
+    local classic, c = shingle.new{}, assert(sf.shingler(""))
+    local compared = 0
+    for i, t in ipairs(corpus) do
+      local a, b = classic:sketch(t), assert(c:sketch(t))
+      assert.are.equal(a:serialize(), b:serialize(), ("text %d"):format(i))
+      compared = compared + 1
+    end
+    assert.are.equal(#corpus, compared) -- the invalid UTF-8 text too: latin1, not an error
+  end)
+
   it("declares the recorded C API: the same prototypes, constants and struct layouts", function()
     local abi = require "abi"
     local ffi = require "ffi"

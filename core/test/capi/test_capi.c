@@ -77,7 +77,7 @@ static void bad_options_are_refused_by_name(void)
 
 static void a_sketch_holds_sorted_distinct_values_reused_across_texts(void)
 {
-    shingle_shingler *sh = make("w=3 s=20");
+    shingle_shingler *sh = make("w=3 sketch=min s=20");
     shingle_sketch *sk = sketch(sh, TEXT);
     const uint64_t *v;
     size_t i, n;
