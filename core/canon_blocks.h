@@ -36,7 +36,9 @@
  * a whole block stops the scanner at its first byte. ascii_words takes a
  * word the scanner stops at byte by byte. Returns with *pos at a byte it
  * cannot handle (or at end). */
-BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int html)
+#define BLOCKS_CAT2(a, b) a##b
+#define BLOCKS_CAT(a, b) BLOCKS_CAT2(a, b)
+BLOCKS_TARGET CANON_HOT sh_status BLOCKS_CAT(BLOCKS_FN, _body)(canon *c, size_t *pos, size_t end, const int html)
 {
     const unsigned char *p = c->p;
     sh_tokens *o = c->out;
@@ -266,6 +268,27 @@ out:
 #undef BLOCK_WORDS
 #undef RUN_START
 }
+
+/* The scanner compiled twice, for HTML and for plain text (html a
+ * constant in each: the text loop carries none of the tag code, and each
+ * loop gets its own registers; 0.03-0.04 cycles a byte off either set). */
+BLOCKS_TARGET __attribute__((noinline)) static sh_status BLOCKS_CAT(BLOCKS_FN, _html)(canon *c, size_t *pos, size_t end)
+{
+    return BLOCKS_CAT(BLOCKS_FN, _body)(c, pos, end, 1);
+}
+
+BLOCKS_TARGET __attribute__((noinline)) static sh_status BLOCKS_CAT(BLOCKS_FN, _text)(canon *c, size_t *pos, size_t end)
+{
+    return BLOCKS_CAT(BLOCKS_FN, _body)(c, pos, end, 0);
+}
+
+BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int html)
+{
+    return html ? BLOCKS_CAT(BLOCKS_FN, _html)(c, pos, end) : BLOCKS_CAT(BLOCKS_FN, _text)(c, pos, end);
+}
+
+#undef BLOCKS_CAT
+#undef BLOCKS_CAT2
 
 #undef BLOCKS_FN
 #undef BLOCKS_TARGET
