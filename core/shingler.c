@@ -203,23 +203,43 @@ static inline __m128i xm_x64(__m128i v, __m128i mu, __m128i p)
     return _mm_clmulepi64_si128(t, p, 0x00);
 }
 
-/* One window step (see above): f, in, out in the low halves. */
+/* One window step (see above) with f in the HIGH half of a register, so
+ * that no shift sits on the chain before its products: the 128-bit sum
+ *   A = [*, f] ^ [*, in] ^ clmul(out, C)
+ * has hi = f ^ in ^ high64(clmul(out, C)) in its high half; the products
+ * read that half directly (imm 0x01), and the low halves of f's and in's
+ * registers, whatever they hold, reach only the low half of
+ * clmul(A, mu) ^ A, which the last product does not read:
+ *   f' = low64(clmul(out, C)) ^ low64(clmul(high64(clmul(A, mu) ^ A), p)).
+ * in and out are read as 16 bytes each, operands of the xor and of the
+ * product: [ids[j - 1], ids[j]] puts id j in the high half (in), id j - 1 in
+ * the low one (out). One shuffle a step (f' back to the high half) where
+ * the low-half form took two (0.35 -> 0.31 ns a byte on the text set,
+ * docs/benchmarks.md). Returns f' in both halves. */
 __attribute__((target("pclmul,sse2")))
-static inline __m128i xm_step(__m128i f, __m128i in, __m128i out, __m128i c, __m128i mu, __m128i p)
+static inline __m128i xm_step_hi(__m128i f, __m128i in2, __m128i out2, __m128i c, __m128i mu, __m128i p)
 {
-    __m128i o = _mm_clmulepi64_si128(out, c, 0x00);
-    __m128i hi = _mm_xor_si128(_mm_xor_si128(f, in), _mm_srli_si128(o, 8));
-    __m128i t = _mm_xor_si128(_mm_srli_si128(_mm_clmulepi64_si128(hi, mu, 0x00), 8), hi);
-    return _mm_xor_si128(o, _mm_clmulepi64_si128(t, p, 0x00));
+    const __m128i o = _mm_clmulepi64_si128(c, out2, 0x00);
+    const __m128i a = _mm_xor_si128(f, _mm_xor_si128(o, in2));
+    const __m128i u = _mm_xor_si128(_mm_clmulepi64_si128(a, mu, 0x01), a);
+    const __m128i r = _mm_xor_si128(_mm_clmulepi64_si128(u, p, 0x01), o);
+    return _mm_unpacklo_epi64(r, r);
 }
 
 /* Four chains over four stretches of the document, interleaved: one chain
  * is bound by the latency of its multiplies, four keep the unit busy. The
  * chains are four named registers, not an array indexed in a loop, which the
  * compiler kept in memory: a store and a reload on each chain's every step
- * (0.38 -> 0.35 ns a byte on the text set, docs/benchmarks.md). */
+ * (0.38 -> 0.35 ns a byte on the text set, docs/benchmarks.md). Step i of a
+ * chain reads ids i - 1 and i (out) and i + W - 2 and i + W - 1 (in): none
+ * past the last id. */
 #define XM_LOAD(x) _mm_loadl_epi64((const __m128i *)(const void *)(x))
+#define XM_LOAD2(x) _mm_loadu_si128((const __m128i *)(const void *)(x))
 #define XM_STORE(x, v) _mm_storel_epi64((__m128i *)(void *)(x), (v))
+#define XM_STEP(f, ids_, fps_, a) do { \
+    (f) = xm_step_hi((f), XM_LOAD2((ids_) + (a) + W - 2), XM_LOAD2((ids_) + (a) - 1), cout, mu, p); \
+    XM_STORE((fps_) + (a), (f)); \
+} while (0)
 __attribute__((target("pclmul,sse2"))) static inline __attribute__((always_inline))
 void window_body(const sh_shingler *s, const uint64_t *ids, size_t n, size_t W, uint64_t *fps)
 {
@@ -241,21 +261,20 @@ void window_body(const sh_shingler *s, const uint64_t *ids, size_t n, size_t W, 
     XM_STORE(o1, f1);
     XM_STORE(o2, f2);
     XM_STORE(o3, f3);
+    f0 = _mm_unpacklo_epi64(f0, f0);
+    f1 = _mm_unpacklo_epi64(f1, f1);
+    f2 = _mm_unpacklo_epi64(f2, f2);
+    f3 = _mm_unpacklo_epi64(f3, f3);
     for (i = 1; i < q; i++) {
-        f0 = xm_step(f0, XM_LOAD(i0 + i + W - 1), XM_LOAD(i0 + i - 1), cout, mu, p);
-        XM_STORE(o0 + i, f0);
-        f1 = xm_step(f1, XM_LOAD(i1 + i + W - 1), XM_LOAD(i1 + i - 1), cout, mu, p);
-        XM_STORE(o1 + i, f1);
-        f2 = xm_step(f2, XM_LOAD(i2 + i + W - 1), XM_LOAD(i2 + i - 1), cout, mu, p);
-        XM_STORE(o2 + i, f2);
-        f3 = xm_step(f3, XM_LOAD(i3 + i + W - 1), XM_LOAD(i3 + i - 1), cout, mu, p);
-        XM_STORE(o3 + i, f3);
+        XM_STEP(f0, i0, o0, i);
+        XM_STEP(f1, i1, o1, i);
+        XM_STEP(f2, i2, o2, i);
+        XM_STEP(f3, i3, o3, i);
     }
-    for (i = 4 * q; i < nf; i++) {
-        f3 = xm_step(f3, XM_LOAD(ids + i + W - 1), XM_LOAD(ids + i - 1), cout, mu, p);
-        XM_STORE(fps + i, f3);
-    }
+    for (i = 4 * q; i < nf; i++) XM_STEP(f3, ids, fps, i);
 }
+#undef XM_STEP
+#undef XM_LOAD2
 #undef XM_LOAD
 #undef XM_STORE
 

@@ -77,6 +77,52 @@ static void sliding_window_equals_from_scratch_everywhere(void)
         }
 }
 
+/* The vector windows at their edges, at every level: nf = n - w + 1 from
+ * the four chains' threshold (64) on through every remainder mod 4, and a
+ * few longer; the ids in a heap block of exactly n (so that AddressSanitizer
+ * sees a read past the last id: each step reads two ids at once, i - 1 and i
+ * as it leaves, i + w - 2 and i + w - 1 as it enters). Every fingerprint
+ * equals the one from scratch. */
+static void vector_window_edges_equal_from_scratch(void)
+{
+    const int ws[] = { 1, 2, 3, 10, 33 };
+    const size_t extra[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 61, 62, 63, 64, 301, 302, 303, 304 };
+    uint64_t st = 7;
+    int b, lv;
+    size_t e;
+    for (lv = SH_SIMD_PORTABLE; lv < SH_SIMD_LEVELS; lv++)
+        for (b = 0; b < 5; b++) {
+            sh_shingler_config c;
+            sh_error err;
+            static sh_shingler s;
+            memset(&c, 0, sizeof c);
+            c.w = ws[b]; c.k = 64; c.seed = 99; c.tokens = SH_TOKENS_RABIN; c.option = SH_OPTION_B;
+            c.canon.flags = SH_CANON_DEFAULT_FLAGS;
+            c.simd = (sh_simd)lv;
+            CHECK(sh_shingler_init(&s, &c, &err) == SH_OK);
+            for (e = 0; e < sizeof extra / sizeof extra[0]; e++) {
+                const size_t n = 64 + extra[e] + (size_t)ws[b] - 1;
+                sh_work w;
+                size_t i;
+                long bad = 0;
+                memset(&w, 0, sizeof w);
+                w.ids = (uint64_t *)malloc(n * sizeof *w.ids);
+                CHECK(w.ids != NULL);
+                if (!w.ids) return;
+                w.cap_ids = n;
+                for (i = 0; i < n; i++) w.ids[i] = sh_splitmix_next(&st);
+                w.n_ids = n;
+                CHECK(sh_shingle_ids(&s, &w, &err) == SH_OK);
+                CHECK(w.n_fps == n - (size_t)ws[b] + 1);
+                for (i = 0; i < w.n_fps; i++) bad += w.fps[i] != sh_window_slow(&s, w.ids + i, (size_t)ws[b]);
+                if (bad) fprintf(stderr, "window differs: level %s, w %d, %zu ids, %ld fingerprints\n",
+                                 sh_simd_name(s.level), ws[b], n, bad);
+                CHECK_EQ_U64(bad, 0);
+                sh_work_free(&w);
+            }
+        }
+}
+
 /* Token ids 8 bytes at a time equal the byte-at-a-time AUG under P_id. */
 static void text_ids_equal_bytewise_fingerprints_with_and_without_clmul(void)
 {
@@ -693,6 +739,7 @@ int main(void)
 {
     RUN(padded_window_matches_the_80_byte_vectors);
     RUN(sliding_window_equals_from_scratch_everywhere);
+    RUN(vector_window_edges_equal_from_scratch);
     RUN(token_ids_equal_bytewise_fingerprints);
     RUN(text_ids_equal_bytewise_fingerprints_with_and_without_clmul);
     RUN(option_a_labels_repeated_shingles);
