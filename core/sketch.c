@@ -706,7 +706,7 @@ static size_t ordered_slots(size_t n)
 }
 
 /* Words of scratch ordered_min needs for n values: the table, then room for
- * the positions of up to n + 32 occupied slots (ordered_first_avx2). */
+ * the positions of up to n + 32 occupied slots (ordered_positions). */
 static size_t ordered_scratch(size_t n)
 {
     return ordered_slots(n) / 4 + (n + 32 + 1) / 2;
@@ -739,8 +739,9 @@ static inline __attribute__((always_inline)) size_t ordered_insert(const uint64_
          * which is smaller was mispredicted half the time */
         if (slot[j + 1] == 0) {
             const uint64_t y = v[e - 1];
-            const int lt = x < y;
+            int lt;
             if (x == y) continue;
+            lt = x < y;
             slot[j] = lt ? cur : e;
             slot[j + 1] = lt ? e : cur;
             d++;
@@ -786,6 +787,12 @@ static void ordered_first(const uint64_t *v, const uint64_t *scratch, size_t s, 
 }
 
 #ifdef SK_X86
+/* Where ordered_first_avx2 lists the occupied slots: past the table. */
+static uint32_t *ordered_positions(uint64_t *scratch, size_t n)
+{
+    return (uint32_t *)(void *)(scratch + ordered_slots(n) / 4);
+}
+
 /* ordered_first on AVX2 machines: 32 slots compared with zero at a time,
  * whose byte mask has both bits of an occupied slot set (not 4 slots a step
  * by a product: the extraction was a quarter of the time of a short
@@ -796,11 +803,10 @@ static void ordered_first(const uint64_t *v, const uint64_t *scratch, size_t s, 
  * mispredicted about once a group, and was half of the whole extraction.
  * The values are then read in a loop of its own. */
 __attribute__((target("avx2,bmi,bmi2")))
-static inline void ordered_first_avx2(const uint64_t *v, uint64_t *scratch, size_t slots, size_t s,
-                                      uint64_t *out)
+static inline void ordered_first_avx2(const uint64_t *v, uint64_t *scratch, size_t n, size_t s, uint64_t *out)
 {
     const uint16_t *slot = (const uint16_t *)scratch;
-    uint32_t *pos = (uint32_t *)(void *)(scratch + slots / 4);
+    uint32_t *pos = ordered_positions(scratch, n);
     const __m256i zero = _mm256_setzero_si256();
     size_t j, k = 0;
     for (j = 0; k < s; j += 32) {
@@ -812,15 +818,10 @@ static inline void ordered_first_avx2(const uint64_t *v, uint64_t *scratch, size
         uint64_t m = ~((uint64_t)hi << 32 | lo) & 0x5555555555555555ULL;
         const size_t c = (size_t)__builtin_popcountll(m);
         uint32_t *p = pos + k, q = (uint32_t)j;
+        unsigned t;
         /* (a bit past the last is 64: position j + 32, never read) */
-        p[0] = q + (uint32_t)(_tzcnt_u64(m) >> 1); m = _blsr_u64(m);
-        p[1] = q + (uint32_t)(_tzcnt_u64(m) >> 1); m = _blsr_u64(m);
-        p[2] = q + (uint32_t)(_tzcnt_u64(m) >> 1); m = _blsr_u64(m);
-        p[3] = q + (uint32_t)(_tzcnt_u64(m) >> 1); m = _blsr_u64(m);
-        p[4] = q + (uint32_t)(_tzcnt_u64(m) >> 1); m = _blsr_u64(m);
-        p[5] = q + (uint32_t)(_tzcnt_u64(m) >> 1); m = _blsr_u64(m);
-        p[6] = q + (uint32_t)(_tzcnt_u64(m) >> 1); m = _blsr_u64(m);
-        p[7] = q + (uint32_t)(_tzcnt_u64(m) >> 1); m = _blsr_u64(m);
+#pragma GCC unroll 8
+        for (t = 0; t < 8; t++, m = _blsr_u64(m)) p[t] = q + (uint32_t)(_tzcnt_u64(m) >> 1);
         for (p += 8; m; m = _blsr_u64(m)) *p++ = q + (uint32_t)(_tzcnt_u64(m) >> 1);
         k += c;
     }
@@ -844,7 +845,7 @@ static inline __attribute__((always_inline)) size_t ordered_min_body(const uint6
     if (s > d) s = d;
 #ifdef SK_X86
     if (avx2) {
-        ordered_first_avx2(v, scratch, ordered_slots(n), s, out);
+        ordered_first_avx2(v, scratch, n, s, out);
         return s;
     }
 #endif
