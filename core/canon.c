@@ -1052,6 +1052,14 @@ CANON_HOT void tag_masks_avx2(const unsigned char *q, tag_masks *m)
                                                                       _mm_set1_epi8((char)0xff), 0)));
 }
 
+/* p[j] (j <= end) is the '<' of a tag: a letter or '/' follows it before end
+ * (markup() takes anything else after a '<' for text or another kind of
+ * markup). The block scanners' test before tag_in_block. */
+CANON_HOT int opens_tag(const unsigned char *p, size_t j, size_t end)
+{
+    return end - j > 1 && p[j] == '<' && (p[j + 1] == '/' || is_alpha(p[j + 1]));
+}
+
 /* markup_tag for the tag at p[i + x] == '<' (p[i + x + 1] '/' or a letter)
  * from its block's masks m and word mask A (its bytes from x on as
  * classified), when its '>' is in the block, its name ends at the first

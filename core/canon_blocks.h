@@ -152,7 +152,7 @@ BLOCKS_TARGET CANON_HOT sh_status BLOCKS_CAT(BLOCKS_FN, _body)(canon *c, size_t 
             }
             x = (unsigned)__builtin_ctzll(X);
             adj = x > 0 && ((A >> (x - 1)) & 1); /* no byte of markup passed is in A */
-            if (html && p[i + x] == '<' && end - (i + x) > 1 && (p[i + x + 1] == '/' || is_alpha(p[i + x + 1]))) {
+            if (html && opens_tag(p, i + x, end)) {
                 /* a tag (most bytes this scanner leaves in a page): from the
                  * block's masks, else markup's tag path inlined */
                 int mk = tag_in_block(&tm, A, p, i, x, end, adj, X, &next);
@@ -186,7 +186,7 @@ BLOCKS_TARGET CANON_HOT sh_status BLOCKS_CAT(BLOCKS_FN, _body)(canon *c, size_t 
                     int hops, then = MK_KEEPS;
                     for (hops = 0; hops < 7 && then == MK_KEEPS; hops++, at = past) {
                         const unsigned y = (unsigned)(at - i);
-                        if (!(at + 1 < end && y < 64 && p[at] == '<' && (p[at + 1] == '/' || is_alpha(p[at + 1]))))
+                        if (!(opens_tag(p, at, end) && y < 64))
                             break;
                         then = tag_in_block(&tm, A, p, i, y, end, 1, X, &past);
                     }
