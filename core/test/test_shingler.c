@@ -434,6 +434,72 @@ static void mod_m_keeps_exactly_the_multiples_at_the_edges_of_the_range(void)
     CHECK_EQ_U64(bad, 0);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* MOD_m's kept values put in order without repeats as a sort does, at
+ * every level: by ordered_min's table up to 32,768 kept (sketch.c), past it
+ * by the sort, and by the sort again when the table gives up on values
+ * crowding a few slots. Kept counts at the table's edges (1, 2, 63, 64, 65,
+ * 32,768, 32,769), values spread over the range or crowded at its bottom or
+ * top, with repeats. */
+static void mod_m_orders_kept_values_as_a_sort_does(void)
+{
+    static const size_t counts[] = { 1, 2, 63, 64, 65, 1000, 32768, 32769 };
+    static const uint64_t mods[] = { 1, 25 };
+    sh_shingler *s = make(10, 64, 0, SH_TOKENS_RABIN, SH_OPTION_B);
+    const sh_simd best = s->level;
+    size_t a, c, i, bad = 0;
+    int lv, shape;
+    for (lv = SH_SIMD_PORTABLE; lv <= (int)best; lv++)
+    for (a = 0; a < sizeof mods / sizeof *mods; a++)
+    for (c = 0; c < sizeof counts / sizeof *counts; c++)
+    for (shape = 0; shape < 3; shape++) {
+        const uint64_t m = mods[a], top = UINT64_MAX / m * m;
+        const size_t n = counts[c];
+        uint64_t *xs = (uint64_t *)malloc(n * sizeof *xs), *want = (uint64_t *)malloc(n * sizeof *want);
+        uint64_t r = 0x5eed + n + (uint64_t)shape;
+        size_t nw = 0;
+        sh_work w;
+        sh_sketch_params p;
+        sh_sketch *sk = NULL;
+        sh_error err;
+        for (i = 0; i < n; i++) {
+            /* every third value repeats an earlier one */
+            if (i > 0 && i % 3 == 0) { xs[i] = xs[sh_splitmix_next(&r) % i]; continue; }
+            if (shape == 0) xs[i] = sh_splitmix_next(&r) / m * m;   /* spread */
+            else if (shape == 1) xs[i] = (uint64_t)i * m;            /* crowded at 0 */
+            else xs[i] = top - (uint64_t)i * m;                      /* crowded at the top */
+        }
+        memcpy(want, xs, n * sizeof *xs);
+        qsort(want, n, sizeof *want, cmp_u64);
+        for (i = 0; i < n; i++) if (nw == 0 || want[i] != want[nw - 1]) want[nw++] = want[i];
+        memset(&w, 0, sizeof w);
+        memset(&p, 0, sizeof p);
+        s->level = (sh_simd)lv;
+        w.fps = (uint64_t *)malloc(n * sizeof *w.fps);
+        w.cap_fps = w.n_fps = n;
+        for (i = 0; i < n; i++) w.fps[i] = unpermute(s->c.seed, xs[i]);
+        p.kind = SH_SKETCH_MOD;
+        p.m = m;
+        if (sh_sketch_build(s, &w, &p, 0, n + 9, &sk, &err) != SH_OK || sk->n != nw ||
+            memcmp(sk->v, want, nw * 8) != 0) {
+            bad++;
+            fprintf(stderr, "  MOD_%llu, %zu values, shape %d, level %d: %zu values, want %zu\n",
+                    (unsigned long long)m, n, shape, lv, sk ? sk->n : 0, nw);
+        }
+        free(sk);
+        sh_work_free(&w);
+        free(xs);
+        free(want);
+    }
+    s->level = best;
+    CHECK_EQ_U64(bad, 0);
+}
+
 /* A reader rejects every truncation and every single-bit flip, never crashes. */
 static void serialization_round_trips_and_rejects_damage(void)
 {
@@ -746,6 +812,7 @@ int main(void)
     RUN(min_s_is_the_s_smallest_of_the_full_set);
     RUN(default_mod_path_equals_the_obvious_computation);
     RUN(mod_m_keeps_exactly_the_multiples_at_the_edges_of_the_range);
+    RUN(mod_m_orders_kept_values_as_a_sort_does);
     RUN(serialization_round_trips_and_rejects_damage);
     RUN(incompatible_sketches_are_refused);
     RUN(size_class_reduction_filters_to_the_coarser_modulus);
