@@ -334,18 +334,41 @@ static uint64_t id_long_hw(const sh_shingler *s, const unsigned char *b, size_t 
  * records (a third of the bytes: 0.43 -> 0.36 ns a byte on the text set,
  * docs/benchmarks.md). Most tokens take two products, not three. */
 #define IDS_CHUNK 256
+
+/* The ids of the tokens longer than 8 bytes, listed as base + longs[j]
+ * (j < nl) by a first pass that took them for tokens of at most 8 bytes. */
+__attribute__((target("pclmul,sse2"))) static inline __attribute__((always_inline))
+void ids_longs(const sh_shingler *s, const sh_tokens *t, size_t base, const uint32_t *longs, size_t nl, uint64_t *ids)
+{
+    const __m128i mu = _mm_cvtsi64_si128((long long)s->cid.mu), p = _mm_cvtsi64_si128((long long)s->cid.p);
+    size_t j;
+    for (j = 0; j < nl; j++) {
+        const size_t k = base + longs[j], len = t->tok[k].len;
+        uint64_t c1, T, K;
+        __m128i x, h, r;
+        if (len > 16) {
+            ids[k] = id_long_hw(s, (const unsigned char *)t->text + t->tok[k].off, len);
+            continue;
+        }
+        ID_PARTS(s, t->head + k * SH_TOKEN_HEAD, len, c1, T, K);
+        x = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)c1), _mm_cvtsi64_si128((long long)K), 0x00);
+        h = _mm_xor_si128(_mm_srli_si128(x, 8), _mm_cvtsi64_si128((long long)T));
+        r = _mm_xor_si128(_mm_srli_si128(_mm_clmulepi64_si128(h, mu, 0x00), 8), h);
+        ids[k] = hw_lo(_mm_xor_si128(x, _mm_clmulepi64_si128(r, p, 0x00)));
+    }
+}
+
 __attribute__((target("pclmul,sse2"))) static inline __attribute__((always_inline))
 void ids_split_body(const sh_shingler *s, const sh_tokens *t, uint64_t *ids)
 {
     const __m128i mu = _mm_cvtsi64_si128((long long)s->cid.mu), p = _mm_cvtsi64_si128((long long)s->cid.p);
     const size_t nt = t->n;
-    const sh_token *tok = t->tok;
     const unsigned char *head = t->head;
     uint32_t longs[IDS_CHUNK];
     size_t c, i;
     for (c = 0; c < nt; c += IDS_CHUNK) {
         const size_t e = nt - c < IDS_CHUNK ? nt : c + IDS_CHUNK;
-        size_t nl = 0, j;
+        size_t nl = 0;
         for (i = c; i < e; i++) {
             /* the head alone: its zero padding (no canonical token has a
              * NUL byte, and none is empty) is the shift, its ninth byte
@@ -357,20 +380,7 @@ void ids_split_body(const sh_shingler *s, const sh_tokens *t, uint64_t *ids)
             longs[nl] = (uint32_t)(i - c);
             nl += head[i * SH_TOKEN_HEAD + 8] != 0;
         }
-        for (j = 0; j < nl; j++) {
-            const size_t k = c + longs[j], len = tok[k].len;
-            uint64_t c1, T, K;
-            __m128i x, h, r;
-            if (len > 16) {
-                ids[k] = id_long_hw(s, (const unsigned char *)t->text + tok[k].off, len);
-                continue;
-            }
-            ID_PARTS(s, head + k * SH_TOKEN_HEAD, len, c1, T, K);
-            x = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)c1), _mm_cvtsi64_si128((long long)K), 0x00);
-            h = _mm_xor_si128(_mm_srli_si128(x, 8), _mm_cvtsi64_si128((long long)T));
-            r = _mm_xor_si128(_mm_srli_si128(_mm_clmulepi64_si128(h, mu, 0x00), 8), h);
-            ids[k] = hw_lo(_mm_xor_si128(x, _mm_clmulepi64_si128(r, p, 0x00)));
-        }
+        ids_longs(s, t, c, longs, nl, ids);
     }
 }
 
@@ -387,6 +397,170 @@ __attribute__((target("pclmul,avx2,bmi,bmi2")))
 static void ids_avx2(const sh_shingler *s, const sh_tokens *t, uint64_t *ids)
 {
     ids_split_body(s, t, ids);
+}
+
+/* ---- token ids and the window in one loop (AVX2 machines) ------------------
+ * ids_avx2 and then window_avx2 leave the carry-less multiplier idle while
+ * the ids' integer work runs and the integer units idle while the window's
+ * products run; one loop over the window's four stretches keeps both busy.
+ * At step i of stretch k (token a = k q + i of the window's chains) the loop
+ *   - takes T of token a + DT from its head (ids_split_body's first pass: T
+ *     shifted down by the head's zero padding) into tb, and lists the token
+ *     if it is longer than 8 bytes;
+ *   - makes the id of token a + DI from tb as a token of at most 8 bytes
+ *     (T read in the high half of a 16-byte operand, as the window's step
+ *     reads its ids: no shuffle);
+ *   - steps the window (xm_step_hi), which takes in id a + W - 1.
+ * DI = W - 1 + FUSED_D and DT = DI + FUSED_G: an id is made FUSED_D steps
+ * before the window takes it in, T FUSED_G steps before its id. The
+ * tokens listed in one group of FUSED_G steps get their ids in the next
+ * group, and are made right (ids_longs) at its end, FUSED_D >= FUSED_G steps
+ * before the window reads the first of them. tb is fps itself, ahead of the
+ * window's stores (T of token a + DT at fps[a + DT], the window writing
+ * fps[a]). The ids of the first DONE_AHEAD tokens of each stretch and of
+ * the last ones (4 q on) are made before the loop by ids_avx2.
+ * Groups of 32 and 64 steps ahead: 0.632-0.642 against 0.668-0.672 ns a
+ * byte for ids_avx2 and window_avx2 apart (kern10w's driver, the text set;
+ * groups of 4 or 16 lose to the fix-ups' calls). docs/benchmarks.md. */
+#define FUSED_G 32
+#define FUSED_D 64
+
+/* the ids of tokens [a, b) by ids_avx2 */
+__attribute__((target("pclmul,avx2,bmi,bmi2")))
+static void ids_range_avx2(const sh_shingler *s, const sh_tokens *t, size_t a, size_t b, uint64_t *ids)
+{
+    sh_tokens r = *t;
+    r.tok += a;
+    r.head += a * SH_TOKEN_HEAD;
+    r.n = b - a;
+    ids_avx2(s, &r, ids + a);
+}
+
+__attribute__((target("pclmul,avx2,bmi,bmi2")))
+static void ids_longs_avx2(const sh_shingler *s, const sh_tokens *t, const uint32_t *longs, size_t nl, uint64_t *ids)
+{
+    ids_longs(s, t, 0, longs, nl, ids);
+}
+
+/* Whether ids_window_avx2 takes n tokens of a window of W: each stretch
+ * needs its ids made ahead, two groups and a window. */
+static int fused_takes(size_t n, size_t W)
+{
+    const size_t pre = W + FUSED_D + FUSED_G;
+    return n >= W && (n - W + 1) / 4 >= pre + 2 * FUSED_G + W;
+}
+
+/* The ids of t's t->n tokens (fused_takes) to ids[0..n) and the
+ * fingerprints of their windows of W to fps[0..n - W + 1): what ids_avx2
+ * and window_avx2 give. */
+__attribute__((target("pclmul,avx2,bmi,bmi2")))
+static void ids_window_avx2(const sh_shingler *s, const sh_tokens *t, uint64_t *ids, size_t W, uint64_t *fps)
+{
+    const __m128i mu = _mm_cvtsi64_si128((long long)s->cwin.mu), p = _mm_cvtsi64_si128((long long)s->cwin.p);
+    const __m128i cout = _mm_cvtsi64_si128((long long)s->cout);
+    const __m128i imu = _mm_cvtsi64_si128((long long)s->cid.mu), ip = _mm_cvtsi64_si128((long long)s->cid.p);
+    const unsigned char *head = t->head;
+    const size_t n = t->n, nf = n - W + 1, q = nf / 4;
+    const size_t pre = W + FUSED_D + FUSED_G;
+    const size_t dI = W - 1 + FUSED_D, dT = dI + FUSED_G;
+    const size_t iT = q - dT; /* T steps: i in [1, iT) */
+    const size_t iI = q - dI; /* id steps: i in [1 + FUSED_G, iI) */
+    uint64_t *const tb = fps;
+    const uint64_t *i0 = ids, *i1 = ids + q, *i2 = ids + 2 * q, *i3 = ids + 3 * q;
+    uint64_t *o0 = fps, *o1 = fps + q, *o2 = fps + 2 * q, *o3 = fps + 3 * q;
+    __m128i f0 = _mm_setzero_si128(), f1 = f0, f2 = f0, f3 = f0;
+    uint32_t lists[2][4 * FUSED_G];
+    size_t i, k, nls[2] = { 0, 0 }, g = 0;
+    for (k = 0; k < 4; k++) ids_range_avx2(s, t, k * q, k * q + pre, ids);
+    ids_range_avx2(s, t, 4 * q, n, ids);
+/* T of token P to tb[P], P listed when longer than 8 bytes */
+#define FT(P) do { \
+    const size_t P_ = (P); \
+    const uint64_t v_ = sh_load_be64(head + P_ * SH_TOKEN_HEAD); \
+    tb[P_] = v_ >> ((unsigned)__builtin_ctzll(v_) & 56); \
+    lg[nl] = (uint32_t)P_; \
+    nl += head[P_ * SH_TOKEN_HEAD + 8] != 0; \
+} while (0)
+/* the id of token P (as one of at most 8 bytes) from tb[P], the high half
+ * of the 16 bytes at tb + P - 1 */
+#define FI(P) do { \
+    const size_t P_ = (P); \
+    const __m128i x_ = _mm_loadu_si128((const __m128i *)(const void *)(tb + P_ - 1)); \
+    const __m128i u_ = _mm_xor_si128(_mm_clmulepi64_si128(imu, x_, 0x10), x_); \
+    _mm_storel_epi64((__m128i *)(void *)(ids + P_), _mm_clmulepi64_si128(u_, ip, 0x01)); \
+} while (0)
+#define FW(f, ids_, fps_, a) do { \
+    (f) = xm_step_hi((f), _mm_loadu_si128((const __m128i *)(const void *)((ids_) + (a) + W - 2)), \
+                     _mm_loadu_si128((const __m128i *)(const void *)((ids_) + (a) - 1)), cout, mu, p); \
+    _mm_storel_epi64((__m128i *)(void *)((fps_) + (a)), (f)); \
+} while (0)
+    for (i = 0; i < W; i++) {
+        f0 = xm_x64(_mm_xor_si128(f0, _mm_loadl_epi64((const __m128i *)(const void *)(i0 + i))), mu, p);
+        f1 = xm_x64(_mm_xor_si128(f1, _mm_loadl_epi64((const __m128i *)(const void *)(i1 + i))), mu, p);
+        f2 = xm_x64(_mm_xor_si128(f2, _mm_loadl_epi64((const __m128i *)(const void *)(i2 + i))), mu, p);
+        f3 = xm_x64(_mm_xor_si128(f3, _mm_loadl_epi64((const __m128i *)(const void *)(i3 + i))), mu, p);
+    }
+    _mm_storel_epi64((__m128i *)(void *)o0, f0);
+    _mm_storel_epi64((__m128i *)(void *)o1, f1);
+    _mm_storel_epi64((__m128i *)(void *)o2, f2);
+    _mm_storel_epi64((__m128i *)(void *)o3, f3);
+    f0 = _mm_unpacklo_epi64(f0, f0);
+    f1 = _mm_unpacklo_epi64(f1, f1);
+    f2 = _mm_unpacklo_epi64(f2, f2);
+    f3 = _mm_unpacklo_epi64(f3, f3);
+    {
+        /* the first group: T only (its ids were made before the loop) */
+        uint32_t *lg = lists[0];
+        size_t nl = 0;
+        for (i = 1; i < 1 + FUSED_G; i++) {
+            FT(i + dT); FT(q + i + dT); FT(2 * q + i + dT); FT(3 * q + i + dT);
+            FW(f0, i0, o0, i); FW(f1, i1, o1, i); FW(f2, i2, o2, i); FW(f3, i3, o3, i);
+        }
+        nls[0] = nl;
+    }
+    while (i + FUSED_G <= iT) {
+        /* a group: T, ids (those listed in the group before are made
+         * right at its end), window */
+        uint32_t *lg = lists[(g + 1) & 1];
+        size_t nl = 0;
+        const size_t e = i + FUSED_G;
+        for (; i < e; i++) {
+            FT(i + dT); FI(i + dI); FW(f0, i0, o0, i);
+            FT(q + i + dT); FI(q + i + dI); FW(f1, i1, o1, i);
+            FT(2 * q + i + dT); FI(2 * q + i + dI); FW(f2, i2, o2, i);
+            FT(3 * q + i + dT); FI(3 * q + i + dI); FW(f3, i3, o3, i);
+        }
+        if (nls[g & 1]) ids_longs_avx2(s, t, lists[g & 1], nls[g & 1], ids);
+        nls[(g + 1) & 1] = nl;
+        g++;
+    }
+    {
+        /* the last T steps (fewer than a group), the last id steps, and
+         * every listed token made right before the window reaches it */
+        uint32_t *lg = lists[(g + 1) & 1];
+        size_t nl = 0;
+        for (; i < iT; i++) {
+            FT(i + dT); FI(i + dI); FW(f0, i0, o0, i);
+            FT(q + i + dT); FI(q + i + dI); FW(f1, i1, o1, i);
+            FT(2 * q + i + dT); FI(2 * q + i + dI); FW(f2, i2, o2, i);
+            FT(3 * q + i + dT); FI(3 * q + i + dI); FW(f3, i3, o3, i);
+        }
+        for (; i < iI; i++) {
+            FI(i + dI); FW(f0, i0, o0, i);
+            FI(q + i + dI); FW(f1, i1, o1, i);
+            FI(2 * q + i + dI); FW(f2, i2, o2, i);
+            FI(3 * q + i + dI); FW(f3, i3, o3, i);
+        }
+        if (nls[g & 1]) ids_longs_avx2(s, t, lists[g & 1], nls[g & 1], ids);
+        if (nl) ids_longs_avx2(s, t, lg, nl, ids);
+    }
+    for (; i < q; i++) {
+        FW(f0, i0, o0, i); FW(f1, i1, o1, i); FW(f2, i2, o2, i); FW(f3, i3, o3, i);
+    }
+    for (i = 4 * q; i < nf; i++) FW(f3, ids, fps, i);
+#undef FT
+#undef FI
+#undef FW
 }
 
 /* ---- AVX-512 with VPCLMULQDQ: four products per instruction ----------------
@@ -909,6 +1083,18 @@ sh_status sh_shingle_text(const sh_shingler *s, sh_work *w, const char *text, si
     if (need > UINT32_MAX || sh_work_reserve_ids(w, need) != SH_OK)
         return s->c.tokens == SH_TOKENS_RABIN ? sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu tokens", nt)
                                               : sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu 8-byte words", need);
+#ifdef SH_X86_CLMUL
+    if (s->hw && s->level == SH_SIMD_AVX2 && s->c.tokens == SH_TOKENS_RABIN && fused_takes(nt, (size_t)s->c.w)) {
+        /* ids and window in one loop (ids_window_avx2) */
+        const size_t nf = nt - (size_t)s->c.w + 1;
+        if (reserve_fps(w, nf) != SH_OK)
+            return sh_error_set(err, SH_ENOMEM, 0, "out of memory for %zu shingles", nf);
+        ids_window_avx2(s, &w->toks, w->ids, (size_t)s->c.w, w->fps);
+        w->n_ids = nt;
+        w->n_fps = nf;
+        return SH_OK;
+    }
+#endif
     nid = token_ids(s, &w->toks, w->ids, w->id_tok);
     w->n_ids = nid;
     return window(s, w, err);

@@ -123,6 +123,64 @@ static void vector_window_edges_equal_from_scratch(void)
         }
 }
 
+/* Token ids and windows through sh_shingle_text at the processor's best
+ * level equal the portable level's, for texts of token counts around where
+ * ids and window share one loop on AVX2 machines (shingler.c
+ * ids_window_avx2: each of four stretches q = (n - w + 1) / 4 long needs
+ * q >= 2 w + 160, groups of 32 steps, ids made 64 steps ahead): q from
+ * below that bound through more than two groups past it, every remainder
+ * n - w + 1 - 4 q, tokens of 1 to 8 bytes, of 9 to 16 and longer (the
+ * ones made right after their group) at random places. */
+static void fused_ids_and_window_equal_the_portable_level(void)
+{
+    const int ws[] = { 1, 2, 10, 33 };
+    static sh_shingler fast, slow;
+    uint64_t st = 2024;
+    size_t b;
+    for (b = 0; b < sizeof ws / sizeof *ws; b++) {
+        const size_t W = (size_t)ws[b], qmin = 2 * W + 160;
+        sh_shingler_config c;
+        sh_error err;
+        size_t q, r;
+        memset(&c, 0, sizeof c);
+        c.w = ws[b]; c.k = 64; c.seed = 77; c.tokens = SH_TOKENS_RABIN; c.option = SH_OPTION_B;
+        c.canon.flags = SH_CANON_DEFAULT_FLAGS;
+        c.simd = SH_SIMD_AUTO;
+        CHECK(sh_shingler_init(&fast, &c, &err) == SH_OK);
+        c.simd = SH_SIMD_PORTABLE;
+        CHECK(sh_shingler_init(&slow, &c, &err) == SH_OK);
+        for (q = qmin - 2; q < qmin + 70; q++)
+            for (r = 0; r < 4; r++) {
+                const size_t n = 4 * q + r + W - 1;
+                char *text = (char *)malloc(n * 41 + 1);
+                size_t len = 0, i, j, bad = 0;
+                sh_work a, z;
+                if (!text) { CHECK(text != NULL); return; }
+                for (i = 0; i < n; i++) {
+                    const uint64_t x = sh_splitmix_next(&st);
+                    const size_t tl = x % 10 < 7 ? 1 + (x >> 8) % 8 : x % 10 < 9 ? 9 + (x >> 8) % 8 : 17 + (x >> 8) % 24;
+                    for (j = 0; j < tl; j++) text[len++] = (char)('a' + (x >> (16 + j % 40)) % 26);
+                    text[len++] = ' ';
+                }
+                memset(&a, 0, sizeof a);
+                memset(&z, 0, sizeof z);
+                CHECK(sh_shingle_text(&fast, &a, text, len, &err) == SH_OK);
+                CHECK(sh_shingle_text(&slow, &z, text, len, &err) == SH_OK);
+                CHECK_EQ_U64(a.n_ids, n);
+                CHECK_EQ_U64(a.n_fps, z.n_fps);
+                if (a.n_ids == z.n_ids && a.n_fps == z.n_fps) {
+                    for (i = 0; i < n; i++) bad += a.ids[i] != z.ids[i];
+                    for (i = 0; i < a.n_fps; i++) bad += a.fps[i] != z.fps[i];
+                }
+                if (bad) fprintf(stderr, "  w %zu, %zu tokens (q %zu): %zu ids or fingerprints differ\n", W, n, q, bad);
+                CHECK_EQ_U64(bad, 0);
+                sh_work_free(&a);
+                sh_work_free(&z);
+                free(text);
+            }
+    }
+}
+
 /* Token ids 8 bytes at a time equal the byte-at-a-time AUG under P_id. */
 static void text_ids_equal_bytewise_fingerprints_with_and_without_clmul(void)
 {
@@ -806,6 +864,7 @@ int main(void)
     RUN(padded_window_matches_the_80_byte_vectors);
     RUN(sliding_window_equals_from_scratch_everywhere);
     RUN(vector_window_edges_equal_from_scratch);
+    RUN(fused_ids_and_window_equal_the_portable_level);
     RUN(token_ids_equal_bytewise_fingerprints);
     RUN(text_ids_equal_bytewise_fingerprints_with_and_without_clmul);
     RUN(option_a_labels_repeated_shingles);
