@@ -240,6 +240,29 @@ static inline __m128i xm_step_hi(__m128i f, __m128i in2, __m128i out2, __m128i c
     (f) = xm_step_hi((f), XM_LOAD2((ids_) + (a) + W - 2), XM_LOAD2((ids_) + (a) - 1), cout, mu, p); \
     XM_STORE((fps_) + (a), (f)); \
 } while (0)
+/* The first window of each chain k (ids k q .. k q + W - 1) to fps[k q],
+ * and into f[k] in both halves, as xm_step_hi takes it. */
+__attribute__((target("pclmul,sse2"))) static inline __attribute__((always_inline))
+void window_start(const uint64_t *ids, size_t q, size_t W, __m128i mu, __m128i p, uint64_t *fps, __m128i f[4])
+{
+    __m128i f0 = _mm_setzero_si128(), f1 = f0, f2 = f0, f3 = f0;
+    size_t i;
+    for (i = 0; i < W; i++) {
+        f0 = xm_x64(_mm_xor_si128(f0, XM_LOAD(ids + i)), mu, p);
+        f1 = xm_x64(_mm_xor_si128(f1, XM_LOAD(ids + q + i)), mu, p);
+        f2 = xm_x64(_mm_xor_si128(f2, XM_LOAD(ids + 2 * q + i)), mu, p);
+        f3 = xm_x64(_mm_xor_si128(f3, XM_LOAD(ids + 3 * q + i)), mu, p);
+    }
+    XM_STORE(fps, f0);
+    XM_STORE(fps + q, f1);
+    XM_STORE(fps + 2 * q, f2);
+    XM_STORE(fps + 3 * q, f3);
+    f[0] = _mm_unpacklo_epi64(f0, f0);
+    f[1] = _mm_unpacklo_epi64(f1, f1);
+    f[2] = _mm_unpacklo_epi64(f2, f2);
+    f[3] = _mm_unpacklo_epi64(f3, f3);
+}
+
 __attribute__((target("pclmul,sse2"))) static inline __attribute__((always_inline))
 void window_body(const sh_shingler *s, const uint64_t *ids, size_t n, size_t W, uint64_t *fps)
 {
@@ -249,22 +272,13 @@ void window_body(const sh_shingler *s, const uint64_t *ids, size_t n, size_t W, 
     /* chain k: shingles [k q, (k + 1) q), the last one on to nf */
     const uint64_t *i0 = ids, *i1 = ids + q, *i2 = ids + 2 * q, *i3 = ids + 3 * q;
     uint64_t *o0 = fps, *o1 = fps + q, *o2 = fps + 2 * q, *o3 = fps + 3 * q;
-    __m128i f0 = _mm_setzero_si128(), f1 = f0, f2 = f0, f3 = f0;
+    __m128i f[4], f0, f1, f2, f3;
     size_t i;
-    for (i = 0; i < W; i++) {
-        f0 = xm_x64(_mm_xor_si128(f0, XM_LOAD(i0 + i)), mu, p);
-        f1 = xm_x64(_mm_xor_si128(f1, XM_LOAD(i1 + i)), mu, p);
-        f2 = xm_x64(_mm_xor_si128(f2, XM_LOAD(i2 + i)), mu, p);
-        f3 = xm_x64(_mm_xor_si128(f3, XM_LOAD(i3 + i)), mu, p);
-    }
-    XM_STORE(o0, f0);
-    XM_STORE(o1, f1);
-    XM_STORE(o2, f2);
-    XM_STORE(o3, f3);
-    f0 = _mm_unpacklo_epi64(f0, f0);
-    f1 = _mm_unpacklo_epi64(f1, f1);
-    f2 = _mm_unpacklo_epi64(f2, f2);
-    f3 = _mm_unpacklo_epi64(f3, f3);
+    window_start(ids, q, W, mu, p, fps, f);
+    f0 = f[0];
+    f1 = f[1];
+    f2 = f[2];
+    f3 = f[3];
     for (i = 1; i < q; i++) {
         XM_STEP(f0, i0, o0, i);
         XM_STEP(f1, i1, o1, i);
@@ -273,10 +287,6 @@ void window_body(const sh_shingler *s, const uint64_t *ids, size_t n, size_t W, 
     }
     for (i = 4 * q; i < nf; i++) XM_STEP(f3, ids, fps, i);
 }
-#undef XM_STEP
-#undef XM_LOAD2
-#undef XM_LOAD
-#undef XM_STORE
 
 __attribute__((target("pclmul,sse2")))
 static void window_hw(const sh_shingler *s, const uint64_t *ids, size_t n, size_t W, uint64_t *fps)
@@ -417,8 +427,8 @@ static void ids_avx2(const sh_shingler *s, const sh_tokens *t, uint64_t *ids)
  * group, and are made right (ids_longs) at its end, FUSED_D >= FUSED_G steps
  * before the window reads the first of them. tb is fps itself, ahead of the
  * window's stores (T of token a + DT at fps[a + DT], the window writing
- * fps[a]). The ids of the first DONE_AHEAD tokens of each stretch and of
- * the last ones (4 q on) are made before the loop by ids_avx2.
+ * fps[a]). The ids of the first fused_pre(W) tokens of each stretch and
+ * of the last ones (4 q on) are made before the loop by ids_avx2.
  * Groups of 32 and 64 steps ahead: 0.632-0.642 against 0.668-0.672 ns a
  * byte for ids_avx2 and window_avx2 apart (kern10w's driver, the text set;
  * groups of 4 or 16 lose to the fix-ups' calls). docs/benchmarks.md. */
@@ -442,12 +452,18 @@ static void ids_longs_avx2(const sh_shingler *s, const sh_tokens *t, const uint3
     ids_longs(s, t, 0, longs, nl, ids);
 }
 
+/* The tokens at the start of each stretch whose ids ids_window_avx2 makes
+ * before its loop: those the window takes in before the loop's first id. */
+static size_t fused_pre(size_t W)
+{
+    return W + FUSED_D + FUSED_G;
+}
+
 /* Whether ids_window_avx2 takes n tokens of a window of W: each stretch
  * needs its ids made ahead, two groups and a window. */
 static int fused_takes(size_t n, size_t W)
 {
-    const size_t pre = W + FUSED_D + FUSED_G;
-    return n >= W && (n - W + 1) / 4 >= pre + 2 * FUSED_G + W;
+    return n >= W && (n - W + 1) / 4 >= fused_pre(W) + 2 * FUSED_G + W;
 }
 
 /* The ids of t's t->n tokens (fused_takes) to ids[0..n) and the
@@ -460,15 +476,14 @@ static void ids_window_avx2(const sh_shingler *s, const sh_tokens *t, uint64_t *
     const __m128i cout = _mm_cvtsi64_si128((long long)s->cout);
     const __m128i imu = _mm_cvtsi64_si128((long long)s->cid.mu), ip = _mm_cvtsi64_si128((long long)s->cid.p);
     const unsigned char *head = t->head;
-    const size_t n = t->n, nf = n - W + 1, q = nf / 4;
-    const size_t pre = W + FUSED_D + FUSED_G;
+    const size_t n = t->n, nf = n - W + 1, q = nf / 4, pre = fused_pre(W);
     const size_t dI = W - 1 + FUSED_D, dT = dI + FUSED_G;
     const size_t iT = q - dT; /* T steps: i in [1, iT) */
     const size_t iI = q - dI; /* id steps: i in [1 + FUSED_G, iI) */
     uint64_t *const tb = fps;
     const uint64_t *i0 = ids, *i1 = ids + q, *i2 = ids + 2 * q, *i3 = ids + 3 * q;
     uint64_t *o0 = fps, *o1 = fps + q, *o2 = fps + 2 * q, *o3 = fps + 3 * q;
-    __m128i f0 = _mm_setzero_si128(), f1 = f0, f2 = f0, f3 = f0;
+    __m128i f[4], f0, f1, f2, f3;
     uint32_t lists[2][4 * FUSED_G];
     size_t i, k, nls[2] = { 0, 0 }, g = 0;
     for (k = 0; k < 4; k++) ids_range_avx2(s, t, k * q, k * q + pre, ids);
@@ -489,32 +504,25 @@ static void ids_window_avx2(const sh_shingler *s, const sh_tokens *t, uint64_t *
     const __m128i u_ = _mm_xor_si128(_mm_clmulepi64_si128(imu, x_, 0x10), x_); \
     _mm_storel_epi64((__m128i *)(void *)(ids + P_), _mm_clmulepi64_si128(u_, ip, 0x01)); \
 } while (0)
-#define FW(f, ids_, fps_, a) do { \
-    (f) = xm_step_hi((f), _mm_loadu_si128((const __m128i *)(const void *)((ids_) + (a) + W - 2)), \
-                     _mm_loadu_si128((const __m128i *)(const void *)((ids_) + (a) - 1)), cout, mu, p); \
-    _mm_storel_epi64((__m128i *)(void *)((fps_) + (a)), (f)); \
+/* step i of the four stretches: T, id and window, each chain in turn */
+#define FTIW(i) do { \
+    FT((i) + dT); FI((i) + dI); XM_STEP(f0, i0, o0, (i)); \
+    FT(q + (i) + dT); FI(q + (i) + dI); XM_STEP(f1, i1, o1, (i)); \
+    FT(2 * q + (i) + dT); FI(2 * q + (i) + dI); XM_STEP(f2, i2, o2, (i)); \
+    FT(3 * q + (i) + dT); FI(3 * q + (i) + dI); XM_STEP(f3, i3, o3, (i)); \
 } while (0)
-    for (i = 0; i < W; i++) {
-        f0 = xm_x64(_mm_xor_si128(f0, _mm_loadl_epi64((const __m128i *)(const void *)(i0 + i))), mu, p);
-        f1 = xm_x64(_mm_xor_si128(f1, _mm_loadl_epi64((const __m128i *)(const void *)(i1 + i))), mu, p);
-        f2 = xm_x64(_mm_xor_si128(f2, _mm_loadl_epi64((const __m128i *)(const void *)(i2 + i))), mu, p);
-        f3 = xm_x64(_mm_xor_si128(f3, _mm_loadl_epi64((const __m128i *)(const void *)(i3 + i))), mu, p);
-    }
-    _mm_storel_epi64((__m128i *)(void *)o0, f0);
-    _mm_storel_epi64((__m128i *)(void *)o1, f1);
-    _mm_storel_epi64((__m128i *)(void *)o2, f2);
-    _mm_storel_epi64((__m128i *)(void *)o3, f3);
-    f0 = _mm_unpacklo_epi64(f0, f0);
-    f1 = _mm_unpacklo_epi64(f1, f1);
-    f2 = _mm_unpacklo_epi64(f2, f2);
-    f3 = _mm_unpacklo_epi64(f3, f3);
+    window_start(ids, q, W, mu, p, fps, f);
+    f0 = f[0];
+    f1 = f[1];
+    f2 = f[2];
+    f3 = f[3];
     {
         /* the first group: T only (its ids were made before the loop) */
         uint32_t *lg = lists[0];
         size_t nl = 0;
         for (i = 1; i < 1 + FUSED_G; i++) {
             FT(i + dT); FT(q + i + dT); FT(2 * q + i + dT); FT(3 * q + i + dT);
-            FW(f0, i0, o0, i); FW(f1, i1, o1, i); FW(f2, i2, o2, i); FW(f3, i3, o3, i);
+            XM_STEP(f0, i0, o0, i); XM_STEP(f1, i1, o1, i); XM_STEP(f2, i2, o2, i); XM_STEP(f3, i3, o3, i);
         }
         nls[0] = nl;
     }
@@ -524,12 +532,7 @@ static void ids_window_avx2(const sh_shingler *s, const sh_tokens *t, uint64_t *
         uint32_t *lg = lists[(g + 1) & 1];
         size_t nl = 0;
         const size_t e = i + FUSED_G;
-        for (; i < e; i++) {
-            FT(i + dT); FI(i + dI); FW(f0, i0, o0, i);
-            FT(q + i + dT); FI(q + i + dI); FW(f1, i1, o1, i);
-            FT(2 * q + i + dT); FI(2 * q + i + dI); FW(f2, i2, o2, i);
-            FT(3 * q + i + dT); FI(3 * q + i + dI); FW(f3, i3, o3, i);
-        }
+        for (; i < e; i++) FTIW(i);
         if (nls[g & 1]) ids_longs_avx2(s, t, lists[g & 1], nls[g & 1], ids);
         nls[(g + 1) & 1] = nl;
         g++;
@@ -539,29 +542,28 @@ static void ids_window_avx2(const sh_shingler *s, const sh_tokens *t, uint64_t *
          * every listed token made right before the window reaches it */
         uint32_t *lg = lists[(g + 1) & 1];
         size_t nl = 0;
-        for (; i < iT; i++) {
-            FT(i + dT); FI(i + dI); FW(f0, i0, o0, i);
-            FT(q + i + dT); FI(q + i + dI); FW(f1, i1, o1, i);
-            FT(2 * q + i + dT); FI(2 * q + i + dI); FW(f2, i2, o2, i);
-            FT(3 * q + i + dT); FI(3 * q + i + dI); FW(f3, i3, o3, i);
-        }
+        for (; i < iT; i++) FTIW(i);
         for (; i < iI; i++) {
-            FI(i + dI); FW(f0, i0, o0, i);
-            FI(q + i + dI); FW(f1, i1, o1, i);
-            FI(2 * q + i + dI); FW(f2, i2, o2, i);
-            FI(3 * q + i + dI); FW(f3, i3, o3, i);
+            FI(i + dI); XM_STEP(f0, i0, o0, i);
+            FI(q + i + dI); XM_STEP(f1, i1, o1, i);
+            FI(2 * q + i + dI); XM_STEP(f2, i2, o2, i);
+            FI(3 * q + i + dI); XM_STEP(f3, i3, o3, i);
         }
         if (nls[g & 1]) ids_longs_avx2(s, t, lists[g & 1], nls[g & 1], ids);
         if (nl) ids_longs_avx2(s, t, lg, nl, ids);
     }
     for (; i < q; i++) {
-        FW(f0, i0, o0, i); FW(f1, i1, o1, i); FW(f2, i2, o2, i); FW(f3, i3, o3, i);
+        XM_STEP(f0, i0, o0, i); XM_STEP(f1, i1, o1, i); XM_STEP(f2, i2, o2, i); XM_STEP(f3, i3, o3, i);
     }
-    for (i = 4 * q; i < nf; i++) FW(f3, ids, fps, i);
+    for (i = 4 * q; i < nf; i++) XM_STEP(f3, ids, fps, i);
+#undef FTIW
 #undef FT
 #undef FI
-#undef FW
 }
+#undef XM_STEP
+#undef XM_LOAD2
+#undef XM_LOAD
+#undef XM_STORE
 
 /* ---- AVX-512 with VPCLMULQDQ: four products per instruction ----------------
  * A 512-bit register holds four 128-bit lanes; each lane computes what one

@@ -869,6 +869,17 @@ static size_t ordered_min(const uint64_t *v, size_t n, size_t s, uint64_t *out, 
     return ordered_min_body(v, n, s, out, scratch, nd, 0);
 }
 
+/* ordered_min at the level's loop: ordered_min_bmi2 on AVX2 machines */
+static size_t ordered_min_at(sh_simd level, const uint64_t *v, size_t n, size_t s, uint64_t *out, uint64_t *scratch,
+                             size_t *nd)
+{
+#ifdef SK_X86
+    if (level >= SH_SIMD_AVX2) return ordered_min_bmi2(v, n, s, out, scratch, nd);
+#endif
+    (void)level;
+    return ordered_min(v, n, s, out, scratch, nd);
+}
+
 /* MIN_s of a text or feature set under option B, the default. Up to
  * ORDERED_MAX shingles (most documents), the values are mixed in one pass
  * and put in order by ordered_min, which also counts the distinct ones.
@@ -903,12 +914,7 @@ static sh_status min_sketch(const sh_shingler *sh, sh_sketch_params p, sh_work *
         permute_all(sh->level, p.seed, w->fps, n, v);
         if (table_slots(w, ordered_scratch(n), 0) != SH_OK)
             return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", n);
-#ifdef SK_X86
-        if (sh->level >= SH_SIMD_AVX2)
-            k = ordered_min_bmi2(v, n, p.s, cand, w->tab, &nv);
-        else
-#endif
-            k = ordered_min(v, n, p.s, cand, w->tab, &nv);
+        k = ordered_min_at(sh->level, v, n, p.s, cand, w->tab, &nv);
         if (k != SIZE_MAX) {
             w->n_vals = k;
             goto header;
@@ -989,7 +995,6 @@ static sh_status mod_sketch(sh_simd level, sh_sketch_params p, sh_work *w, uint6
     const uint64_t *fps = w->fps;
     uint64_t inv, lim, low, *v;
     size_t i, k = 0, d;
-    (void)level;
     /* the kept values go past n + 8 (the room the passes below write in),
      * the sketch to w->vals[0..), where the caller takes it */
     if (reserve(w, 2 * n + 16) != SH_OK) return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", n);
@@ -1016,12 +1021,7 @@ static sh_status mod_sketch(sh_simd level, sh_sketch_params p, sh_work *w, uint6
     d = SIZE_MAX;
     if (k > 0 && k <= ORDERED_MAX && table_slots(w, ordered_scratch(k), 0) == SH_OK) {
         size_t nd;
-#ifdef SK_X86
-        if (level >= SH_SIMD_AVX2)
-            d = ordered_min_bmi2(v, k, k, w->vals, w->tab, &nd);
-        else
-#endif
-            d = ordered_min(v, k, k, w->vals, w->tab, &nd);
+        d = ordered_min_at(level, v, k, k, w->vals, w->tab, &nd);
     }
     if (d == SIZE_MAX) {
         sh_sort_u64(v, k);

@@ -428,6 +428,18 @@ static uint64_t unpermute(uint64_t seed, uint64_t x)
     return x ^ seed;
 }
 
+/* A work whose n fingerprints permute to xs[0..n) (sh_sketch_build's input),
+ * at level lv of s. */
+static void work_of_permuted(sh_shingler *s, int lv, const uint64_t *xs, size_t n, sh_work *w)
+{
+    size_t i;
+    memset(w, 0, sizeof *w);
+    s->level = (sh_simd)lv;
+    w->fps = (uint64_t *)malloc(n * sizeof *w->fps);
+    w->cap_fps = w->n_fps = n;
+    for (i = 0; i < n; i++) w->fps[i] = unpermute(s->c.seed, xs[i]);
+}
+
 /* MOD_m at the edges of the 64-bit range, where a divisibility test by
  * multiplication (Granlund and Montgomery) can be off by one: 0, m, the
  * largest multiple of m and its neighbours, 2^64 - 1. Both paths (the
@@ -465,12 +477,8 @@ static void mod_m_keeps_exactly_the_multiples_at_the_edges_of_the_range(void)
             sh_sketch_params p;
             sh_sketch *sk = NULL, *full = NULL;
             sh_error err;
-            memset(&w, 0, sizeof w);
             memset(&p, 0, sizeof p);
-            s->level = (sh_simd)lv;
-            w.fps = (uint64_t *)malloc(n * sizeof *w.fps);
-            w.cap_fps = w.n_fps = n;
-            for (i = 0; i < n; i++) w.fps[i] = unpermute(s->c.seed, xs[i]);
+            work_of_permuted(s, lv, xs, n, &w);
             p.kind = path ? SH_SKETCH_FULL : SH_SKETCH_MOD;
             p.m = m;
             if (sh_sketch_build(s, &w, &p, 0, n + 9, path ? &full : &sk, &err) != SH_OK) { bad++; sh_work_free(&w); continue; }
@@ -535,12 +543,8 @@ static void mod_m_orders_kept_values_as_a_sort_does(void)
         memcpy(want, xs, n * sizeof *xs);
         qsort(want, n, sizeof *want, cmp_u64);
         for (i = 0; i < n; i++) if (nw == 0 || want[i] != want[nw - 1]) want[nw++] = want[i];
-        memset(&w, 0, sizeof w);
         memset(&p, 0, sizeof p);
-        s->level = (sh_simd)lv;
-        w.fps = (uint64_t *)malloc(n * sizeof *w.fps);
-        w.cap_fps = w.n_fps = n;
-        for (i = 0; i < n; i++) w.fps[i] = unpermute(s->c.seed, xs[i]);
+        work_of_permuted(s, lv, xs, n, &w);
         p.kind = SH_SKETCH_MOD;
         p.m = m;
         if (sh_sketch_build(s, &w, &p, 0, n + 9, &sk, &err) != SH_OK || sk->n != nw ||
