@@ -138,9 +138,9 @@ static const struct entity {
     {"zwnj", 0x200C},
 };
 
-/* Runs of plain ASCII words are classified 64 bytes at a time with SSE2,
- * AVX2 or AVX-512 (chosen at run time, core/simd.h) and count-trailing-zeros
- * builtins; at the portable level (and off x86-64) the byte loop of
+/* Runs of plain ASCII words are classified 64 bytes at a time with SSE2
+ * or AVX2 (chosen at run time, core/simd.h; the AVX-512 level takes AVX2's
+ * scanner, see ascii_words) and count-trailing-zeros builtins; at the portable level (and off x86-64) the byte loop of
  * ascii_run does all. */
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(SH_NO_SIMD)
 #define CANON_BLOCKS 1
@@ -1255,24 +1255,6 @@ CANON_HOT void classify_avx2(const unsigned char *q, unsigned char *d, int html,
     *X = x;
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vl,bmi,bmi2")))
-CANON_HOT void classify_avx512(const unsigned char *q, unsigned char *d, int html, int lower,
-                               uint64_t *A, uint64_t *L, uint64_t *X)
-{
-    const __m512i sp = _mm512_set1_epi8(0x20);
-    const __m512i v = _mm512_loadu_si512((const void *)q);
-    const __mmask64 let = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(_mm512_or_si512(v, sp), _mm512_set1_epi8('a')),
-                                                 _mm512_set1_epi8(26));
-    const __mmask64 dig = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('0')), _mm512_set1_epi8(10));
-    __mmask64 x = _mm512_movepi8_mask(v);
-    if (html)
-        x |= _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('<')) | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('&'));
-    _mm512_storeu_si512((void *)d, lower ? _mm512_or_si512(v, _mm512_maskz_mov_epi8(let, sp)) : v);
-    *A = (uint64_t)(let | dig);
-    *L = (uint64_t)let;
-    *X = (uint64_t)x;
-}
-
 /* range64: for the 64 bytes at q, bit k set if lo <= q[k] < lo + n
  * (1 <= n <= 128, unsigned, as classify64's tests): the masks the block
  * scanner reads UTF-8 sequences from (canon_blocks.h: the ideographs, I). */
@@ -1298,14 +1280,6 @@ CANON_HOT uint64_t range_avx2(const unsigned char *q, unsigned lo, unsigned n)
     const __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(q + 32));
     return (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(lim, _mm256_sub_epi8(v0, bias)))
          | (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(lim, _mm256_sub_epi8(v1, bias))) << 32;
-}
-
-__attribute__((target("avx512f,avx512bw,avx512vl,bmi,bmi2")))
-CANON_HOT uint64_t range_avx512(const unsigned char *q, unsigned lo, unsigned n)
-{
-    return (uint64_t)_mm512_cmplt_epu8_mask(_mm512_sub_epi8(_mm512_loadu_si512((const void *)q),
-                                                            _mm512_set1_epi8((char)lo)),
-                                            _mm512_set1_epi8((char)n));
 }
 
 /* What the block scanner can do with the byte at p[k] that its masks could
@@ -1472,11 +1446,9 @@ static int keeps_then_ends(canon *c, size_t j, size_t end)
 static const unsigned char head_window[64 + 16] = { FF8, FF8, FF8, FF8, FF8, FF8, FF8, FF8 }; /* then zeros */
 #undef FF8
 
-#define HEAD_SSE2(d, q, len) _mm_storeu_si128((__m128i *)(void *)(d), \
+#define HEAD16(d, q, len) _mm_storeu_si128((__m128i *)(void *)(d), \
     _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(q)), \
                   _mm_loadu_si128((const __m128i *)(const void *)(head_window + 64 - (len)))))
-#define HEAD_AVX512(d, q, len) _mm_storeu_si128((__m128i *)(void *)(d), \
-    _mm_maskz_loadu_epi8((__mmask16)_bzhi_u32(0xffffu, (unsigned)(len)), (const void *)(q)))
 
 #define BLOCKS_FN blocks_sse2
 #define BLOCKS_LEVEL SH_SIMD_SSE2
@@ -1484,7 +1456,6 @@ static const unsigned char head_window[64 + 16] = { FF8, FF8, FF8, FF8, FF8, FF8
 #define BLOCKS_CLASSIFY classify_sse2
 #define BLOCKS_RANGE range_sse2
 #define BLOCKS_TAGS tag_masks_sse2
-#define BLOCKS_HEAD HEAD_SSE2
 #include "canon_blocks.h"
 
 #define BLOCKS_FN blocks_avx2
@@ -1493,16 +1464,6 @@ static const unsigned char head_window[64 + 16] = { FF8, FF8, FF8, FF8, FF8, FF8
 #define BLOCKS_CLASSIFY classify_avx2
 #define BLOCKS_RANGE range_avx2
 #define BLOCKS_TAGS tag_masks_avx2
-#define BLOCKS_HEAD HEAD_SSE2
-#include "canon_blocks.h"
-
-#define BLOCKS_FN blocks_avx512
-#define BLOCKS_LEVEL SH_SIMD_AVX512
-#define BLOCKS_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,bmi,bmi2,pclmul")))
-#define BLOCKS_CLASSIFY classify_avx512
-#define BLOCKS_RANGE range_avx512
-#define BLOCKS_TAGS tag_masks_avx2
-#define BLOCKS_HEAD HEAD_AVX512
 #include "canon_blocks.h"
 #endif
 
@@ -1527,8 +1488,11 @@ static sh_status ascii_words(canon *c, size_t *pos, size_t end, int html)
         unsigned k = C_S, letters = 0;
 #if CANON_BLOCKS
         if (sep_max == C_P && c->level >= SH_SIMD_SSE2) {
-            st = c->level >= SH_SIMD_AVX512 ? blocks_avx512(c, &i, end, html)
-               : c->level >= SH_SIMD_AVX2 ? blocks_avx2(c, &i, end, html)
+            /* AVX-512 machines too: a scanner of 64-byte mask registers
+             * (session 12, AMD EPYC Zen 4) was 9% slower than this one on
+             * the text set and 3-4% on HTML, its masked loads of the token
+             * heads most of it (docs/benchmarks.md) */
+            st = c->level >= SH_SIMD_AVX2 ? blocks_avx2(c, &i, end, html)
                : blocks_sse2(c, &i, end, html);
             if (st != SH_OK)
                 break;

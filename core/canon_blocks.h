@@ -3,7 +3,6 @@
  *   BLOCKS_FN        the function's name
  *   BLOCKS_TARGET    its target attribute (the instruction set)
  *   BLOCKS_CLASSIFY  classify64 for that instruction set (see canon.c)
- *   BLOCKS_HEAD      head16 for that instruction set (see canon.c)
  *   BLOCKS_RANGE     range64 for that instruction set (see canon.c)
  *   BLOCKS_TAGS      tag_masks for that instruction set (see canon.c)
  *   BLOCKS_LEVEL     the sh_simd level it runs at (the tag path's)
@@ -71,7 +70,7 @@ BLOCKS_TARGET CANON_HOT sh_status BLOCKS_CAT(BLOCKS_FN, _body)(canon *c, size_t 
             continue; /* only digits */ \
         tok->src_off = tok->off = i + a_; \
         tok->src_len = tok->len = e_ - a_; \
-        BLOCKS_HEAD(hd, img + i + a_, e_ - a_); \
+        HEAD16(hd, img + i + a_, e_ - a_); \
         tok++; \
         hd += SH_TOKEN_HEAD; \
     } \
@@ -236,7 +235,7 @@ BLOCKS_TARGET CANON_HOT sh_status BLOCKS_CAT(BLOCKS_FN, _body)(canon *c, size_t 
                     memcpy(img + a, p + a, len);
                 tok->src_off = tok->off = a;
                 tok->src_len = tok->len = len;
-                BLOCKS_HEAD(hd, img + a, len);
+                HEAD16(hd, img + a, len);
                 tok++;
                 hd += SH_TOKEN_HEAD;
                 nt = (size_t)(tok - o->tok);
@@ -293,7 +292,6 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
 #undef BLOCKS_FN
 #undef BLOCKS_TARGET
 #undef BLOCKS_CLASSIFY
-#undef BLOCKS_HEAD
 #undef BLOCKS_RANGE
 #undef BLOCKS_TAGS
 #undef BLOCKS_LEVEL

@@ -9,8 +9,9 @@
  *   portable  plain C
  *   sse2      16-byte blocks (the x86-64 baseline); PCLMULQDQ where present
  *   avx2      32-byte blocks, BMI1/2; PCLMULQDQ
- *   avx512    64-byte blocks in mask registers (AVX-512 F, BW, VL, DQ, CD);
- *             VPCLMULQDQ for four products per instruction
+ *   avx512    AVX-512 F, BW, VL, DQ, CD: token ids, the window (VPCLMULQDQ
+ *             for four products per instruction) and the sketch's mixing
+ *             eight lanes wide; the tokenizer's block scanner is AVX2's
  * A build configured with -DSHINGLE_SIMD=OFF (SH_NO_SIMD) compiles only the
  * portable code. The environment variable SHINGLE_SIMD (auto, portable, sse2,
  * avx2, avx512), read once per process, caps the level of every shingler:
