@@ -343,6 +343,20 @@ ZT static inline __m512i z_permute(__m512i x, __m512i seed)
 }
 
 
+/* sh_permute(seed, fps[i]) for i < n into v, eight at a time; the last
+ * ones by masks. */
+ZT static void permute_zmm(uint64_t seed, const uint64_t *fps, size_t n, uint64_t *v)
+{
+    const __m512i sd = _mm512_set1_epi64((long long)seed);
+    size_t i;
+    for (i = 0; i + 8 <= n; i += 8)
+        _mm512_storeu_si512((void *)&v[i], z_permute(_mm512_loadu_si512((const void *)&fps[i]), sd));
+    if (i < n) {
+        const __mmask8 m = (__mmask8)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_epi64(&v[i], m, z_permute(_mm512_maskz_loadu_epi64(m, &fps[i]), sd));
+    }
+}
+
 /* permute_zmm, and the values below lim packed to cand in order (cand has
  * room for n + 8): count_distinct then need not copy them. */
 ZT static size_t permute_below_zmm(uint64_t seed, const uint64_t *fps, size_t n, uint64_t lim, uint64_t *v,
@@ -660,13 +674,16 @@ static size_t sorted_distinct(uint64_t *v, size_t n)
     return d;
 }
 
-/* sh_permute(seed, fps[i]) for i < n into v, by the loop of the level
- * (AVX-512 machines take the AVX2 one). */
+/* sh_permute(seed, fps[i]) for i < n into v, by the loop of the level. */
 static void permute_all(sh_simd level, uint64_t seed, const uint64_t *fps, size_t n, uint64_t *v)
 {
     size_t i;
 #ifdef SK_X86
-    if (level >= SH_SIMD_AVX2) {
+    if (level >= SH_SIMD_AVX512) {
+        permute_zmm(seed, fps, n, v);
+        return;
+    }
+    if (level == SH_SIMD_AVX2) {
         permute_ymm(seed, fps, n, v);
         return;
     }
