@@ -357,25 +357,30 @@ ZT static void permute_zmm(uint64_t seed, const uint64_t *fps, size_t n, uint64_
     }
 }
 
-/* permute_zmm, and the values below lim packed to cand in order (cand has
- * room for n + 8): count_distinct then need not copy them. */
+/* permute_zmm split at lim: the values below it packed to cand in order,
+ * the others to v (each has room for n + 8), as permute_below_ymm; returns
+ * how many are below. */
 ZT static size_t permute_below_zmm(uint64_t seed, const uint64_t *fps, size_t n, uint64_t lim, uint64_t *v,
                                    uint64_t *cand)
 {
     const __m512i sd = _mm512_set1_epi64((long long)seed), vlim = _mm512_set1_epi64((long long)lim);
-    size_t i, k = 0;
+    size_t i, k = 0, j = 0;
     for (i = 0; i + 8 <= n; i += 8) {
         const __m512i x = z_permute(_mm512_loadu_si512((const void *)&fps[i]), sd);
         const __mmask8 below = _mm512_cmplt_epu64_mask(x, vlim);
-        _mm512_storeu_si512((void *)&v[i], x);
+        const size_t c = (size_t)__builtin_popcount((unsigned)below);
+        /* compressed into registers, then plain stores (permute_keep_mod_zmm) */
         _mm512_storeu_si512((void *)&cand[k], _mm512_maskz_compress_epi64(below, x));
-        k += (size_t)__builtin_popcount((unsigned)below);
+        _mm512_storeu_si512((void *)&v[j], _mm512_maskz_compress_epi64((__mmask8)~below, x));
+        k += c;
+        j += 8 - c;
     }
     for (; i < n; i++) {
         const uint64_t x = sh_permute(seed, fps[i]);
-        v[i] = x;
         cand[k] = x;
+        v[j] = x;
         k += x < lim;
+        j += x >= lim;
     }
     return k;
 }
@@ -940,10 +945,7 @@ static sh_status min_sketch(const sh_shingler *sh, sh_sketch_params p, sh_work *
 #ifdef SK_X86
     if (sh->level >= SH_SIMD_AVX512) {
         nc = permute_below_zmm(p.seed, w->fps, n, lim, v, cand);
-        for (i = 0; i < n; i++) {
-            v[na] = v[i];
-            na += v[i] >= lim;
-        }
+        na = n - nc;
     } else if (sh->level == SH_SIMD_AVX2) {
         nc = permute_below_ymm(p.seed, w->fps, n, lim, v, cand);
         na = n - nc;
@@ -961,7 +963,7 @@ static sh_status min_sketch(const sh_shingler *sh, sh_sketch_params p, sh_work *
     if (table_slots(w, distinct_scratch(na), 0) != SH_OK)
         return sh_error_set(err, SH_ENOMEM, 0, "out of memory sketching %zu shingles", n);
 #ifdef SK_X86
-    if (sh->level == SH_SIMD_AVX2)
+    if (sh->level >= SH_SIMD_AVX2)
         nv = count_distinct_bmi2(v, na, w->tab);
     else
 #endif
