@@ -850,28 +850,54 @@ static inline void ordered_first_avx2(const uint64_t *v, uint64_t *scratch, size
     for (k = 0; k < s; k++) out[k] = v[slot[pos[k]] - 1];
 }
 
+
+/* ordered_first on AVX-512 machines with VBMI2 (Ice Lake, Zen 4 and later):
+ * the occupied slots of 32 at a time are packed by one compress (vpcompressw
+ * into a register, then a plain store), as the value's index they hold, so
+ * neither their positions nor the slots are read again. On the Zen 4 machine
+ * of session 12 the extraction of a short text's 200 values (386 shingles)
+ * took 0.53 ns a shingle against ordered_first_avx2's 0.89. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi2,bmi,bmi2")))
+static inline void ordered_first_vbmi2(const uint64_t *v, uint64_t *scratch, size_t n, size_t s, uint64_t *out)
+{
+    const uint16_t *slot = (const uint16_t *)scratch;
+    uint16_t *ix = (uint16_t *)(void *)ordered_positions(scratch, n);
+    size_t j, k = 0;
+    for (j = 0; k < s; j += 32) {
+        const __m512i e = _mm512_loadu_si512((const void *)(slot + j));
+        const __mmask32 m = _mm512_test_epi16_mask(e, e);
+        _mm512_storeu_si512((void *)(ix + k), _mm512_maskz_compress_epi16(m, e));
+        k += (size_t)__builtin_popcount((unsigned)m);
+    }
+    for (k = 0; k < s; k++) out[k] = v[ix[k] - 1];
+}
 #endif
 
 /* The s smallest of the n values v[0..n), distinct and ascending, to
  * out[0..) (not overlapping v); returns how many (min(s, distinct)), or
  * SIZE_MAX should ordered_insert give up; *nd gets the number of distinct
- * values. scratch: ordered_scratch(n) words. avx2: ordered_first_avx2's
- * extraction, not ordered_first's (a constant where this is inlined). */
+ * values. scratch: ordered_scratch(n) words. ext: the extraction,
+ * ordered_first's (0), ordered_first_avx2's (1) or ordered_first_vbmi2's (2)
+ * (a constant where this is inlined). */
 static inline __attribute__((always_inline)) size_t ordered_min_body(const uint64_t *v, size_t n, size_t s,
                                                                      uint64_t *out, uint64_t *scratch, size_t *nd,
-                                                                     int avx2)
+                                                                     int ext)
 {
     const size_t d = ordered_insert(v, n, scratch);
     if (d == SIZE_MAX) return SIZE_MAX;
     *nd = d;
     if (s > d) s = d;
 #ifdef SK_X86
-    if (avx2) {
+    if (ext == 2) {
+        ordered_first_vbmi2(v, scratch, n, s, out);
+        return s;
+    }
+    if (ext == 1) {
         ordered_first_avx2(v, scratch, n, s, out);
         return s;
     }
 #endif
-    (void)avx2;
+    (void)ext;
     ordered_first(v, scratch, s, out);
     return s;
 }
@@ -884,6 +910,13 @@ static size_t ordered_min_bmi2(const uint64_t *v, size_t n, size_t s, uint64_t *
 {
     return ordered_min_body(v, n, s, out, scratch, nd, 1);
 }
+
+/* ordered_min for AVX-512 machines with VBMI2 (ordered_first_vbmi2). */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi2,bmi,bmi2")))
+static size_t ordered_min_vbmi2(const uint64_t *v, size_t n, size_t s, uint64_t *out, uint64_t *scratch, size_t *nd)
+{
+    return ordered_min_body(v, n, s, out, scratch, nd, 2);
+}
 #endif
 
 static size_t ordered_min(const uint64_t *v, size_t n, size_t s, uint64_t *out, uint64_t *scratch, size_t *nd)
@@ -891,11 +924,14 @@ static size_t ordered_min(const uint64_t *v, size_t n, size_t s, uint64_t *out, 
     return ordered_min_body(v, n, s, out, scratch, nd, 0);
 }
 
-/* ordered_min at the level's loop: ordered_min_bmi2 on AVX2 machines */
+/* ordered_min at the level's loop: ordered_min_bmi2 on AVX2 machines,
+ * ordered_min_vbmi2 on AVX-512 ones that have VBMI2 */
 static size_t ordered_min_at(sh_simd level, const uint64_t *v, size_t n, size_t s, uint64_t *out, uint64_t *scratch,
                              size_t *nd)
 {
 #ifdef SK_X86
+    if (level >= SH_SIMD_AVX512 && __builtin_cpu_supports("avx512vbmi2"))
+        return ordered_min_vbmi2(v, n, s, out, scratch, nd);
     if (level >= SH_SIMD_AVX2) return ordered_min_bmi2(v, n, s, out, scratch, nd);
 #endif
     (void)level;
