@@ -33,6 +33,7 @@
 #include "grow.h"
 #include "tweet.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +227,7 @@ typedef struct canon {
     int active, ideo, nondigit, nonascii;
     size_t w_src, w_end, w_text;
     sh_simd level;     /* of the block scanner; SH_SIMD_PORTABLE: none */
+    int vbmi;          /* the AVX-512 level's scanner takes words_vbmi */
     /* the classes of the code points beyond ASCII met last, by their low
      * bits: a text uses few of them (quotes, dashes, its accented letters),
      * and utf8proc's lookup costs more than the rest of a code point's way */
@@ -1255,6 +1257,26 @@ CANON_HOT void classify_avx2(const unsigned char *q, unsigned char *d, int html,
     *X = x;
 }
 
+/* classify64 in one 64-byte register: its one store of the image is what
+ * words_vbmi loads back whole (two 32-byte stores would not forward). */
+__attribute__((target("avx512f,avx512bw,avx512vl,bmi,bmi2")))
+CANON_HOT void classify_avx512(const unsigned char *q, unsigned char *d, int html, int lower,
+                               uint64_t *A, uint64_t *L, uint64_t *X)
+{
+    const __m512i sp = _mm512_set1_epi8(0x20);
+    const __m512i v = _mm512_loadu_si512((const void *)q);
+    const __mmask64 let = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(_mm512_or_si512(v, sp), _mm512_set1_epi8('a')),
+                                                 _mm512_set1_epi8(26));
+    const __mmask64 dig = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('0')), _mm512_set1_epi8(10));
+    __mmask64 x = _mm512_movepi8_mask(v);
+    if (html)
+        x |= _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('<')) | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('&'));
+    _mm512_storeu_si512((void *)d, lower ? _mm512_or_si512(v, _mm512_maskz_mov_epi8(let, sp)) : v);
+    *A = (uint64_t)(let | dig);
+    *L = (uint64_t)let;
+    *X = (uint64_t)x;
+}
+
 /* range64: for the 64 bytes at q, bit k set if lo <= q[k] < lo + n
  * (1 <= n <= 128, unsigned, as classify64's tests): the masks the block
  * scanner reads UTF-8 sequences from (canon_blocks.h: the ideographs, I). */
@@ -1450,6 +1472,66 @@ static const unsigned char head_window[64 + 16] = { FF8, FF8, FF8, FF8, FF8, FF8
     _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(q)), \
                   _mm_loadu_si128((const __m128i *)(const void *)(head_window + 64 - (len)))))
 
+/* The tokens of the words of a block at once, on AVX-512 machines with VBMI
+ * and VBMI2 (Ice Lake, Zen 4 and later), where the block scanner's
+ * BLOCK_WORDS takes them one by one: S and E (the words' first bytes and
+ * the bytes after them, n of each) pack the offsets 0..63 of the block into
+ * bytes by one compress each, the lengths are their differences; the
+ * records (src_off, src_len, off, len: i + start, length, twice) are
+ * made eight at a time from those bytes widened to words, and the heads four
+ * at a time by permuting the block's image (blk, 64 bytes readable) with
+ * each token's offsets, the bytes past its length masked off. No branch
+ * depends on a word: the records and heads past the n-th (up to the group's
+ * end, within the 64 tokens of room the scanner keeps) are written and then
+ * overwritten. */
+#define VBMI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,bmi,bmi2,pclmul")))
+/* the records are four size_t words in this order (canon.h) */
+typedef char token_is_four_words[(sizeof(sh_token) == 32 && offsetof(sh_token, src_off) == 0 &&
+                                  offsetof(sh_token, src_len) == 8 && offsetof(sh_token, off) == 16 &&
+                                  offsetof(sh_token, len) == 24) ? 1 : -1];
+#define R16(x) x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x
+#define J16 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
+static const unsigned char vbmi_iota[64] = { J16, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+                                             32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
+                                             48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63 };
+static const unsigned char vbmi_lane[64] = { R16(0), R16(1), R16(2), R16(3) };
+static const unsigned char vbmi_j16[64] = { J16, J16, J16, J16 };
+#undef R16
+#undef J16
+
+VBMI_TARGET static inline void words_vbmi(sh_token *tok, unsigned char *hd, const unsigned char *blk, size_t i,
+                                          uint64_t S, uint64_t E, unsigned n)
+{
+    const __m512i iota = _mm512_loadu_si512((const void *)vbmi_iota);
+    const __m512i st = _mm512_maskz_compress_epi8(S, iota);
+    const __m512i ln = _mm512_sub_epi8(_mm512_maskz_compress_epi8(E, iota), st);
+    const __m512i img = _mm512_loadu_si512((const void *)blk), base = _mm512_set1_epi64((long long)i);
+    /* lanes of tokens t, t + 1: (a_t, l_t, a_t, l_t, a_t+1, l_t+1, ...),
+     * 0-7 picking from a, 8-15 from l */
+    const __m512i p0 = _mm512_set_epi64(9, 1, 9, 1, 8, 0, 8, 0), two = _mm512_set1_epi64(2);
+    const __m512i j16 = _mm512_loadu_si512((const void *)vbmi_j16), lane = _mm512_loadu_si512((const void *)vbmi_lane);
+    unsigned g;
+    for (g = 0; g < n; g += 8) {
+        const __m512i down = _mm512_add_epi8(iota, _mm512_set1_epi8((char)g));
+        const __m512i a = _mm512_add_epi64(
+            _mm512_cvtepu8_epi64(_mm512_castsi512_si128(_mm512_permutexvar_epi8(down, st))), base);
+        const __m512i l = _mm512_cvtepu8_epi64(_mm512_castsi512_si128(_mm512_permutexvar_epi8(down, ln)));
+        const __m512i p1 = _mm512_add_epi64(p0, two), p2 = _mm512_add_epi64(p1, two), p3 = _mm512_add_epi64(p2, two);
+        unsigned char *t = (unsigned char *)(void *)(tok + g);
+        _mm512_storeu_si512((void *)t, _mm512_permutex2var_epi64(a, p0, l));
+        _mm512_storeu_si512((void *)(t + 64), _mm512_permutex2var_epi64(a, p1, l));
+        _mm512_storeu_si512((void *)(t + 128), _mm512_permutex2var_epi64(a, p2, l));
+        _mm512_storeu_si512((void *)(t + 192), _mm512_permutex2var_epi64(a, p3, l));
+    }
+    for (g = 0; g < n; g += 4) {
+        /* lane q: token g + q's offset and length in each byte */
+        const __m512i sel = _mm512_add_epi8(lane, _mm512_set1_epi8((char)g));
+        const __m512i at = _mm512_add_epi8(_mm512_permutexvar_epi8(sel, st), j16);
+        const __mmask64 keep = _mm512_cmplt_epu8_mask(j16, _mm512_permutexvar_epi8(sel, ln));
+        _mm512_storeu_si512((void *)(hd + (size_t)g * SH_TOKEN_HEAD), _mm512_maskz_permutexvar_epi8(keep, at, img));
+    }
+}
+
 #define BLOCKS_FN blocks_sse2
 #define BLOCKS_LEVEL SH_SIMD_SSE2
 #define BLOCKS_TARGET __attribute__((target("sse2")))
@@ -1464,6 +1546,15 @@ static const unsigned char head_window[64 + 16] = { FF8, FF8, FF8, FF8, FF8, FF8
 #define BLOCKS_CLASSIFY classify_avx2
 #define BLOCKS_RANGE range_avx2
 #define BLOCKS_TAGS tag_masks_avx2
+#include "canon_blocks.h"
+
+#define BLOCKS_FN blocks_vbmi
+#define BLOCKS_LEVEL SH_SIMD_AVX2
+#define BLOCKS_TARGET VBMI_TARGET
+#define BLOCKS_CLASSIFY classify_avx512
+#define BLOCKS_RANGE range_avx2
+#define BLOCKS_TAGS tag_masks_avx2
+#define BLOCKS_WORDS_VBMI 1
 #include "canon_blocks.h"
 #endif
 
@@ -1492,7 +1583,8 @@ static sh_status ascii_words(canon *c, size_t *pos, size_t end, int html)
              * (session 12, AMD EPYC Zen 4) was 9% slower than this one on
              * the text set and 3-4% on HTML, its masked loads of the token
              * heads most of it (docs/benchmarks.md) */
-            st = c->level >= SH_SIMD_AVX2 ? blocks_avx2(c, &i, end, html)
+            st = c->vbmi ? blocks_vbmi(c, &i, end, html)
+               : c->level >= SH_SIMD_AVX2 ? blocks_avx2(c, &i, end, html)
                : blocks_sse2(c, &i, end, html);
             if (st != SH_OK)
                 break;
@@ -1686,9 +1778,13 @@ sh_status sh_canon_tokenize(const sh_canon_opts *opts, const char *in, size_t n,
     c.level = opts->simd;
     if (c.level == SH_SIMD_AUTO && (st = sh_simd_resolve(SH_SIMD_AUTO, &c.level, err)) != SH_OK)
         return st;
+#if CANON_BLOCKS
+    c.vbmi = c.level >= SH_SIMD_AVX512 && __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2");
+#endif
     if (n > 0) {
-        /* the image and 16 bytes read past a token at its end */
-        if ((st = text_reserve(&c, n + SH_TOKEN_HEAD)) != SH_OK)
+        /* the image and 16 bytes read past a token at its end; 64 past
+         * a block's first byte (words_vbmi reads the block's image whole) */
+        if ((st = text_reserve(&c, n + 64)) != SH_OK)
             return st;
         /* the block scanners write the input's image to text[0, n): other
          * tokens go after it */

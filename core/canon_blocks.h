@@ -6,6 +6,7 @@
  *   BLOCKS_RANGE     range64 for that instruction set (see canon.c)
  *   BLOCKS_TAGS      tag_masks for that instruction set (see canon.c)
  *   BLOCKS_LEVEL     the sh_simd level it runs at (the tag path's)
+ *   BLOCKS_WORDS_VBMI  (optional) a block's words by words_vbmi (see canon.c)
  * Not a header of its own: it sees canon.c's statics. */
 
 /* Plain ASCII words from position *pos, no word in progress (the byte before
@@ -60,7 +61,7 @@ BLOCKS_TARGET CANON_HOT sh_status BLOCKS_CAT(BLOCKS_FN, _body)(canon *c, size_t 
  * E_ marks the byte after each one (a live token never ends at bit 63: a
  * word there goes on in the next block, an ideograph in I has its follower
  * in the block), so its end is a count of zeros without an addition. */
-#define BLOCK_WORDS(live) do { \
+#define BLOCK_WORDS_ONE(live) do { \
     uint64_t S_ = ((A & ~(A << 1)) | I) & (live), E_ = (((A & ~(A >> 1)) | I << 2) & (live)) << 1; \
     while (S_) { \
         const unsigned a_ = (unsigned)__builtin_ctzll(S_), e_ = (unsigned)__builtin_ctzll(E_); \
@@ -75,6 +76,28 @@ BLOCKS_TARGET CANON_HOT sh_status BLOCKS_CAT(BLOCKS_FN, _body)(canon *c, size_t 
         hd += SH_TOKEN_HEAD; \
     } \
 } while (0)
+/* With BLOCKS_WORDS_VBMI, the same by words_vbmi, which keeps every token
+ * (a word of digits only too: without SH_CANON_NUMBERS, BLOCK_WORDS_ONE). */
+#ifdef BLOCKS_WORDS_VBMI
+#define BLOCK_WORDS(live) do { \
+    uint64_t SV_, EV_; \
+    unsigned nv_; \
+    if (!keep_numbers) { \
+        BLOCK_WORDS_ONE(live); \
+        break; \
+    } \
+    SV_ = ((A & ~(A << 1)) | I) & (live); \
+    EV_ = (((A & ~(A >> 1)) | I << 2) & (live)) << 1; \
+    nv_ = (unsigned)__builtin_popcountll(SV_); \
+    if (nv_) { \
+        words_vbmi(tok, hd, img + i, i, SV_, EV_, nv_); \
+        tok += nv_; \
+        hd += (size_t)nv_ * SH_TOKEN_HEAD; \
+    } \
+} while (0)
+#else
+#define BLOCK_WORDS(live) BLOCK_WORDS_ONE(live)
+#endif
 /* The first byte of the run of word bytes that ends at bit b (A's bit b set). */
 #define RUN_START(b) (((~A & (((uint64_t)1 << (b)) - 1)) != 0) \
     ? 64 - (unsigned)__builtin_clzll(~A & (((uint64_t)1 << (b)) - 1)) : 0)
@@ -265,6 +288,7 @@ out:
     *pos = i;
     return st;
 #undef BLOCK_WORDS
+#undef BLOCK_WORDS_ONE
 #undef RUN_START
 }
 
@@ -295,3 +319,4 @@ BLOCKS_TARGET static sh_status BLOCKS_FN(canon *c, size_t *pos, size_t end, int 
 #undef BLOCKS_RANGE
 #undef BLOCKS_TAGS
 #undef BLOCKS_LEVEL
+#undef BLOCKS_WORDS_VBMI

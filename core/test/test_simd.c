@@ -29,6 +29,13 @@ static void tokenize(run *r, unsigned flags, sh_utf8_mode mode, sh_simd level, c
 {
     sh_canon_opts o;
     sh_error e;
+    /* the buffers are reused from the run before (another level, the same
+     * input): poisoned, so that a token or head a level leaves unwritten
+     * cannot pass for right */
+    if (r->t.cap) {
+        memset(r->t.tok, 0xa5, r->t.cap * sizeof *r->t.tok);
+        memset(r->t.head, 0xa5, r->t.cap * SH_TOKEN_HEAD);
+    }
     o.flags = flags;
     o.invalid = mode;
     o.simd = level;
